@@ -1,0 +1,49 @@
+# svclab — see README.md. `make help` lists the targets.
+#
+# Most targets need root (network namespaces, iptables in them). Under sudo,
+# PATH is reset, so Go is looked up where the Go installer puts it too.
+GO       ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
+BIN      := bin/svclab
+# Debian packages the labs and tests use; installed when missing.
+APT_PKGS := iptables iproute2 conntrack ipset procps
+TEST_TIMEOUT ?= 30m
+
+.DEFAULT_GOAL := help
+.PHONY: help deps build root-check lab test test-unit test-scenarios bench clean-labs clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+deps: ## install the Debian packages the labs need (iptables, iproute2, conntrack, ipset)
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+build: ## build the CLI into bin/svclab
+	$(GO) build -o $(BIN) ./tools/svclab
+
+root-check:
+	@[ "$$(id -u)" = 0 ] || { echo "this target needs root (network namespaces, iptables): run sudo make $(MAKECMDGOALS)"; exit 1; }
+
+lab: root-check deps build ## bring up the single-node lab, spread 3000 connections over 3 pods, show the rules, tear down
+	@./tools/demo/single-node.sh $(BIN)
+
+test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root)
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-unit: ## run the tests that need no root (root tests skip with a message)
+	$(GO) test ./...
+
+test-scenarios: root-check deps build ## run only the ginkgo scenarios
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v ./scenarios/...
+
+bench: ## run the benchmarks (renderer, lab bring-up) and print their tables
+	$(GO) test -run '^$$' -bench . -benchmem ./proxy/... ./labs/...
+
+clean-labs: build ## delete every lab, also crashed ones
+	./$(BIN) delete labs --all
+
+clean: ## remove build output
+	rm -rf bin

@@ -1,0 +1,72 @@
+package labs
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/process"
+	"github.com/svclab/svclab/labs/store"
+)
+
+// Delete removes a lab completely: every process in its namespaces, the
+// namespaces (and with them every link, address, route and rule), and its
+// state. Like rm -f it succeeds when there is nothing to remove, and it
+// works from what the kernel has, so a crashed lab is cleaned too.
+func Delete(name string) error {
+	namespaces, err := network.Namespaces(name)
+	if err != nil {
+		return err
+	}
+	process.StopInNamespaces(namespaces, 2*time.Second)
+	var errs []error
+	if err := network.Destroy(name); err != nil {
+		errs = append(errs, err)
+	}
+	if err := store.Open(name).Remove(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("delete lab %s: %w", name, err)
+	}
+	return nil
+}
+
+// DeleteAll deletes every lab: those with state and those only the kernel
+// still knows of.
+func DeleteAll() ([]string, error) {
+	names, err := List()
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, n := range names {
+		if err := Delete(n); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return names, errors.Join(errs...)
+}
+
+// List returns the names of every lab found in the state directory or as
+// namespaces.
+func List() ([]string, error) {
+	seen := map[string]bool{}
+	var names []string
+	fromStore, err := store.List()
+	if err != nil {
+		return nil, err
+	}
+	fromKernel, err := network.List()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range append(fromStore, fromKernel...) {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}

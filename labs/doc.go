@@ -1,0 +1,11 @@
+// Package labs brings a lab to life and takes it down: it builds the lab's
+// network from its topology (package network), keeps its objects in the lab
+// store (package store), starts one embedded proxy per node and one backend
+// server per pod (package process), and applies ordinary Kubernetes manifests
+// to it (package workload).
+//
+// Every step that fails leaves nothing half-built: Create deletes what it
+// made, and Delete is idempotent and works from the kernel's view (the
+// namespaces with the lab's prefix), so it also cleans a lab whose CLI or
+// processes were killed.
+package labs

@@ -1,0 +1,30 @@
+package labs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Health says in a few words whether every node's proxy runs and is healthy.
+func (l *Lab) Health() string {
+	statuses, err := l.Store.ProxyStatuses()
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	var problems []string
+	for _, n := range l.Topology.Spec.Nodes {
+		st, ok := statuses[n.Name]
+		switch {
+		case l.ProxyPID(n.Name) == 0:
+			problems = append(problems, n.Name+": proxy not running")
+		case !ok:
+			problems = append(problems, n.Name+": proxy not synced yet")
+		case !st.Healthy:
+			problems = append(problems, fmt.Sprintf("%s: proxy unhealthy: %s", n.Name, st.Error))
+		}
+	}
+	if len(problems) == 0 {
+		return "running"
+	}
+	return "degraded (" + strings.Join(problems, "; ") + ")"
+}

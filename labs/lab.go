@@ -1,0 +1,65 @@
+package labs
+
+import (
+	"fmt"
+
+	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/store"
+	"github.com/svclab/svclab/labs/topology"
+	"github.com/svclab/svclab/labs/workload"
+)
+
+// Lab is a running lab: its topology and its store.
+type Lab struct {
+	Topology *topology.Lab
+	Store    *store.Store
+}
+
+// Open returns the running lab called name.
+func Open(name string) (*Lab, error) {
+	st := store.Open(name)
+	if !st.Exists() {
+		return nil, fmt.Errorf("lab %q: not found (svclab get labs lists the labs)", name)
+	}
+	topo, err := topology.Load(st.Path("lab.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("lab %q: %w", name, err)
+	}
+	return &Lab{Topology: topo, Store: st}, nil
+}
+
+// Name is the lab's name.
+func (l *Lab) Name() string { return l.Topology.Name() }
+
+// Namespace returns the network namespace of a node, client, the router or a
+// pod of the lab.
+func (l *Lab) Namespace(host string) (string, error) {
+	if host == "router" {
+		return network.NamespaceName(l.Name(), host), nil
+	}
+	for _, h := range l.Topology.Hosts() {
+		if h.Name == host {
+			return network.NamespaceName(l.Name(), host), nil
+		}
+	}
+	objs, _, err := l.Store.ReadObjects()
+	if err != nil {
+		return "", err
+	}
+	if objs.Pod(host) != nil {
+		return network.NamespaceName(l.Name(), host), nil
+	}
+	return "", fmt.Errorf("lab %s: host %q: no such node, client or pod", l.Name(), host)
+}
+
+// Cluster is the lab as the workload logic sees it.
+func (l *Lab) Cluster() workload.Cluster {
+	c := workload.Cluster{ServiceSubnet: l.Topology.Spec.ServiceSubnet, ReservedHostNames: []string{"router"}}
+	for _, n := range l.Topology.Spec.Nodes {
+		c.Nodes = append(c.Nodes, workload.Node{Name: n.Name, PodCIDR: n.PodCIDR})
+	}
+	for _, h := range l.Topology.Hosts() {
+		c.ReservedHostNames = append(c.ReservedHostNames, h.Name)
+	}
+	return c
+}

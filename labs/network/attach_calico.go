@@ -1,0 +1,64 @@
+package network
+
+import (
+	"net/netip"
+)
+
+// CalicoGateway is the pods' default gateway with the Calico attachment. No
+// interface has this address: the node answers ARP for it on every cali*
+// interface (proxy_arp=1), so a pod's every packet goes to the node, which
+// routes it.
+var CalicoGateway = netip.MustParseAddr("169.254.1.1")
+
+// calicoAttachment is Calico's CNI plugin: a routed veth per pod, no
+// bridge. The pod has a /32 and reaches everything through 169.254.1.1;
+// the node has a /32 route to each pod through its cali* interface.
+type calicoAttachment struct{}
+
+func (calicoAttachment) node(h *Host) { h.Node.PodGateway = CalicoGateway }
+
+// nodeSteps: none. The node's forwarding is part of the underlay and each
+// cali* interface is set up with its pod.
+func (calicoAttachment) nodeSteps(*Host) []Step { return nil }
+
+func (calicoAttachment) podPrefix(_ *Host, ip netip.Addr) netip.Prefix { return host32(ip) }
+
+func (calicoAttachment) hostVeth(kubeNamespace, pod string) string {
+	return CalicoVethName(kubeNamespace, pod)
+}
+
+// reserved keeps the first address of the podCIDR free with Calico too, so
+// that pod addresses do not depend on the CNI flavour.
+func (calicoAttachment) reserved(h *Host, ip netip.Addr) bool {
+	return ip == nthAddr(h.Node.PodCIDR, 1)
+}
+
+// podSteps:
+//
+//	ip -n <pod> link add eth0 mtu 1450 type veth peer name cali0123456789a mtu 1450 address ee:ee:ee:ee:ee:ee netns <node>
+//	ip netns exec <node> sysctl -qw net.ipv4.conf.cali0123456789a.proxy_arp=1
+//	ip netns exec <node> sysctl -qw net.ipv4.neigh.cali0123456789a.proxy_delay=0
+//	ip netns exec <node> sysctl -qw net.ipv4.conf.cali0123456789a.forwarding=1
+//	ip -n <node> link set dev cali0123456789a up
+//	ip -n <pod> addr add 10.100.40.2/32 dev eth0
+//	ip -n <pod> link set dev eth0 up
+//	ip -n <pod> route add 169.254.1.1/32 dev eth0 scope link
+//	ip -n <pod> route add default via 169.254.1.1 dev eth0
+//	ip -n <node> route add 10.100.40.2/32 dev cali0123456789a scope link
+func (calicoAttachment) podSteps(h *Host, pp *PodPlan) []Step {
+	node, pod, veth := h.Namespace, pp.Namespace, pp.HostVeth
+	return []Step{
+		AddVeth{NS: pod, Name: "eth0", MTU: pp.MTU, PeerNS: node, PeerName: veth, PeerMAC: CalicoHostMAC},
+		SetSysctl{NS: node, Key: "net/ipv4/conf/" + veth + "/proxy_arp", Value: "1"},
+		SetSysctl{NS: node, Key: "net/ipv4/neigh/" + veth + "/proxy_delay", Value: "0"},
+		SetSysctl{NS: node, Key: "net/ipv4/conf/" + veth + "/forwarding", Value: "1"},
+		LinkUp{NS: node, Link: veth},
+		AddAddr{NS: pod, Link: "eth0", Addr: pp.IP},
+		LinkUp{NS: pod, Link: "eth0"},
+		AddRoute{NS: pod, Dst: host32(CalicoGateway), Dev: "eth0", ScopeLink: true},
+		AddRoute{NS: pod, Gw: CalicoGateway, Dev: "eth0"},
+		AddRoute{NS: node, Dst: host32(pp.IP.Addr()), Dev: veth, ScopeLink: true},
+	}
+}
+
+var _ attachment = calicoAttachment{}

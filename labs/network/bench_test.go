@@ -1,0 +1,63 @@
+package network
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/labs/topology"
+)
+
+// Timed: Build (and the pods' AttachPod); not timed: Destroy.
+//
+//	sudo go test ./labs/network -run '^$' -bench BenchmarkBuild -benchtime 20x
+
+// BenchmarkBuildSingleNode builds clusters/single-node.yaml: router, one
+// node, one client (38 steps, one iptables-restore).
+func BenchmarkBuildSingleNode(b *testing.B) {
+	roottest.Require(b, "creates network namespaces")
+	benchBuild(b, "../../clusters/single-node.yaml", nil)
+}
+
+// BenchmarkBuildNodeport3Pods builds clusters/nodeport.yaml (canal: two
+// nodes, one client) and attaches three pods.
+func BenchmarkBuildNodeport3Pods(b *testing.B) {
+	roottest.Require(b, "creates network namespaces")
+	benchBuild(b, "../../clusters/nodeport.yaml", []struct {
+		node string
+		pod  PodNet
+	}{
+		{"hosta", PodNet{Name: "web-a", IP: netip.MustParseAddr("10.100.40.2")}},
+		{"hosta", PodNet{Name: "web-a2", IP: netip.MustParseAddr("10.100.40.3")}},
+		{"hostb", PodNet{Name: "web-b", IP: netip.MustParseAddr("10.100.81.2")}},
+	})
+}
+
+func benchBuild(b *testing.B, path string, pods []struct {
+	node string
+	pod  PodNet
+}) {
+	lab, err := topology.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		lab.Metadata.Name = uniqueLabName(b)
+		b.StartTimer()
+		if _, err := Build(lab); err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range pods {
+			if _, err := AttachPod(lab, p.node, p.pod); err != nil {
+				Destroy(lab.Name())
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		if err := Destroy(lab.Name()); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}

@@ -1,0 +1,35 @@
+// Package network builds svclab labs out of Linux network namespaces.
+//
+// A lab (a topology.Lab) becomes one namespace per host, named
+// svclab-<lab>-<host>, plus one edge router svclab-<lab>-router; each pod
+// attached later gets its own namespace svclab-<lab>-<pod>. Nothing is ever
+// created in the host's root namespace except the named namespaces
+// themselves (the files under /run/netns): no link of a lab reaches the root
+// namespace, so no lab traffic can leave the machine.
+//
+// The work is split in two:
+//
+//   - Planning is pure. PlanLab and PlanPod turn a topology into a Plan: the
+//     derived facts (gateways, interface names, VTEP addresses and MACs) and
+//     an ordered list of Steps. Every Step renders the shell command that
+//     would do the same thing (Plan.Script), which is how the plan is tested
+//     and how a reader can follow what a lab is made of.
+//   - Execution applies the steps with netlink, each in its own namespace
+//     (a netlink handle opened inside that namespace, or Do for sysctls),
+//     and iptables-restore through `ip netns exec`.
+//
+// The underlay is the same for every lab: the router has one bridge (lan0,
+// lan1, ...) per distinct node/client subnet with a gateway address on it,
+// and every host has an eth0 veth whose peer is a port of that bridge.
+// Pod attachment and overlay are two independent parts:
+//
+//	cni             attachment                          overlay
+//	flannel-vxlan   bridge (cni0, veth<8 hex>)           flannel (flannel.1, VNI 1, port 8472)
+//	calico-proxyarp calico (cali<11 hex>, proxy ARP)     calico (vxlan.calico, VNI 4096, port 4789)
+//	canal           calico (cali<11 hex>, proxy ARP)     flannel (flannel.1, VNI 1, port 8472)
+//
+// Build is all-or-nothing; Destroy needs no state (it finds a lab by its
+// namespaces) and is idempotent. Every namespace is tagged with an alias on
+// its lo interface ("svclab lab=<lab> role=<role> ..."), so that Destroy of
+// lab "a" leaves lab "a-b" alone even though their names share a prefix.
+package network

@@ -1,0 +1,111 @@
+package network
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"strings"
+)
+
+// NamespacePrefix starts the name of every namespace svclab creates.
+const NamespacePrefix = "svclab-"
+
+// maxIfName is the longest interface name Linux accepts (IFNAMSIZ - 1).
+const maxIfName = 15
+
+// NamespaceName is the network namespace of host (a node, a client, a pod
+// or "router") in lab: svclab-<lab>-<host>.
+func NamespaceName(lab, host string) string {
+	return NamespacePrefix + lab + "-" + host
+}
+
+// RouterNamespace is the namespace of lab's edge router.
+func RouterNamespace(lab string) string { return NamespaceName(lab, "router") }
+
+// labPrefix starts the names of all of lab's namespaces.
+func labPrefix(lab string) string { return NamespacePrefix + lab + "-" }
+
+// lanBridgeName is the router's bridge for the i-th distinct host subnet.
+func lanBridgeName(i int) string { return fmt.Sprintf("lan%d", i) }
+
+// routerPortName is the router's end of host's eth0 veth: the host's name
+// when it is a valid interface name that the router does not use itself,
+// otherwise "veth" and 8 hex characters of a hash of the name.
+func routerPortName(host string, taken map[string]bool) string {
+	if len(host) <= maxIfName && !taken[host] {
+		return host
+	}
+	return "veth" + hashHex("router-port/"+host, 8)
+}
+
+// BridgeVethName is the node-side end of a pod's veth with the bridge
+// attachment: "veth" and 8 hex characters (flannel's bridge plugin uses 8
+// random ones; here they come from a hash so that the plan is reproducible).
+func BridgeVethName(podNamespace, pod string) string {
+	return "veth" + hashHex(podNamespace+"/"+pod, 8)
+}
+
+// CalicoVethName is the node-side end of a pod's veth with the Calico
+// attachment, derived as Calico does: "cali" and the first 11 hex characters
+// of sha1("<namespace>.<pod>").
+func CalicoVethName(podNamespace, pod string) string {
+	return "cali" + hashHex(podNamespace+"."+pod, 11)
+}
+
+// vtepMAC is a stable, locally administered unicast MAC for the VXLAN
+// device dev of node (flannel and Calico pick random ones and publish them;
+// a lab has no control plane, so the MAC is derived).
+func vtepMAC(node, dev string) net.HardwareAddr {
+	sum := sha1.Sum([]byte("vtep/" + dev + "/" + node))
+	mac := net.HardwareAddr(sum[:6])
+	mac[0] = mac[0]&^0x01 | 0x02
+	return mac
+}
+
+// CalicoHostMAC is the MAC of every cali* interface on the node side;
+// proxy ARP answers 169.254.1.1 with it.
+var CalicoHostMAC = net.HardwareAddr{0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
+
+func hashHex(s string, n int) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])[:n]
+}
+
+// tag is what a lab namespace says about itself, kept as the alias of its
+// lo interface: "svclab lab=<lab> role=<role>[ node=<node>]".
+type tag struct {
+	Lab  string
+	Role string // router, node, client or pod
+	Node string // for pods: the node they are attached to
+}
+
+const tagMagic = "svclab"
+
+func (t tag) String() string {
+	s := tagMagic + " lab=" + t.Lab + " role=" + t.Role
+	if t.Node != "" {
+		s += " node=" + t.Node
+	}
+	return s
+}
+
+// parseTag reads an alias written by tag.String; ok is false for any other.
+func parseTag(alias string) (t tag, ok bool) {
+	fields := strings.Fields(alias)
+	if len(fields) < 2 || fields[0] != tagMagic {
+		return tag{}, false
+	}
+	for _, f := range fields[1:] {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "lab":
+			t.Lab = v
+		case "role":
+			t.Role = v
+		case "node":
+			t.Node = v
+		}
+	}
+	return t, t.Lab != ""
+}

@@ -1,0 +1,244 @@
+package network
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// netnsRunDir is where iproute2 keeps named namespaces; svclab uses the
+// same place so that `ip netns exec` and `ip -n` work on lab namespaces.
+const netnsRunDir = "/run/netns"
+
+func netnsPath(name string) string { return filepath.Join(netnsRunDir, name) }
+
+// Do runs fn on an OS thread that has been switched into the named lab
+// namespace, and switches that thread back before returning (the model is
+// containernetworking/plugins pkg/ns NetNS.Do). Everything fn does on its
+// own goroutine — opening sockets, writing /proc/sys/net, starting a
+// process with os/exec — happens inside the namespace; goroutines that fn
+// starts run elsewhere, in the host's namespace, so fn must not hand work
+// to them. If the thread cannot be switched back it is discarded rather
+// than returned to the Go scheduler.
+//
+// Do only enters svclab's namespaces (names starting with NamespacePrefix).
+func Do(nsName string, fn func() error) error {
+	if !strings.HasPrefix(nsName, NamespacePrefix) {
+		return fmt.Errorf("network.Do: %q is not a svclab namespace (want the prefix %q)", nsName, NamespacePrefix)
+	}
+	target, err := netns.GetFromPath(netnsPath(nsName))
+	if err != nil {
+		return fmt.Errorf("open network namespace %s: %w", nsName, err)
+	}
+	defer target.Close()
+	return doIn(nsName, target, fn)
+}
+
+// doIn is Do with the namespace already open.
+func doIn(nsName string, target netns.NsHandle, fn func() error) error {
+	enter := func() error {
+		if err := netns.Set(target); err != nil {
+			return fmt.Errorf("enter network namespace %s: %w", nsName, err)
+		}
+		cur, err := netns.Get()
+		if err != nil {
+			return fmt.Errorf("check network namespace %s: %w", nsName, err)
+		}
+		defer cur.Close()
+		if !cur.Equal(target) {
+			return fmt.Errorf("enter network namespace %s: the thread is in %s instead", nsName, cur.UniqueId())
+		}
+		return nil
+	}
+	return onSwitchedThread(enter, fn)
+}
+
+// onSwitchedThread runs enter then fn on a fresh goroutine locked to its OS
+// thread, and afterwards puts the thread back into the namespace it started
+// in. enter is what moves the thread (setns or unshare). When the thread
+// cannot be put back it stays locked, and the Go runtime ends it together
+// with the goroutine, so no other goroutine ever runs in a lab namespace by
+// accident. A panic in fn is returned as an error after the switch back.
+func onSwitchedThread(enter, fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		origin, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("open the current network namespace: %w", err)
+			return
+		}
+		defer origin.Close()
+		var ferr error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					ferr = fmt.Errorf("panic inside a lab namespace: %v", r)
+				}
+			}()
+			if ferr = enter(); ferr != nil {
+				return
+			}
+			ferr = fn()
+		}()
+		if err := netns.Set(origin); err != nil {
+			// Leave the thread locked: it dies with this goroutine.
+			done <- errors.Join(ferr, fmt.Errorf("switch back to the original network namespace: %w (thread discarded)", err))
+			return
+		}
+		runtime.UnlockOSThread()
+		done <- ferr
+	}()
+	return <-done
+}
+
+var runDirOnce struct {
+	sync.Mutex
+	done bool
+}
+
+// ensureRunDir prepares /run/netns as `ip netns add` does: the directory
+// exists and is a shared mount point, so that namespaces bound under it are
+// seen by other mount namespaces (`ip netns exec` makes one per command).
+func ensureRunDir() error {
+	runDirOnce.Lock()
+	defer runDirOnce.Unlock()
+	if runDirOnce.done {
+		return nil
+	}
+	if err := os.MkdirAll(netnsRunDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", netnsRunDir, err)
+	}
+	madeMount := false
+	for {
+		err := unix.Mount("", netnsRunDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+		if err == nil {
+			break
+		}
+		if err != unix.EINVAL || madeMount {
+			return fmt.Errorf("mount --make-rshared %s: %w", netnsRunDir, err)
+		}
+		// Not a mount point yet: bind it onto itself, then retry.
+		if err := unix.Mount(netnsRunDir, netnsRunDir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("mount --rbind %s %s: %w", netnsRunDir, netnsRunDir, err)
+		}
+		madeMount = true
+	}
+	runDirOnce.done = true
+	return nil
+}
+
+// createNamedNetns is `ip netns add name`: a new network namespace kept
+// alive by a bind mount at /run/netns/<name>. The calling thread is not
+// moved; the namespace is made on a throw-away switched thread.
+func createNamedNetns(name string) error {
+	if err := ensureRunDir(); err != nil {
+		return err
+	}
+	path := netnsPath(name)
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("network namespace %s already exists", name)
+		}
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	f.Close()
+	err = onSwitchedThread(
+		func() error {
+			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+				return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)
+			}
+			return nil
+		},
+		func() error {
+			src := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
+			if err := unix.Mount(src, path, "none", unix.MS_BIND, ""); err != nil {
+				return fmt.Errorf("mount --bind %s %s: %w", src, path, err)
+			}
+			return nil
+		})
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("ip netns add %s: %w", name, err)
+	}
+	return nil
+}
+
+// deleteNamedNetns is `ip netns delete name`, except that a missing
+// namespace is not an error. The namespace itself goes away once nothing
+// uses it any more (processes inside it, open handles).
+func deleteNamedNetns(name string) error {
+	path := netnsPath(name)
+	if err := unix.Unmount(path, unix.MNT_DETACH); err != nil && err != unix.EINVAL && err != unix.ENOENT {
+		return fmt.Errorf("ip netns delete %s: umount %s: %w", name, path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("ip netns delete %s: %w", name, err)
+	}
+	return nil
+}
+
+// namespaceExists reports whether /run/netns/<name> exists.
+func namespaceExists(name string) bool {
+	_, err := os.Lstat(netnsPath(name))
+	return err == nil
+}
+
+// listNamespaces returns the names under /run/netns that start with prefix,
+// sorted.
+func listNamespaces(prefix string) ([]string, error) {
+	entries, err := os.ReadDir(netnsRunDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", netnsRunDir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), prefix) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// readTag reads the svclab tag of a namespace (the alias of its lo); ok is
+// false when the namespace cannot be opened or carries no tag (for example
+// one left half-made by a crash).
+func readTag(name string) (t tag, ok bool) {
+	h, err := netns.GetFromPath(netnsPath(name))
+	if err != nil {
+		return tag{}, false
+	}
+	defer h.Close()
+	nl, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
+	if err != nil {
+		return tag{}, false
+	}
+	defer nl.Close()
+	lo, err := nl.LinkByName("lo")
+	if err != nil {
+		return tag{}, false
+	}
+	return parseTag(lo.Attrs().Alias)
+}
+
+// NetnsCommand returns a command that runs argv inside the named lab
+// namespace: `ip netns exec <nsName> argv...`.
+func NetnsCommand(nsName string, argv ...string) *exec.Cmd {
+	return exec.Command("ip", append([]string{"netns", "exec", nsName}, argv...)...)
+}

@@ -1,0 +1,130 @@
+package network
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// Step is one change to one lab namespace. Plans are lists of steps; the
+// executor applies them in order.
+type Step interface {
+	// Namespace is the lab namespace the step changes.
+	Namespace() string
+	// Command is the shell command that does the same thing.
+	Command() string
+	apply(x *executor) error
+}
+
+// StepError says which step of a plan failed.
+type StepError struct {
+	Index int // 0-based position in the plan
+	Total int
+	Step  Step
+	Err   error
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("step %d/%d in %s (%s): %v", e.Index+1, e.Total, e.Step.Namespace(), e.Step.Command(), e.Err)
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// nsConn is an open lab namespace: its handle and a netlink socket inside it.
+type nsConn struct {
+	ns netns.NsHandle
+	nl *netlink.Handle
+}
+
+// executor applies steps. It keeps one netlink handle per namespace and
+// remembers the namespaces it created, so that a failed plan can be undone.
+type executor struct {
+	conns   map[string]*nsConn
+	created []string
+}
+
+func newExecutor() *executor { return &executor{conns: map[string]*nsConn{}} }
+
+// run applies steps in order and stops at the first failure.
+func (x *executor) run(steps []Step) error {
+	for i, s := range steps {
+		if err := s.apply(x); err != nil {
+			return &StepError{Index: i, Total: len(steps), Step: s, Err: err}
+		}
+	}
+	return nil
+}
+
+// conn opens (once) the named namespace and a netlink socket inside it.
+func (x *executor) conn(name string) (*nsConn, error) {
+	if c, ok := x.conns[name]; ok {
+		return c, nil
+	}
+	h, err := netns.GetFromPath(netnsPath(name))
+	if err != nil {
+		return nil, fmt.Errorf("open network namespace %s: %w", name, err)
+	}
+	nl, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("netlink socket in %s: %w", name, err)
+	}
+	c := &nsConn{ns: h, nl: nl}
+	x.conns[name] = c
+	return c, nil
+}
+
+// link finds a link by name in a namespace.
+func (x *executor) link(ns, name string) (*nsConn, netlink.Link, error) {
+	c, err := x.conn(ns)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := c.nl.LinkByName(name)
+	if err != nil {
+		return nil, nil, fmt.Errorf("find link %s in %s: %w", name, ns, err)
+	}
+	return c, l, nil
+}
+
+// close releases every handle.
+func (x *executor) close() {
+	for _, c := range x.conns {
+		c.nl.Close()
+		c.ns.Close()
+	}
+	clear(x.conns)
+}
+
+// undo deletes the namespaces this executor created, newest first.
+func (x *executor) undo() error {
+	x.close()
+	var errs []error
+	for _, name := range slices.Backward(x.created) {
+		if err := deleteNamedNetns(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	x.created = nil
+	if len(errs) > 0 {
+		return fmt.Errorf("undo: %v", errs)
+	}
+	return nil
+}
+
+// execute applies steps all-or-nothing: on failure the namespaces the
+// steps created are deleted again.
+func execute(steps []Step) error {
+	x := newExecutor()
+	if err := x.run(steps); err != nil {
+		if uerr := x.undo(); uerr != nil {
+			return fmt.Errorf("%w (and %v)", err, uerr)
+		}
+		return err
+	}
+	x.close()
+	return nil
+}

@@ -1,0 +1,36 @@
+package labs
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Options are what every lab operation needs from its caller.
+type Options struct {
+	// Binary is the svclab executable started inside the lab's namespaces
+	// (the proxies and the pods' servers). Default: this executable.
+	Binary string
+	// Out receives progress lines (default: discarded).
+	Out io.Writer
+	// Timeout bounds how long an operation waits for proxies and servers.
+	Timeout time.Duration
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return o, fmt.Errorf("locate the svclab binary: %w", err)
+		}
+		o.Binary = exe
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 15 * time.Second
+	}
+	return o, nil
+}

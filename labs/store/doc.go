@@ -1,0 +1,14 @@
+// Package store keeps a lab's state on disk, under /run/svclab/labs/<name>
+// (tmpfs: it goes away with a reboot, like the namespaces it describes).
+//
+// The layout is the lab's "API server" that the embedded proxy watches:
+//
+//	lab.yaml                 the topology the lab was created from
+//	objects/<kind>/<ns>.<name>.yaml   one Kubernetes object per file
+//	objects/GENERATION       bumped after every change, written last
+//	proxies/<node>.json      each node proxy's report of its last sync
+//	run/<host>.pid, logs/<host>.log   the lab's processes
+//
+// Every file is written atomically (a temporary file renamed into place), so
+// a reader sees the old or the new object, never half of one.
+package store

@@ -1,0 +1,165 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/svclab/svclab/labs/workload"
+)
+
+// Kind directories below objects/.
+const (
+	kindDeployments    = "deployments"
+	kindPods           = "pods"
+	kindServices       = "services"
+	kindConfigMaps     = "configmaps"
+	kindEndpointSlices = "endpointslices"
+)
+
+var kinds = []string{kindDeployments, kindPods, kindServices, kindConfigMaps, kindEndpointSlices}
+
+// ReadObjects loads every object of the lab and the generation they belong to.
+// The generation is read first: a reader that races a writer sees objects at
+// least as new as the generation it reports, and the next change notifies it.
+func (s *Store) ReadObjects() (*workload.State, int64, error) {
+	gen, err := s.Generation()
+	if err != nil {
+		return nil, 0, err
+	}
+	st := &workload.State{}
+	if err := readKind(s, kindDeployments, &st.Deployments); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindPods, &st.Pods); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindServices, &st.Services); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindConfigMaps, &st.ConfigMaps); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindEndpointSlices, &st.EndpointSlices); err != nil {
+		return nil, 0, err
+	}
+	return st, gen, nil
+}
+
+func readKind[T any](s *Store, kind string, into *[]*T) error {
+	dir := s.Path("objects", kind)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		if e.IsDir() || filepath.Ext(e.Name()) != ".yaml" || e.Name()[0] == '.' {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // removed since the listing
+		}
+		if err != nil {
+			return err
+		}
+		obj := new(T)
+		if err := yaml.Unmarshal(data, obj); err != nil {
+			return fmt.Errorf("lab store %s: %w", filepath.Join(dir, e.Name()), err)
+		}
+		*into = append(*into, obj)
+	}
+	return nil
+}
+
+// WriteObjects makes the store hold exactly st: changed objects are written,
+// vanished ones removed, then the generation is bumped. It returns the new
+// generation (unchanged when nothing changed).
+func (s *Store) WriteObjects(st *workload.State) (int64, error) {
+	want := map[string]map[string][]byte{}
+	add := func(kind, ns, name string, obj any) error {
+		data, err := yaml.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		if want[kind] == nil {
+			want[kind] = map[string][]byte{}
+		}
+		want[kind][ns+"."+name+".yaml"] = data
+		return nil
+	}
+	for _, o := range st.Deployments {
+		o.APIVersion, o.Kind = "apps/v1", "Deployment"
+		if err := add(kindDeployments, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.Pods {
+		o.APIVersion, o.Kind = "v1", "Pod"
+		if err := add(kindPods, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.Services {
+		o.APIVersion, o.Kind = "v1", "Service"
+		if err := add(kindServices, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.ConfigMaps {
+		o.APIVersion, o.Kind = "v1", "ConfigMap"
+		if err := add(kindConfigMaps, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.EndpointSlices {
+		o.APIVersion, o.Kind = "discovery.k8s.io/v1", "EndpointSlice"
+		if err := add(kindEndpointSlices, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	changed := false
+	for _, kind := range kinds {
+		dir := s.Path("objects", kind)
+		entries, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return 0, err
+		}
+		for _, e := range entries {
+			if _, keep := want[kind][e.Name()]; !keep {
+				if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return 0, err
+				}
+				changed = true
+			}
+		}
+		for name, data := range want[kind] {
+			if old, err := os.ReadFile(filepath.Join(dir, name)); err == nil && bytes.Equal(old, data) {
+				continue
+			}
+			if err := s.WriteFile(filepath.Join("objects", kind, name), data); err != nil {
+				return 0, err
+			}
+			changed = true
+		}
+	}
+	gen, err := s.Generation()
+	if err != nil {
+		return 0, err
+	}
+	if !changed && gen > 0 {
+		return gen, nil
+	}
+	gen++
+	return gen, s.WriteFile(filepath.Join("objects", "GENERATION"), []byte(strconv.FormatInt(gen, 10)+"\n"))
+}

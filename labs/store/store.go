@@ -1,0 +1,127 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// DefaultRoot is where labs keep their state; SVCLAB_STATE_DIR overrides it.
+const DefaultRoot = "/run/svclab/labs"
+
+// Root returns the directory that holds every lab's state.
+func Root() string {
+	if dir := os.Getenv("SVCLAB_STATE_DIR"); dir != "" {
+		return dir
+	}
+	return DefaultRoot
+}
+
+// Store is one lab's state directory.
+type Store struct {
+	Lab string
+	Dir string
+}
+
+// Open returns the store of the named lab (it may not exist yet).
+func Open(lab string) *Store {
+	return &Store{Lab: lab, Dir: filepath.Join(Root(), lab)}
+}
+
+// OpenDir returns the store at dir (used by a proxy given --lab-dir).
+func OpenDir(dir string) *Store {
+	return &Store{Lab: filepath.Base(dir), Dir: dir}
+}
+
+// Exists reports whether the lab's state directory exists.
+func (s *Store) Exists() bool {
+	_, err := os.Stat(filepath.Join(s.Dir, "lab.yaml"))
+	return err == nil
+}
+
+// Path joins elements below the store's directory.
+func (s *Store) Path(elem ...string) string {
+	return filepath.Join(append([]string{s.Dir}, elem...)...)
+}
+
+// List returns the names of the labs that have a state directory.
+func List() ([]string, error) {
+	entries, err := os.ReadDir(Root())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// Remove deletes the lab's state directory (like rm -rf: no error if absent).
+func (s *Store) Remove() error {
+	return os.RemoveAll(s.Dir)
+}
+
+// Lock takes the lab's exclusive lock, so that two svclab commands never
+// change one lab at once. The lock dies with the process.
+func (s *Store) Lock() (unlock func(), err error) {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(s.Path("lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lab %s: lock: %w", s.Lab, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// WriteFile writes data to a file below the store atomically.
+func (s *Store) WriteFile(rel string, data []byte) error {
+	path := s.Path(rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Generation returns the objects' generation (0 before the first write).
+func (s *Store) Generation() (int64, error) {
+	data, err := os.ReadFile(s.Path("objects", "GENERATION"))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+}

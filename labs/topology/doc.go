@@ -1,0 +1,29 @@
+// Package topology reads and validates svclab lab files.
+//
+// A lab file is one YAML document that describes the hosts of a lab (the
+// Kubernetes nodes and the clients outside the cluster), the cluster's
+// address plan and the CNI flavour to imitate:
+//
+//	apiVersion: svclab.dev/v1alpha1
+//	kind: Lab
+//	metadata: {name: basic}
+//	spec:
+//	  cni: flannel-vxlan          # flannel-vxlan | calico-proxyarp | canal
+//	  podSubnet: 10.244.0.0/16    # the cluster CIDR
+//	  serviceSubnet: 10.96.0.0/16
+//	  proxy: {mode: iptables, iptablesBackend: ""}
+//	  nodes:
+//	  - {name: node1, ip: 192.168.16.73/20, podCIDR: 10.244.1.0/24}
+//	  clients:
+//	  - {name: client, ip: 192.168.55.230/24}
+//
+// The package is pure: it touches no kernel state. Load and Parse decode
+// strictly (an unknown or misspelt field is an error, and so is a duplicate
+// key), then validate. Every error is one message that names the file, the
+// field path and the offending value, e.g.
+//
+//	topology clusters/x.yaml: spec.nodes[1].podCIDR "10.0.0.0/33": invalid CIDR
+//
+// The result is typed (netip.Prefix, netip.Addr), so callers never re-parse
+// an address.
+package topology

@@ -1,0 +1,186 @@
+package topology
+
+import "net/netip"
+
+// APIVersion and Kind are the only values a lab file may carry in its
+// apiVersion and kind fields.
+const (
+	APIVersion = "svclab.dev/v1alpha1"
+	Kind       = "Lab"
+)
+
+// MaxLabNameLen bounds metadata.name so that namespace names of the form
+// svclab-<lab>-<host> stay readable.
+const MaxLabNameLen = 20
+
+// RouterName is the reserved host name of the lab's edge router; no node or
+// client may use it.
+const RouterName = "router"
+
+// CNI names the networking flavour a lab imitates.
+type CNI string
+
+const (
+	// CNIFlannelVXLAN is flannel with its vxlan backend: pods on a cni0
+	// bridge, nodes joined by flannel.1.
+	CNIFlannelVXLAN CNI = "flannel-vxlan"
+	// CNICalicoProxyARP is Calico in VXLAN mode: routed cali* veths with
+	// proxy ARP for 169.254.1.1, nodes joined by vxlan.calico.
+	CNICalicoProxyARP CNI = "calico-proxyarp"
+	// CNICanal is Calico's pod attachment with flannel's VXLAN overlay.
+	CNICanal CNI = "canal"
+)
+
+// CNIs lists the known CNI flavours.
+func CNIs() []CNI { return []CNI{CNIFlannelVXLAN, CNICalicoProxyARP, CNICanal} }
+
+// ProxyMode is kube-proxy's mode.
+type ProxyMode string
+
+const (
+	// ProxyModeIPTables is kube-proxy's iptables mode; an empty mode in a
+	// file means this one.
+	ProxyModeIPTables ProxyMode = "iptables"
+	// ProxyModeIPVS is kube-proxy's ipvs mode.
+	ProxyModeIPVS ProxyMode = "ipvs"
+)
+
+// ProxyModes lists the known proxy modes.
+func ProxyModes() []ProxyMode { return []ProxyMode{ProxyModeIPTables, ProxyModeIPVS} }
+
+// IPTablesBackend selects which iptables binaries the lab uses.
+type IPTablesBackend string
+
+const (
+	// BackendDefault uses whatever `iptables` is on the host.
+	BackendDefault IPTablesBackend = ""
+	// BackendLegacy uses iptables-legacy (x_tables).
+	BackendLegacy IPTablesBackend = "legacy"
+	// BackendNFT uses iptables-nft (nf_tables).
+	BackendNFT IPTablesBackend = "nft"
+)
+
+// IPTablesBackends lists the known backends.
+func IPTablesBackends() []IPTablesBackend {
+	return []IPTablesBackend{BackendDefault, BackendLegacy, BackendNFT}
+}
+
+// RestoreCommand is the iptables-restore binary of the backend.
+func (b IPTablesBackend) RestoreCommand() string {
+	switch b {
+	case BackendLegacy:
+		return "iptables-legacy-restore"
+	case BackendNFT:
+		return "iptables-nft-restore"
+	default:
+		return "iptables-restore"
+	}
+}
+
+// Command is the iptables binary of the backend.
+func (b IPTablesBackend) Command() string {
+	switch b {
+	case BackendLegacy:
+		return "iptables-legacy"
+	case BackendNFT:
+		return "iptables-nft"
+	default:
+		return "iptables"
+	}
+}
+
+// Lab is a validated lab file.
+type Lab struct {
+	APIVersion string
+	Kind       string
+	Metadata   Metadata
+	Spec       Spec
+	// Source is where the lab came from (the path given to Load or the
+	// source given to Parse); it prefixes error messages.
+	Source string
+}
+
+// Metadata holds the lab's name.
+type Metadata struct {
+	// Name is a DNS label of at most MaxLabNameLen characters.
+	Name string
+}
+
+// Spec is the lab's network description.
+type Spec struct {
+	CNI CNI
+	// PodSubnet is the cluster CIDR; every node's PodCIDR lies inside it.
+	PodSubnet netip.Prefix
+	// ServiceSubnet is the range ClusterIPs come from.
+	ServiceSubnet netip.Prefix
+	Proxy         Proxy
+	// Nodes are the Kubernetes nodes, in file order; there is at least one.
+	Nodes []Node
+	// Clients are hosts outside the cluster, in file order.
+	Clients []Client
+}
+
+// Proxy configures kube-proxy.
+type Proxy struct {
+	// Mode is never empty after Parse: an empty mode becomes
+	// ProxyModeIPTables.
+	Mode            ProxyMode
+	IPTablesBackend IPTablesBackend
+}
+
+// Node is a Kubernetes node.
+type Node struct {
+	Name string
+	// IP is the node's address together with its subnet length, e.g.
+	// 192.168.16.73/20: IP.Addr() is the address, IP.Masked() the subnet.
+	IP netip.Prefix
+	// PodCIDR is the node's share of PodSubnet (a network address).
+	PodCIDR netip.Prefix
+}
+
+// Client is a host outside the cluster.
+type Client struct {
+	Name string
+	// IP is the client's address together with its subnet length.
+	IP netip.Prefix
+}
+
+// HostRole tells nodes from clients.
+type HostRole string
+
+const (
+	RoleNode   HostRole = "node"
+	RoleClient HostRole = "client"
+)
+
+// Host is a node or a client seen through what they have in common.
+type Host struct {
+	Name string
+	Role HostRole
+	IP   netip.Prefix
+}
+
+// Name is the lab's name (metadata.name).
+func (l *Lab) Name() string { return l.Metadata.Name }
+
+// Node returns the node called name.
+func (l *Lab) Node(name string) (Node, bool) {
+	for _, n := range l.Spec.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return Node{}, false
+}
+
+// Hosts lists the nodes, then the clients, in file order.
+func (l *Lab) Hosts() []Host {
+	hosts := make([]Host, 0, len(l.Spec.Nodes)+len(l.Spec.Clients))
+	for _, n := range l.Spec.Nodes {
+		hosts = append(hosts, Host{Name: n.Name, Role: RoleNode, IP: n.IP})
+	}
+	for _, c := range l.Spec.Clients {
+		hosts = append(hosts, Host{Name: c.Name, Role: RoleClient, IP: c.IP})
+	}
+	return hosts
+}

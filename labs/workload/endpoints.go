@@ -1,0 +1,136 @@
+package workload
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// EndpointSlicesFor computes what the EndpointSlice controller would write
+// for each Service with a selector: the ready pods it selects, grouped by the
+// ports they resolve to (a named targetPort can mean different numbers on
+// different pods, which is why upstream groups endpoints by port mapping).
+// Slice names are stable (<service>-<hash of the port mapping>) so an
+// unchanged Service keeps its slices across applies.
+func EndpointSlicesFor(services []*corev1.Service, pods []*corev1.Pod) []*discoveryv1.EndpointSlice {
+	var out []*discoveryv1.EndpointSlice
+	for _, svc := range services {
+		if svc.Spec.Selector == nil {
+			continue
+		}
+		sel := labels.SelectorFromSet(svc.Spec.Selector)
+		groups := map[string]*discoveryv1.EndpointSlice{}
+		for _, pod := range pods {
+			if pod.Namespace != svc.Namespace || !sel.Matches(labels.Set(pod.Labels)) || pod.Status.PodIP == "" {
+				continue
+			}
+			ports := resolvePorts(svc, pod)
+			key := portKey(ports)
+			slice, ok := groups[key]
+			if !ok {
+				slice = newSlice(svc, ports, key)
+				groups[key] = slice
+			}
+			slice.Endpoints = append(slice.Endpoints, endpointFor(pod))
+		}
+		if len(groups) == 0 {
+			// The controller keeps one empty slice with the Service's ports.
+			ports := resolvePorts(svc, nil)
+			groups[""] = newSlice(svc, ports, "")
+		}
+		keys := make([]string, 0, len(groups))
+		for k := range groups {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			slice := groups[k]
+			sort.Slice(slice.Endpoints, func(i, j int) bool { return slice.Endpoints[i].Addresses[0] < slice.Endpoints[j].Addresses[0] })
+			out = append(out, slice)
+		}
+	}
+	return out
+}
+
+func newSlice(svc *corev1.Service, ports []discoveryv1.EndpointPort, key string) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{
+		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: svc.Namespace,
+			Name:      svc.Name + "-" + hashOf(svc.Name + "/" + key)[:5],
+			Labels: map[string]string{
+				discoveryv1.LabelServiceName: svc.Name,
+				discoveryv1.LabelManagedBy:   "endpointslice-controller.k8s.io",
+			},
+		},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       ports,
+	}
+}
+
+// resolvePorts maps each Service port to the pod's port: a number stays, a
+// name is looked up among the pod's containerPorts (nil pod: names unresolved).
+func resolvePorts(svc *corev1.Service, pod *corev1.Pod) []discoveryv1.EndpointPort {
+	var out []discoveryv1.EndpointPort
+	for _, sp := range svc.Spec.Ports {
+		name, proto := sp.Name, sp.Protocol
+		ep := discoveryv1.EndpointPort{Name: &name, Protocol: &proto}
+		switch {
+		case sp.TargetPort.Type == intstr.Int:
+			port := sp.TargetPort.IntVal
+			ep.Port = &port
+		case pod != nil:
+			if port, ok := namedContainerPort(pod, sp.TargetPort.StrVal, sp.Protocol); ok {
+				ep.Port = &port
+			} else {
+				continue // the pod does not expose that name: no endpoint port
+			}
+		}
+		out = append(out, ep)
+	}
+	return out
+}
+
+func namedContainerPort(pod *corev1.Pod, name string, proto corev1.Protocol) (int32, bool) {
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			pp := p.Protocol
+			if pp == "" {
+				pp = corev1.ProtocolTCP
+			}
+			if p.Name == name && pp == proto {
+				return p.ContainerPort, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func portKey(ports []discoveryv1.EndpointPort) string {
+	var parts []string
+	for _, p := range ports {
+		port := int32(0)
+		if p.Port != nil {
+			port = *p.Port
+		}
+		parts = append(parts, fmt.Sprintf("%s=%s/%d", *p.Name, *p.Protocol, port))
+	}
+	return strings.Join(parts, ",")
+}
+
+func endpointFor(pod *corev1.Pod) discoveryv1.Endpoint {
+	ready, serving, terminating := true, true, false
+	node := pod.Spec.NodeName
+	return discoveryv1.Endpoint{
+		Addresses:  []string{pod.Status.PodIP},
+		Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &terminating},
+		NodeName:   &node,
+		TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name},
+	}
+}

@@ -1,0 +1,159 @@
+package workload
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// applyPod places a pod (a bare Pod manifest, or one made for a Deployment)
+// and gives it an IP. A pod that exists keeps its node and IP.
+func (c Cluster) applyPod(st *State, pod *corev1.Pod, source string) error {
+	defaultNamespace(&pod.ObjectMeta)
+	if err := checkName(source, "Pod", pod.ObjectMeta); err != nil {
+		return err
+	}
+	if slices.Contains(c.ReservedHostNames, pod.Name) {
+		return errorf(source, "Pod %s/%s: metadata.name %q: taken by a node or client of the lab", pod.Namespace, pod.Name, pod.Name)
+	}
+	if other := st.Pod(pod.Name); other != nil && other.Namespace != pod.Namespace {
+		return errorf(source, "Pod %s/%s: metadata.name %q: a pod of that name runs in namespace %s (pod names are host names in a lab and must be unique)", pod.Namespace, pod.Name, pod.Name, other.Namespace)
+	}
+	if err := checkContainerPorts(source, pod); err != nil {
+		return err
+	}
+	if old := st.Pod(pod.Name); old != nil {
+		if pod.Spec.NodeName != "" && pod.Spec.NodeName != old.Spec.NodeName {
+			return errorf(source, "Pod %s/%s: spec.nodeName %q: a pod cannot move; it runs on %s", pod.Namespace, pod.Name, pod.Spec.NodeName, old.Spec.NodeName)
+		}
+		pod.Spec.NodeName = old.Spec.NodeName
+		pod.Status = old.Status
+		st.Pods = replaceOrAdd(st.Pods, pod, sameName[*corev1.Pod](pod.ObjectMeta))
+		return nil
+	}
+	node, err := c.schedule(st, pod, source)
+	if err != nil {
+		return err
+	}
+	ip, err := nextPodIP(node.PodCIDR, st.Pods)
+	if err != nil {
+		return errorf(source, "Pod %s/%s: node %s: %v", pod.Namespace, pod.Name, node.Name, err)
+	}
+	pod.Spec.NodeName = node.Name
+	pod.Status = corev1.PodStatus{
+		Phase:  corev1.PodRunning,
+		PodIP:  ip.String(),
+		PodIPs: []corev1.PodIP{{IP: ip.String()}},
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		},
+	}
+	st.Pods = append(st.Pods, pod)
+	return nil
+}
+
+// schedule picks the pod's node: spec.nodeName or the nodeSelector
+// kubernetes.io/hostname when given, else the node with the fewest pods
+// (ties broken by the topology's order) — enough to spread replicas.
+func (c Cluster) schedule(st *State, pod *corev1.Pod, source string) (Node, error) {
+	want, field := pod.Spec.NodeName, "spec.nodeName"
+	if want == "" {
+		want, field = pod.Spec.NodeSelector["kubernetes.io/hostname"], "spec.nodeSelector[kubernetes.io/hostname]"
+	}
+	if want != "" {
+		for _, n := range c.Nodes {
+			if n.Name == want {
+				return n, nil
+			}
+		}
+		return Node{}, errorf(source, "Pod %s/%s: %s %q: no such node (have %s)", pod.Namespace, pod.Name, field, want, strings.Join(c.nodeNames(), ", "))
+	}
+	if len(c.Nodes) == 0 {
+		return Node{}, errorf(source, "Pod %s/%s: the lab has no nodes", pod.Namespace, pod.Name)
+	}
+	count := map[string]int{}
+	for _, p := range st.Pods {
+		count[p.Spec.NodeName]++
+	}
+	best := c.Nodes[0]
+	for _, n := range c.Nodes[1:] {
+		if count[n.Name] < count[best.Name] {
+			best = n
+		}
+	}
+	return best, nil
+}
+
+func (c Cluster) nodeNames() []string {
+	var names []string
+	for _, n := range c.Nodes {
+		names = append(names, n.Name)
+	}
+	return names
+}
+
+// nextPodIP is host-local IPAM: the lowest free address from .2 (the .1 is
+// the node's pod gateway), never the network or broadcast address.
+func nextPodIP(cidr netip.Prefix, pods []*corev1.Pod) (netip.Addr, error) {
+	used := map[netip.Addr]bool{}
+	for _, p := range pods {
+		if a, err := netip.ParseAddr(p.Status.PodIP); err == nil {
+			used[a] = true
+		}
+	}
+	cidr = cidr.Masked()
+	ip := cidr.Addr().Next().Next()
+	for ; cidr.Contains(ip); ip = ip.Next() {
+		if !cidr.Contains(ip.Next()) { // the broadcast address
+			break
+		}
+		if !used[ip] {
+			return ip, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("pod CIDR %s has no free address", cidr)
+}
+
+func checkContainerPorts(source string, pod *corev1.Pod) error {
+	seen := map[string]string{}
+	for ci, ctr := range pod.Spec.Containers {
+		for pi, p := range ctr.Ports {
+			field := fmt.Sprintf("spec.containers[%d].ports[%d]", ci, pi)
+			if p.ContainerPort < 1 || p.ContainerPort > 65535 {
+				return errorf(source, "Pod %s/%s: %s.containerPort %d: must be 1-65535", pod.Namespace, pod.Name, field, p.ContainerPort)
+			}
+			proto := p.Protocol
+			if proto == "" {
+				proto = corev1.ProtocolTCP
+			}
+			key := fmt.Sprintf("%s/%d", proto, p.ContainerPort)
+			if prev, dup := seen[key]; dup {
+				return errorf(source, "Pod %s/%s: %s.containerPort %d: port clash with %s", pod.Namespace, pod.Name, field, p.ContainerPort, prev)
+			}
+			seen[key] = field
+		}
+	}
+	return nil
+}
+
+// PodOwnedBy reports whether pod belongs to the Deployment namespace/name.
+func PodOwnedBy(pod *corev1.Pod, namespace, name string) bool {
+	if pod.Namespace != namespace {
+		return false
+	}
+	for _, ref := range pod.OwnerReferences {
+		if ref.Kind == "Deployment" && ref.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func ownerRef(kind, name string) metav1.OwnerReference {
+	ctrl := true
+	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, Controller: &ctrl}
+}

@@ -1,0 +1,180 @@
+package workload
+
+import (
+	"fmt"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// The NodePort range of a default API server (--service-node-port-range).
+const (
+	NodePortMin = 30000
+	NodePortMax = 32767
+)
+
+// applyService validates a Service like the API server and fills in what the
+// API server allocates: the cluster IP from the service subnet, node ports
+// from 30000-32767, protocol and targetPort defaults. A Service that exists
+// keeps what was allocated to it unless the manifest asks otherwise.
+func (c Cluster) applyService(st *State, svc *corev1.Service, source string) error {
+	defaultNamespace(&svc.ObjectMeta)
+	if err := checkName(source, "Service", svc.ObjectMeta); err != nil {
+		return err
+	}
+	where := fmt.Sprintf("Service %s/%s", svc.Namespace, svc.Name)
+	old := st.Service(svc.Namespace, svc.Name)
+	others := make([]*corev1.Service, 0, len(st.Services))
+	for _, s := range st.Services {
+		if s != old {
+			others = append(others, s)
+		}
+	}
+	switch svc.Spec.Type {
+	case "":
+		svc.Spec.Type = corev1.ServiceTypeClusterIP
+	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort:
+	default:
+		return errorf(source, "%s: spec.type %q: unsupported in a lab (want ClusterIP or NodePort)", where, svc.Spec.Type)
+	}
+	if len(svc.Spec.Ports) == 0 {
+		return errorf(source, "%s: spec.ports: at least one port is required", where)
+	}
+	if err := c.assignClusterIP(svc, old, others, source, where); err != nil {
+		return err
+	}
+	names := map[string]bool{}
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		field := fmt.Sprintf("spec.ports[%d]", i)
+		if len(svc.Spec.Ports) > 1 && p.Name == "" {
+			return errorf(source, "%s: %s.name: required when a Service has more than one port", where, field)
+		}
+		if names[p.Name] {
+			return errorf(source, "%s: %s.name %q: duplicate port name", where, field, p.Name)
+		}
+		names[p.Name] = true
+		if p.Protocol == "" {
+			p.Protocol = corev1.ProtocolTCP
+		}
+		if p.Protocol != corev1.ProtocolTCP && p.Protocol != corev1.ProtocolUDP && p.Protocol != corev1.ProtocolSCTP {
+			return errorf(source, "%s: %s.protocol %q: want TCP, UDP or SCTP", where, field, p.Protocol)
+		}
+		if p.Port < 1 || p.Port > 65535 {
+			return errorf(source, "%s: %s.port %d: must be 1-65535", where, field, p.Port)
+		}
+		if p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal == 0 && p.TargetPort.StrVal == "" {
+			p.TargetPort = intstr.FromInt32(p.Port)
+		}
+		if err := c.assignNodePort(svc, i, old, others, source, where); err != nil {
+			return err
+		}
+	}
+	if svc.Spec.SessionAffinity == "" {
+		svc.Spec.SessionAffinity = corev1.ServiceAffinityNone
+	}
+	if svc.Spec.Type == corev1.ServiceTypeNodePort && svc.Spec.ExternalTrafficPolicy == "" {
+		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
+	}
+	if svc.Spec.Type == corev1.ServiceTypeClusterIP && svc.Spec.ExternalTrafficPolicy != "" {
+		return errorf(source, "%s: spec.externalTrafficPolicy: only for NodePort Services", where)
+	}
+	st.Services = append(others, svc)
+	return nil
+}
+
+func (c Cluster) assignClusterIP(svc, old *corev1.Service, others []*corev1.Service, source, where string) error {
+	want := svc.Spec.ClusterIP
+	if want == "" && old != nil {
+		want = old.Spec.ClusterIP
+	}
+	if want == corev1.ClusterIPNone {
+		svc.Spec.ClusterIPs = []string{corev1.ClusterIPNone}
+		return nil
+	}
+	used := map[netip.Addr]bool{}
+	for _, s := range others {
+		if a, err := netip.ParseAddr(s.Spec.ClusterIP); err == nil {
+			used[a] = true
+		}
+	}
+	if want != "" {
+		ip, err := netip.ParseAddr(want)
+		if err != nil {
+			return errorf(source, "%s: spec.clusterIP %q: not an IP address", where, want)
+		}
+		if !c.ServiceSubnet.Contains(ip) {
+			return errorf(source, "%s: spec.clusterIP %s: outside the lab's serviceSubnet %s", where, ip, c.ServiceSubnet)
+		}
+		if used[ip] {
+			return errorf(source, "%s: spec.clusterIP %s: already allocated to another Service", where, ip)
+		}
+		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip.String(), []string{ip.String()}
+		return nil
+	}
+	// Allocate from the tenth address up: .1 is kubernetes, .10 kube-dns by
+	// convention; svclab hands out the lowest free one so labs are repeatable.
+	subnet := c.ServiceSubnet.Masked()
+	ip := subnet.Addr()
+	for i := 0; i < 11; i++ {
+		ip = ip.Next()
+	}
+	for ; subnet.Contains(ip) && subnet.Contains(ip.Next()); ip = ip.Next() {
+		if !used[ip] {
+			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip.String(), []string{ip.String()}
+			return nil
+		}
+	}
+	return errorf(source, "%s: spec.clusterIP: the serviceSubnet %s is full", where, subnet)
+}
+
+func (c Cluster) assignNodePort(svc *corev1.Service, i int, old *corev1.Service, others []*corev1.Service, source, where string) error {
+	p := &svc.Spec.Ports[i]
+	field := fmt.Sprintf("spec.ports[%d].nodePort", i)
+	if svc.Spec.Type != corev1.ServiceTypeNodePort {
+		if p.NodePort != 0 {
+			return errorf(source, "%s: %s %d: only a NodePort Service has node ports", where, field, p.NodePort)
+		}
+		return nil
+	}
+	taken := map[string]string{}
+	for _, s := range others {
+		for _, op := range s.Spec.Ports {
+			if op.NodePort != 0 {
+				// The API server's node port allocator is one bitmap for
+				// all protocols: another Service may not reuse the number.
+				for _, proto := range []corev1.Protocol{corev1.ProtocolTCP, corev1.ProtocolUDP, corev1.ProtocolSCTP} {
+					taken[fmt.Sprintf("%s/%d", proto, op.NodePort)] = s.Namespace + "/" + s.Name
+				}
+			}
+		}
+	}
+	for j := 0; j < i; j++ {
+		op := svc.Spec.Ports[j]
+		taken[fmt.Sprintf("%s/%d", op.Protocol, op.NodePort)] = svc.Namespace + "/" + svc.Name
+	}
+	if p.NodePort == 0 && old != nil {
+		for _, op := range old.Spec.Ports {
+			if op.Name == p.Name && op.Protocol == p.Protocol && op.NodePort != 0 {
+				p.NodePort = op.NodePort
+			}
+		}
+	}
+	if p.NodePort != 0 {
+		if p.NodePort < NodePortMin || p.NodePort > NodePortMax {
+			return errorf(source, "%s: %s %d: outside the node port range %d-%d", where, field, p.NodePort, NodePortMin, NodePortMax)
+		}
+		if owner, clash := taken[fmt.Sprintf("%s/%d", p.Protocol, p.NodePort)]; clash {
+			return errorf(source, "%s: %s %d: port clash: already allocated to Service %s", where, field, p.NodePort, owner)
+		}
+		return nil
+	}
+	for port := int32(NodePortMin); port <= NodePortMax; port++ {
+		if _, clash := taken[fmt.Sprintf("%s/%d", p.Protocol, port)]; !clash {
+			p.NodePort = port
+			return nil
+		}
+	}
+	return errorf(source, "%s: %s: no free node port left", where, field)
+}

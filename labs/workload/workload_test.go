@@ -1,0 +1,198 @@
+package workload
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+)
+
+var lab = Cluster{
+	Nodes: []Node{
+		{Name: "hosta", PodCIDR: netip.MustParsePrefix("10.100.40.0/24")},
+		{Name: "hostb", PodCIDR: netip.MustParsePrefix("10.100.81.0/24")},
+	},
+	ServiceSubnet:     netip.MustParsePrefix("10.254.0.0/16"),
+	ReservedHostNames: []string{"hosta", "hostb", "client", "router"},
+}
+
+const httpserver = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: httpserver}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: httpserver}}
+  template:
+    metadata: {labels: {app: httpserver}}
+    spec:
+      containers:
+      - name: web
+        image: svclab/netexec:dev
+        ports: [{containerPort: 3000, name: http}, {containerPort: 8080}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: httpserver}
+spec:
+  type: NodePort
+  selector: {app: httpserver}
+  ports:
+  - {name: http, port: 3000, targetPort: http, nodePort: 30000}
+  - {name: alt, port: 8080}
+`
+
+func mustApply(t *testing.T, st *State, manifest string) *State {
+	t.Helper()
+	m, err := Decode([]byte(manifest), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := lab.Apply(st, m, "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+func TestDeploymentSpreadsPodsAndServiceGetsEndpoints(t *testing.T) {
+	st := mustApply(t, &State{}, httpserver)
+	if len(st.Pods) != 3 {
+		t.Fatalf("want 3 pods, got %d", len(st.Pods))
+	}
+	perNode := map[string]int{}
+	for _, p := range st.Pods {
+		perNode[p.Spec.NodeName]++
+		if !strings.HasPrefix(p.Name, "httpserver-") || len(strings.Split(p.Name, "-")) != 3 {
+			t.Errorf("pod name %q is not <deployment>-<hash>-<suffix>", p.Name)
+		}
+		ip := netip.MustParseAddr(p.Status.PodIP)
+		if (p.Spec.NodeName == "hosta") != lab.Nodes[0].PodCIDR.Contains(ip) {
+			t.Errorf("pod %s on %s has IP %s outside its node's pod CIDR", p.Name, p.Spec.NodeName, ip)
+		}
+	}
+	if perNode["hosta"] != 2 || perNode["hostb"] != 1 {
+		t.Errorf("pods not spread: %v", perNode)
+	}
+	svc := st.Service("default", "httpserver")
+	if svc.Spec.ClusterIP != "10.254.0.11" {
+		t.Errorf("cluster IP %s, want the lowest free from .11: 10.254.0.11", svc.Spec.ClusterIP)
+	}
+	if svc.Spec.Ports[0].NodePort != 30000 || svc.Spec.Ports[1].NodePort != 30001 {
+		t.Errorf("node ports %d,%d want 30000 (given) and 30001 (allocated)", svc.Spec.Ports[0].NodePort, svc.Spec.Ports[1].NodePort)
+	}
+	if len(st.EndpointSlices) != 1 || len(st.EndpointSlices[0].Endpoints) != 3 {
+		t.Fatalf("want one slice with 3 endpoints, got %+v", st.EndpointSlices)
+	}
+	for _, p := range st.EndpointSlices[0].Ports {
+		if *p.Name == "http" && *p.Port != 3000 || *p.Name == "alt" && *p.Port != 8080 {
+			t.Errorf("port %s resolved to %d", *p.Name, *p.Port)
+		}
+	}
+
+	// Re-applying the same manifest keeps pods, IPs and allocations.
+	again := mustApply(t, st, httpserver)
+	for i := range st.Pods {
+		if again.Pods[i].Name != st.Pods[i].Name || again.Pods[i].Status.PodIP != st.Pods[i].Status.PodIP {
+			t.Errorf("pod %d changed on re-apply: %s -> %s", i, st.Pods[i].Name, again.Pods[i].Name)
+		}
+	}
+	if again.EndpointSlices[0].Name != st.EndpointSlices[0].Name {
+		t.Errorf("slice renamed on re-apply")
+	}
+
+	// Scale down to one replica.
+	one := mustApply(t, again, strings.Replace(httpserver, "replicas: 3", "replicas: 1", 1))
+	if len(one.Pods) != 1 || len(one.EndpointSlices[0].Endpoints) != 1 {
+		t.Errorf("scale to 1: %d pods, %d endpoints", len(one.Pods), len(one.EndpointSlices[0].Endpoints))
+	}
+}
+
+func TestDeletePodRecreatesDeploymentPod(t *testing.T) {
+	st := mustApply(t, &State{}, httpserver)
+	gone := st.Pods[0].Name
+	next, err := lab.DeletePods(st, []string{gone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next.Pods) != 3 || next.Pod(gone) != nil {
+		t.Errorf("after deleting %s: %d pods, deleted one present: %v", gone, len(next.Pods), next.Pod(gone) != nil)
+	}
+}
+
+func TestServiceWithoutMatchingPodsHasEmptySlice(t *testing.T) {
+	st := mustApply(t, &State{}, `
+apiVersion: v1
+kind: Service
+metadata: {name: lonely}
+spec:
+  selector: {app: nothing}
+  ports: [{port: 80}]
+`)
+	if len(st.EndpointSlices) != 1 || len(st.EndpointSlices[0].Endpoints) != 0 {
+		t.Errorf("want one empty slice, got %+v", st.EndpointSlices)
+	}
+}
+
+func TestBadManifests(t *testing.T) {
+	base := mustApply(t, &State{}, httpserver)
+	cases := []struct{ name, manifest, want string }{
+		{"unknown field", `
+apiVersion: v1
+kind: Service
+metadata: {name: x}
+spec: {portz: []}`, `unknown field "spec.portz"`},
+		{"unsupported kind", `
+apiVersion: v1
+kind: Secret
+metadata: {name: x}`, `kind "Secret": unsupported`},
+		{"node port out of range", `
+apiVersion: v1
+kind: Service
+metadata: {name: x}
+spec: {type: NodePort, ports: [{port: 80, nodePort: 40000}]}`, `spec.ports[0].nodePort 40000: outside the node port range 30000-32767`},
+		{"node port taken", `
+apiVersion: v1
+kind: Service
+metadata: {name: x}
+spec: {type: NodePort, ports: [{port: 80, nodePort: 30000}]}`, `spec.ports[0].nodePort 30000: port clash: already allocated to Service default/httpserver`},
+		{"cluster IP outside subnet", `
+apiVersion: v1
+kind: Service
+metadata: {name: x}
+spec: {clusterIP: 10.0.0.1, ports: [{port: 80}]}`, `spec.clusterIP 10.0.0.1: outside the lab's serviceSubnet 10.254.0.0/16`},
+		{"pod pinned to a missing node", `
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {nodeName: hostc, containers: [{name: c, image: x}]}`, `spec.nodeName "hostc": no such node (have hosta, hostb)`},
+		{"pod named like a node", `
+apiVersion: v1
+kind: Pod
+metadata: {name: client}
+spec: {containers: [{name: c, image: x}]}`, `metadata.name "client": taken by a node or client`},
+		{"container port clash", `
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {containers: [{name: c, image: x, ports: [{containerPort: 80}, {containerPort: 80}]}]}`, `containerPort 80: port clash`},
+		{"multi-port service without names", `
+apiVersion: v1
+kind: Service
+metadata: {name: x}
+spec: {ports: [{port: 80}, {port: 81}]}`, `spec.ports[0].name: required`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Decode([]byte(tc.manifest), "bad.yaml")
+			if err == nil {
+				_, err = lab.Apply(base, m, "bad.yaml")
+			}
+			if err == nil || !strings.Contains(err.Error(), "manifest bad.yaml") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to name bad.yaml and say %q", err, tc.want)
+			}
+		})
+	}
+	if len(base.Services) != 1 || len(base.Pods) != 3 {
+		t.Errorf("a failed apply changed the input state")
+	}
+}

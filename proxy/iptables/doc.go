@@ -1,0 +1,26 @@
+// Package iptables renders a model.Snapshot into iptables-restore input the
+// way kube-proxy's iptables mode does, and applies it to the kernel.
+//
+// It has two halves:
+//
+//   - A pure, stateful Renderer (renderer.go, servicerules.go): Render turns
+//     a snapshot into one payload holding both the filter and nat tables,
+//     rule for rule what upstream's Proxier.syncProxyRules writes
+//     (k8s.io/kubernetes/pkg/proxy/iptables/proxier.go). It caches each
+//     service port's rendered rules, so after the first sync it re-renders
+//     and re-sends only the service ports that changed ("partial sync"),
+//     again like upstream.
+//   - A thin apply layer (runner.go, execrunner.go): a Runner interface with
+//     an implementation that runs iptables-restore, iptables-save and
+//     iptables, choosing the legacy or nf_tables backend, and Sync, which
+//     ties one Renderer to one Runner.
+//
+// The package iptablestest holds a fake Runner that validates payloads like
+// the kernel does and a packet tracer that walks rendered rules.
+//
+// What upstream has and this package leaves out: IPv6 (the renderer writes
+// IPv4 forms such as "127.0.0.0/8"), topology-aware routing, nfacct
+// counters, and the iptables "canary" monitor that detects a flush by
+// someone else. Load balancer IPs, source ranges (KUBE-FW chains), health
+// check node ports, external IPs and both traffic policies are rendered.
+package iptables

@@ -1,0 +1,125 @@
+package iptables
+
+import (
+	"fmt"
+	"net/netip"
+)
+
+// DefaultMasqueradeBit is upstream's --iptables-masquerade-bit default: the
+// mark 0x4000.
+const DefaultMasqueradeBit = 14
+
+// Options are the renderer's fixed settings, the rendering-relevant subset
+// of kube-proxy's configuration.
+type Options struct {
+	// ClusterCIDR is the pod network, e.g. "10.244.0.0/16". Traffic to a
+	// cluster IP from outside it is masqueraded, and pod traffic to an
+	// external destination of an externalTrafficPolicy Local service
+	// short-circuits to the Cluster chain. Upstream: --cluster-cidr with
+	// the ClusterCIDR local-traffic detector. Ignored when LocalDetector is
+	// set; when both are empty nothing is detected as local, as upstream's
+	// no-op detector.
+	ClusterCIDR string
+	// LocalDetector overrides ClusterCIDR with another way of telling pod
+	// traffic apart (by bridge or interface prefix).
+	LocalDetector *LocalDetector
+
+	// MasqueradeBit is the fwmark bit that asks for SNAT; 0 means
+	// DefaultMasqueradeBit (bit 0 itself cannot be chosen).
+	MasqueradeBit int
+	// MasqueradeAll SNATs all traffic to cluster IPs. Upstream:
+	// --masquerade-all.
+	MasqueradeAll bool
+	// RandomFully adds --random-fully to the MASQUERADE rule; set it from
+	// Runner.HasRandomFully.
+	RandomFully bool
+
+	// NodeIP is this node's primary address. A load balancer whose source
+	// ranges include it also accepts packets sourced from its own VIPs (the
+	// node reaching the VIP through a local route).
+	NodeIP netip.Addr
+	// NodePortAddresses, when non-empty, limits node ports to these
+	// addresses (upstream --nodeport-addresses resolved to this node's IPs).
+	// Empty means every local address.
+	NodePortAddresses []netip.Addr
+	// LocalhostNodePorts makes node ports answer on 127.0.0.0/8 and adds
+	// kubelet's KUBE-FIREWALL rule that guards it. It only works with the
+	// sysctl net.ipv4.conf.all.route_localnet=1, which this package does not
+	// set. Upstream default is true; ours is false.
+	LocalhostNodePorts bool
+	// ConntrackTCPBeLiberal leaves out the rule that drops packets conntrack
+	// marks INVALID, as upstream does when the sysctl
+	// net.netfilter.nf_conntrack_tcp_be_liberal is non-zero.
+	ConntrackTCPBeLiberal bool
+}
+
+// masqueradeMark is the mark in upstream's spelling: fmt.Sprintf("%#08x",
+// 1<<bit), which gives "0x00004000" for bit 14. iptables-save prints it back
+// as 0x4000.
+func (o *Options) masqueradeMark() string {
+	bit := o.MasqueradeBit
+	if bit == 0 {
+		bit = DefaultMasqueradeBit
+	}
+	return fmt.Sprintf("%#08x", 1<<uint(bit))
+}
+
+func (o *Options) localDetector() (*LocalDetector, error) {
+	if o.LocalDetector != nil {
+		return o.LocalDetector, nil
+	}
+	if o.ClusterCIDR == "" {
+		return &LocalDetector{}, nil
+	}
+	return DetectLocalByCIDR(o.ClusterCIDR)
+}
+
+func (o *Options) validate() error {
+	if o.MasqueradeBit < 0 || o.MasqueradeBit > 31 {
+		return fmt.Errorf("masquerade bit %d: must be within 0..31", o.MasqueradeBit)
+	}
+	for _, a := range append([]netip.Addr{o.NodeIP}, o.NodePortAddresses...) {
+		if a.IsValid() && !a.Is4() {
+			return fmt.Errorf("address %s: only IPv4 is rendered", a)
+		}
+	}
+	return nil
+}
+
+// LocalDetector holds the iptables matches that tell traffic from this
+// node's pods apart from other traffic. Upstream: proxyutil.LocalTrafficDetector
+// (pkg/proxy/util/localdetector.go).
+type LocalDetector struct {
+	// IfLocal matches traffic from a local pod, e.g. ["-s", "10.244.0.0/16"].
+	IfLocal []string
+	// IfNotLocal matches everything else, e.g. ["!", "-s", "10.244.0.0/16"].
+	IfNotLocal []string
+}
+
+// Implemented reports whether the detector matches anything; a zero
+// LocalDetector is upstream's no-op detector.
+func (d *LocalDetector) Implemented() bool { return d != nil && len(d.IfLocal) > 0 }
+
+// DetectLocalByCIDR treats traffic from cidr as pod traffic.
+func DetectLocalByCIDR(cidr string) (*LocalDetector, error) {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster CIDR %q: %w", cidr, err)
+	}
+	if !p.Addr().Is4() {
+		return nil, fmt.Errorf("cluster CIDR %q: only IPv4 is rendered", cidr)
+	}
+	return &LocalDetector{IfLocal: []string{"-s", cidr}, IfNotLocal: []string{"!", "-s", cidr}}, nil
+}
+
+// DetectLocalByBridgeInterface treats traffic arriving on the bridge iface
+// as pod traffic.
+func DetectLocalByBridgeInterface(iface string) *LocalDetector {
+	return &LocalDetector{IfLocal: []string{"-i", iface}, IfNotLocal: []string{"!", "-i", iface}}
+}
+
+// DetectLocalByInterfaceNamePrefix treats traffic arriving on interfaces
+// whose names start with prefix (such as "veth") as pod traffic.
+func DetectLocalByInterfaceNamePrefix(prefix string) *LocalDetector {
+	return &LocalDetector{IfLocal: []string{"-i", prefix + "+"}, IfNotLocal: []string{"!", "-i", prefix + "+"}}
+}

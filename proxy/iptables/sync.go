@@ -1,0 +1,40 @@
+package iptables
+
+import (
+	"fmt"
+
+	"github.com/svclab/svclab/proxy/model"
+)
+
+// Sync renders snap and applies it through runner, keeping the renderer's
+// bookkeeping right. It is the body of upstream's syncProxyRules after the
+// change trackers:
+//
+//  1. before a full sync, ensure the jump rules from the built-in chains and
+//     tell the renderer which nat chains exist, so that stale ones get
+//     deleted (if iptables-save fails, stale chains are just left behind);
+//  2. render and run iptables-restore once with both tables;
+//  3. on success mark the result applied; on failure Reset, so that the
+//     next call is a full sync.
+//
+// The Result is returned even when the restore fails, for its payload.
+func Sync(runner Runner, renderer *Renderer, snap *model.Snapshot) (*Result, error) {
+	if renderer.NeedsFullSync() {
+		for _, jump := range renderer.JumpRules() {
+			if err := runner.EnsureJump(jump); err != nil {
+				renderer.Reset()
+				return nil, fmt.Errorf("sync: %w", err)
+			}
+		}
+		if save, err := runner.Save(TableNAT); err == nil {
+			renderer.SetExistingChains(TableNAT, ChainsFromSave(save))
+		}
+	}
+	res := renderer.Render(snap)
+	if err := runner.Restore(res.Payload); err != nil {
+		renderer.Reset()
+		return res, fmt.Errorf("sync of %d service ports (full=%v): %w", res.ServicePorts, res.FullSync, err)
+	}
+	renderer.Applied(res)
+	return res, nil
+}

@@ -1,0 +1,62 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/svclab/svclab/proxy/config"
+	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/model"
+)
+
+// iptablesBackend is iptables mode: the renderer's payload, applied with
+// one iptables-restore per sync through the exec runner.
+type iptablesBackend struct {
+	runner   *iptables.ExecRunner
+	renderer *iptables.Renderer
+	log      *slog.Logger
+}
+
+func newIPTablesBackend(cfg config.Config, backend string, log *slog.Logger) (Backend, error) {
+	b, err := iptables.ParseBackend(backend)
+	if err != nil {
+		return nil, err
+	}
+	runner, err := iptables.NewExecRunner(iptables.ExecOptions{Backend: b})
+	if err != nil {
+		return nil, err
+	}
+	var clusterCIDR string
+	for _, c := range cfg.ClusterCIDRs {
+		if c.Addr().Is4() {
+			clusterCIDR = c.String()
+		}
+	}
+	renderer, err := iptables.NewRenderer(iptables.Options{
+		ClusterCIDR:   clusterCIDR,
+		MasqueradeBit: cfg.MasqueradeBit,
+		MasqueradeAll: cfg.MasqueradeAll,
+		RandomFully:   runner.HasRandomFully(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
+	}
+	return &iptablesBackend{runner: runner, renderer: renderer, log: log}, nil
+}
+
+func (b *iptablesBackend) Mode() string { return string(config.ModeIPTables) }
+
+func (b *iptablesBackend) Describe() string { return b.runner.Version().String() }
+
+func (b *iptablesBackend) Sync(snap *model.Snapshot) (SyncStats, error) {
+	res, err := iptables.Sync(b.runner, b.renderer, snap)
+	if err != nil {
+		var rerr *iptables.RestoreError
+		if errors.As(err, &rerr) {
+			b.log.Error("iptables-restore rejected the payload; previous rules kept", "offending", rerr.OffendingLine())
+		}
+		return SyncStats{}, err
+	}
+	return SyncStats{Full: res.FullSync, ServicePorts: res.ServicePorts, Endpoints: res.Endpoints, Bytes: res.Bytes()}, nil
+}

@@ -1,0 +1,160 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/svclab/svclab/labs/store"
+	"github.com/svclab/svclab/proxy/config"
+	"github.com/svclab/svclab/proxy/server"
+	"github.com/svclab/svclab/proxy/sources"
+)
+
+// Options say where the proxy gets its objects and configuration.
+type Options struct {
+	// Lab mode: the lab's state directory and this node's name.
+	LabDir   string
+	NodeName string
+	// Cluster mode: a kubeconfig ("" for in-cluster) and an optional config
+	// file; without one the kube-system/kube-proxy ConfigMap is read.
+	Kubeconfig string
+	ConfigFile string
+	// IPTablesBackend is "", "legacy" or "nft" ("" = the host's iptables).
+	IPTablesBackend string
+	Log             *slog.Logger
+}
+
+// SupportedModes are the proxy modes svclab implements.
+var SupportedModes = []config.Mode{config.ModeIPTables}
+
+// Run is the proxy's main: it reads the configuration, serves /proxyMode,
+// /metrics and /healthz, and syncs until ctx ends. A configuration it cannot
+// use is reported (log, /healthz 503, the lab's status file) while the
+// kernel's rules stay as they are, like a kube-proxy in CrashLoopBackOff
+// leaves the node's last good rules in place.
+func Run(ctx context.Context, opts Options) error {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	src, cfg, cfgErr := opts.source()
+	if cfgErr == nil {
+		cfgErr = cfg.CheckModeSupported(SupportedModes...)
+	}
+	var backend Backend
+	if cfgErr == nil {
+		backend, cfgErr = newIPTablesBackend(cfg, opts.IPTablesBackend, log)
+	}
+	if cfgErr != nil {
+		cfg = config.Default()
+	}
+	mode := string(cfg.Mode)
+	if backend != nil {
+		mode = backend.Mode()
+	}
+	srv := server.New(server.Options{
+		MetricsAddress: cfg.MetricsBindAddress,
+		HealthzAddress: cfg.HealthzBindAddress,
+		Mode:           mode,
+		NodeName:       opts.NodeName,
+		HealthTimeout:  cfg.HealthTimeout(),
+		Logger:         log,
+	})
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Run(ctx) }()
+	status := opts.statusWriter(log)
+
+	if cfgErr != nil {
+		log.Error("cannot start proxying; the node's rules are left as they are", "err", cfgErr)
+		srv.SetUnhealthy(cfgErr.Error())
+		status(store.ProxyStatus{Mode: mode, Healthy: false, Error: cfgErr.Error()})
+		select {
+		case <-ctx.Done():
+			return cfgErr
+		case err := <-srvErr:
+			return errors.Join(cfgErr, err)
+		}
+	}
+	log.Info("proxy starting", "node", opts.NodeName, "mode", mode, "kernel", backend.Describe(),
+		"clusterCIDRs", cfg.ClusterCIDRs, "metrics", cfg.MetricsBindAddress, "healthz", cfg.HealthzBindAddress)
+	loop := &Loop{
+		Source:        src,
+		Backend:       backend,
+		NodeName:      opts.NodeName,
+		MinSyncPeriod: cfg.MinSyncPeriod,
+		SyncPeriod:    cfg.SyncPeriod,
+		Log:           log,
+		Changed:       srv.QueuedUpdate,
+		Report: func(o Outcome) {
+			st := store.ProxyStatus{Mode: mode, Backend: backend.Describe(), Generation: o.Generation, LastSync: time.Now(), Healthy: o.Err == nil}
+			if o.Err != nil {
+				srv.SyncFailed(o.Err)
+				st.Error = o.Err.Error()
+			} else {
+				srv.SyncSucceeded(o.Duration)
+				srv.SetObjectCounts(o.Stats.ServicePorts, o.Stats.Endpoints)
+			}
+			status(st)
+		},
+	}
+	loopErr := make(chan error, 1)
+	go func() { loopErr <- loop.Run(ctx) }()
+	select {
+	case err := <-loopErr:
+		return err
+	case err := <-srvErr:
+		if err != nil {
+			return fmt.Errorf("proxy server: %w", err)
+		}
+		return <-loopErr
+	}
+}
+
+// source picks the Source and reads the configuration it comes with.
+func (o Options) source() (sources.Source, config.Config, error) {
+	if o.LabDir != "" {
+		st := store.OpenDir(o.LabDir)
+		src := &sources.LabStore{Store: st}
+		if o.ConfigFile != "" {
+			cfg, err := configFromFile(o.ConfigFile)
+			return src, cfg, err
+		}
+		objs, _, err := st.ReadObjects()
+		if err != nil {
+			return src, config.Config{}, err
+		}
+		cm := objs.ConfigMap(config.ConfigMapNamespace, config.ConfigMapName)
+		if cm == nil {
+			return src, config.Default(), nil
+		}
+		cfg, err := config.FromConfigMap(cm)
+		return src, cfg, err
+	}
+	return clusterSource(o)
+}
+
+func configFromFile(path string) (config.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return config.Config{}, err
+	}
+	return config.Parse(path, data)
+}
+
+// statusWriter reports to the lab's store (lab mode only).
+func (o Options) statusWriter(log *slog.Logger) func(store.ProxyStatus) {
+	if o.LabDir == "" {
+		return func(store.ProxyStatus) {}
+	}
+	st := store.OpenDir(o.LabDir)
+	return func(s store.ProxyStatus) {
+		s.Node, s.PID = o.NodeName, os.Getpid()
+		if err := st.WriteProxyStatus(s); err != nil {
+			log.Error("writing the lab status failed", "err", err)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package scenarios
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/tools/traffic"
+)
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// Statistics, stated once for every distribution assertion of the suite.
+//
+// Each assertion is a chi-square goodness-of-fit test that fails when its
+// p-value is below alpha = 1e-7. The suite makes fewer than 10 such
+// assertions, so a correct proxy fails a run of the whole suite with
+// probability below 10 × 1e-7 = 1e-6 (Bonferroni). The number of connections
+// is the least n for which the test also catches a skew — 60/40 on two
+// backends, 40/30/30 on three — with probability at least 1 − 1e-6
+// (traffic.UniformitySampleSize, noncentral chi-square power): it is
+// computed below, not guessed, and printed with each spec.
+const (
+	alpha = 1e-7
+	miss  = 1e-6
+)
+
+// sampleSize is n for a uniformity test over the given skewed alternative.
+func sampleSize(alternative ...float64) int {
+	n, err := traffic.UniformitySampleSize(alpha, alternative, miss)
+	Expect(err).NotTo(HaveOccurred())
+	return n
+}
+
+// expectUniform asserts that counts are a uniform split at level alpha.
+func expectUniform(what string, counts []float64) {
+	shares := make([]float64, len(counts))
+	for i := range shares {
+		shares[i] = 1 / float64(len(counts))
+	}
+	p := traffic.ChiSquarePValue(counts, shares)
+	ExpectWithOffset(1, p).To(BeNumerically(">=", alpha),
+		"%s: counts %v are not a uniform split (chi-square p-value %.3g < alpha %g)", what, counts, p, alpha)
+}
+
+// expectShares asserts that counts split by the given shares, at level alpha.
+func expectShares(what string, counts, shares []float64) {
+	p := traffic.ChiSquarePValue(counts, shares)
+	ExpectWithOffset(1, p).To(BeNumerically(">=", alpha),
+		"%s: counts %v do not fit shares %v (chi-square p-value %.3g < alpha %g)", what, counts, shares, p, alpha)
+}
+
+// serviceVIP returns the cluster IP the lab gave to default/<name>.
+func serviceVIP(lab *kit.Lab, name string) netip.Addr {
+	objs, _, err := lab.Store.ReadObjects()
+	Expect(err).NotTo(HaveOccurred())
+	svc := objs.Service("default", name)
+	Expect(svc).NotTo(BeNil(), "service default/%s", name)
+	return netip.MustParseAddr(svc.Spec.ClusterIP)
+}
+
+// podIPs maps the names of the pods labelled app=<app> to their IPs.
+func podIPs(lab *kit.Lab, app string) map[string]netip.Addr {
+	objs, _, err := lab.Store.ReadObjects()
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]netip.Addr{}
+	for _, p := range objs.Pods {
+		if p.Labels["app"] == app {
+			out[p.Name] = netip.MustParseAddr(p.Status.PodIP)
+		}
+	}
+	return out
+}
+
+// sepChainFor finds, in the KUBE-SVC chain rules, the KUBE-SEP chain whose
+// DNAT goes to ip:port, by the upstream hash.
+func sepChainFor(servicePortName string, ip netip.Addr, port int) string {
+	return kit.UpstreamChain("KUBE-SEP-", servicePortName, "tcp", netip.AddrPortFrom(ip, uint16(port)).String())
+}
+
+// jumpTarget returns the -j target of a rule spec.
+func jumpTarget(spec string) string {
+	i := strings.LastIndex(spec, "-j ")
+	Expect(i).To(BeNumerically(">=", 0), "rule %q has no jump", spec)
+	return strings.Fields(spec[i+3:])[0]
+}
+
+// flowsTo returns the conntrack entries whose original destination is dst
+// and whose original source is one of the given client addresses.
+func flowsTo(flows []kit.Flow, dst netip.AddrPort, sources map[netip.AddrPort]bool) []kit.Flow {
+	var out []kit.Flow
+	for _, f := range flows {
+		if f.OrigDst == dst && sources[f.OrigSrc] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// localAddrs returns the client addresses of the successful connections.
+func localAddrs(res *traffic.Result) map[netip.AddrPort]bool {
+	out := map[netip.AddrPort]bool{}
+	for _, c := range res.Connections {
+		if c.Backend != "" {
+			out[netip.MustParseAddrPort(c.LocalAddress)] = true
+		}
+	}
+	return out
+}
+
+func describeCounts(res *traffic.Result) string {
+	return fmt.Sprintf("%d/%d succeeded, backends %v, failures %v", res.Succeeded, res.Attempted, res.Backends, res.Failures)
+}

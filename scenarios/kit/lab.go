@@ -1,0 +1,105 @@
+package kit
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/tools/traffic"
+)
+
+// Lab is a lab made for one scenario.
+type Lab struct {
+	*labs.Lab
+	Binary string
+	dir    string
+}
+
+// UniqueName returns a lab name that no other run uses: prefix + 5 random
+// lowercase characters.
+func UniqueName(prefix string) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 5)
+	rand.Read(b)
+	for i := range b {
+		b[i] = letters[int(b[i])%len(letters)]
+	}
+	return prefix + "-" + string(b)
+}
+
+// NewLab creates a lab from a topology whose metadata.name is written as
+// {{NAME}}; it is replaced by name.
+func NewLab(ctx context.Context, name, topology, binary string) (*Lab, error) {
+	dir, err := os.MkdirTemp("", "svclab-scenario-")
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(dir, "lab.yaml")
+	if err := os.WriteFile(file, []byte(strings.ReplaceAll(topology, "{{NAME}}", name)), 0o644); err != nil {
+		return nil, err
+	}
+	l, _, err := labs.Create(ctx, file, labs.Options{Binary: binary})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return &Lab{Lab: l, Binary: binary, dir: dir}, nil
+}
+
+// Delete removes the lab and its scratch files.
+func (l *Lab) Delete() error {
+	defer os.RemoveAll(l.dir)
+	return labs.Delete(l.Name())
+}
+
+// Apply applies a manifest given as text.
+func (l *Lab) Apply(ctx context.Context, manifest string) error {
+	f, err := os.CreateTemp(l.dir, "manifest-*.yaml")
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(manifest); err != nil {
+		return err
+	}
+	f.Close()
+	return l.Lab.Apply(ctx, f.Name(), labs.Options{Binary: l.Binary})
+}
+
+// Run runs a command in a host of the lab and returns its standard output.
+func (l *Lab) Run(host string, args ...string) (string, error) {
+	cmd, err := l.Command(host, args...)
+	if err != nil {
+		return "", err
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s in %s: %v: %s", strings.Join(args, " "), host, err, errOut.String())
+	}
+	return out.String(), nil
+}
+
+// Traffic makes n new connections from host to target with svclab traffic
+// and returns every connection's outcome.
+func (l *Lab) Traffic(host, target string, n int) (*traffic.Result, error) {
+	cmd := exec.Command(l.Binary, "traffic", "--lab", l.Name(), "--from", host, "--to", target,
+		"-n", strconv.Itoa(n), "--raw")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("svclab traffic from %s to %s: %v: %s", host, target, err, errOut.String())
+	}
+	var res traffic.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}

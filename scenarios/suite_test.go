@@ -1,0 +1,29 @@
+package scenarios
+
+import (
+	"os"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/scenarios/kit"
+)
+
+// binary is the svclab executable the scenarios' labs run.
+var binary string
+
+func TestScenarios(t *testing.T) {
+	roottest.Require(t, "the scenarios build labs from network namespaces and run iptables in them")
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "svclab scenarios")
+}
+
+var _ = BeforeSuite(func() {
+	dir, err := os.MkdirTemp("", "svclab-bin-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+	binary, err = kit.Binary(dir)
+	Expect(err).NotTo(HaveOccurred())
+})

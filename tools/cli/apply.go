@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svclab/svclab/labs"
+)
+
+func newApply() *cobra.Command {
+	var labName string
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "apply --lab NAME -f FILE",
+		Short: "Apply Kubernetes manifests (Pod, Deployment, Service, ConfigMap) to a lab",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return fmt.Errorf("-f: required")
+			}
+			l, err := labs.Open(labName)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				if err := l.Apply(cmd.Context(), f, labs.Options{Out: cmd.OutOrStdout()}); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (repeatable)")
+	return cmd
+}

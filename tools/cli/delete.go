@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svclab/svclab/labs"
+)
+
+func newDelete() *cobra.Command {
+	cmd := &cobra.Command{Use: "delete", Short: "Delete labs"}
+	var name string
+	one := &cobra.Command{
+		Use:   "lab --name NAME",
+		Short: "Delete a lab: its processes, namespaces and state (idempotent)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if name == "" {
+				return fmt.Errorf("--name: required")
+			}
+			if err := labs.Delete(name); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "lab %s deleted\n", name)
+			return nil
+		},
+	}
+	one.Flags().StringVar(&name, "name", "", "lab name")
+	var all bool
+	many := &cobra.Command{
+		Use:   "labs --all",
+		Short: "Delete every lab, also crashed ones (idempotent)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !all {
+				return fmt.Errorf("--all: required (delete labs deletes every lab)")
+			}
+			names, err := labs.DeleteAll()
+			for _, n := range names {
+				fmt.Fprintf(cmd.OutOrStdout(), "lab %s deleted\n", n)
+			}
+			return err
+		},
+	}
+	many.Flags().BoolVar(&all, "all", false, "delete every lab")
+	cmd.AddCommand(one, many)
+	return cmd
+}

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svclab/svclab/labs"
+)
+
+func newExec() *cobra.Command {
+	var labName string
+	cmd := &cobra.Command{
+		Use:   "exec --lab NAME HOST -- CMD [ARGS…]",
+		Short: "Run a command inside a node, pod, client or the router of a lab",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := labs.Open(labName)
+			if err != nil {
+				return err
+			}
+			c, err := l.Command(args[0], args[1:]...)
+			if err != nil {
+				return err
+			}
+			c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+			err = c.Run()
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				return exitCode(exit.ExitCode())
+			}
+			if err != nil {
+				return fmt.Errorf("exec in %s: %w", args[0], err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
+	return cmd
+}

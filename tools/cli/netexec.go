@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svclab/svclab/tools/netexec"
+)
+
+func newNetexec() *cobra.Command {
+	var opts netexec.Options
+	cmd := &cobra.Command{
+		Use:   "netexec --pod-name NAME --http-port PORT…",
+		Short: "The pods' backend server (agnhost netexec compatible: /hostname, /clientip, /)",
+		Long:  "Serves GET /hostname (the pod name), /clientip (the peer's ip:port as seen here), / (JSON: pod, node, pod IPs, client) and /healthz on every --http-port. A lab runs one in every pod.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			if len(opts.Ports) == 0 {
+				opts.Ports = []int{8080} // agnhost netexec's default --http-port
+			}
+			return netexec.Serve(ctx, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.PodName, "pod-name", "", "what /hostname answers (default: the host name)")
+	cmd.Flags().StringVar(&opts.NodeName, "node-name", "", "node name reported by /")
+	cmd.Flags().IntSliceVar(&opts.Ports, "http-port", nil, "port to serve on (repeatable; default 8080)")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if opts.PodName == "" {
+			opts.PodName = hostname()
+		}
+		return nil
+	}
+	return cmd
+}

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Main runs the CLI with args and returns the exit code.
+func Main(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		if code, ok := err.(exitCode); ok {
+			return int(code)
+		}
+		fmt.Fprintln(os.Stderr, "error:", err)
+		return 1
+	}
+	return 0
+}
+
+// exitCode passes a child's exit status through (svclab exec).
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "svclab",
+		Short:         "A lab and test harness for Kubernetes Service networking",
+		Long:          "svclab shows what kube-proxy does to a packet: it builds labs from network namespaces, runs an embedded kube-proxy in them, and proves what the kernel did.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newCreate(), newGet(), newDelete(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec())
+	return root
+}

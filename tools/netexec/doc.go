@@ -1,0 +1,19 @@
+// Package netexec is the backend server that runs in every lab pod. It
+// answers the same HTTP paths as upstream's agnhost netexec, so commands and
+// tests written against Kubernetes e2e backends work unchanged:
+//
+//	GET /hostname  the pod name, plain text, no trailing newline
+//	GET /clientip  the peer's ip:port as this server saw it (after any NAT)
+//	GET /echo?msg= msg, echoed back
+//	GET /healthz   200 "ok"
+//	GET /          JSON: pod name, node name, pod IPs, client address
+//
+// There is deliberately no /shell or /exit.
+//
+// Connections are HTTP/1.1 keep-alive and the server never closes an idle
+// connection after a response: the client closes first, so the TIME_WAIT
+// state, and the conntrack entry a lab inspects, sits on the client's side
+// as it does in a cluster. The only server-side closes are for a client that
+// opens a connection and sends no request header within a minute, and
+// graceful shutdown when Serve's context is cancelled.
+package netexec

@@ -1,0 +1,145 @@
+package netexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Options configures Serve.
+type Options struct {
+	// PodName is what /hostname answers. Required.
+	PodName string
+	// NodeName is reported by /.
+	NodeName string
+	// PodIPs are reported by /; when empty, the namespace's global unicast
+	// addresses are listed at start.
+	PodIPs []string
+	// Ports are the containerPorts: one listener each. Required.
+	Ports []int
+	// BindAddress is the IP to listen on; empty means all addresses (what a
+	// pod does). Tests on the host pass "127.0.0.1".
+	BindAddress string
+	// Logger gets start/stop lines, and a debug line per request; default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// ShutdownGrace is how long Serve waits for in-flight requests after its
+// context is cancelled before closing connections outright.
+const ShutdownGrace = 5 * time.Second
+
+// headerTimeout bounds how long a new connection may stay silent; it never
+// applies to an idle keep-alive connection between requests.
+const headerTimeout = time.Minute
+
+// Server is a netexec server listening on its ports.
+type Server struct {
+	opts      Options
+	listeners []net.Listener
+	http      *http.Server
+}
+
+// Serve listens on every port in opts.Ports and serves until ctx is
+// cancelled, then shuts down gracefully and returns nil. It returns an
+// error if a port cannot be bound or a listener fails.
+func Serve(ctx context.Context, opts Options) error {
+	s, err := Listen(opts)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// Listen binds every port in opts.Ports (closing those already bound if one
+// fails) without serving yet; Addrs then tells the bound addresses, which
+// is how a test using port 0 learns its port.
+func Listen(opts Options) (*Server, error) {
+	if opts.PodName == "" {
+		return nil, errors.New("netexec: PodName is required")
+	}
+	if len(opts.Ports) == 0 {
+		return nil, errors.New("netexec: at least one port is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if len(opts.PodIPs) == 0 {
+		ips, err := discoverPodIPs()
+		if err != nil {
+			return nil, fmt.Errorf("netexec: %w", err)
+		}
+		opts.PodIPs = ips
+	}
+	s := &Server{opts: opts}
+	for _, port := range opts.Ports {
+		if port < 0 || port > 65535 {
+			s.closeListeners()
+			return nil, fmt.Errorf("netexec: port %d out of range 0..65535", port)
+		}
+		addr := net.JoinHostPort(opts.BindAddress, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			s.closeListeners()
+			return nil, fmt.Errorf("netexec: listen on %s: %w", addr, err)
+		}
+		s.listeners = append(s.listeners, ln)
+	}
+	info := PodInfo{PodName: opts.PodName, NodeName: opts.NodeName, PodIPs: opts.PodIPs}
+	s.http = &http.Server{
+		Handler: NewHandler(info, opts.Logger),
+		// No IdleTimeout and no ReadTimeout: an idle keep-alive connection
+		// stays open until the client closes it.
+		ReadHeaderTimeout: headerTimeout,
+		ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelWarn),
+	}
+	return s, nil
+}
+
+// Addrs are the bound listener addresses, in the order of Options.Ports.
+func (s *Server) Addrs() []net.Addr {
+	addrs := make([]net.Addr, len(s.listeners))
+	for i, ln := range s.listeners {
+		addrs[i] = ln.Addr()
+	}
+	return addrs
+}
+
+// Serve serves on the listeners Listen bound until ctx is cancelled, then
+// shuts down gracefully (ShutdownGrace at most) and returns nil; or returns
+// the first listener's error.
+func (s *Server) Serve(ctx context.Context) error {
+	errs := make(chan error, len(s.listeners))
+	for _, ln := range s.listeners {
+		s.opts.Logger.Info("netexec serving", "pod", s.opts.PodName, "address", ln.Addr().String())
+		go func() {
+			if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errs <- fmt.Errorf("netexec: serving on %s: %w", ln.Addr(), err)
+			}
+		}()
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errs:
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
+	defer cancel()
+	if err := s.http.Shutdown(shutdownCtx); err != nil {
+		s.http.Close()
+	}
+	s.opts.Logger.Info("netexec stopped", "pod", s.opts.PodName)
+	return serveErr
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+	s.listeners = nil
+}

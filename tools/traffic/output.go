@@ -1,0 +1,109 @@
+package traffic
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Output formats for Report.Write.
+const (
+	FormatTable = "table"
+	FormatJSON  = "json"
+)
+
+// Write writes the report in format: "table" (or "") for people, "json"
+// for programs (`svclab traffic -o json`).
+func (r Report) Write(w io.Writer, format string) error {
+	switch format {
+	case "", FormatTable:
+		return r.WriteTable(w)
+	case FormatJSON:
+		return r.WriteJSON(w)
+	default:
+		return fmt.Errorf("traffic report: output format %q: want %s or %s", format, FormatTable, FormatJSON)
+	}
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the report for people:
+//
+//	10.96.0.10:80: 2326 connections, 2326 succeeded, 0 failed in 1.2s
+//	BACKEND  COUNT  SHARE   EXPECTED
+//	web-1    1170   50.3%   50.0%
+//	web-2    1156   49.7%   50.0%
+//	chi-square 0.0843 on 1 degree of freedom: p-value 0.7716 (uniform over the observed backends)
+func (r Report) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d connections, %d succeeded, %d failed", r.Target, r.Attempted, r.Succeeded, r.Failed)
+	if r.Failed > 0 {
+		var kinds []string
+		for _, kind := range FailureKinds {
+			if n := r.Failures[kind]; n > 0 {
+				kinds = append(kinds, fmt.Sprintf("%s %d", kind, n))
+			}
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(kinds, ", "))
+	}
+	fmt.Fprintf(&b, " in %s\n", r.Elapsed.Round(time.Millisecond))
+	if r.DeadlineExceeded {
+		fmt.Fprintf(&b, "deadline reached: %d of %d connections not attempted\n", r.Requested-r.Attempted, r.Requested)
+	}
+
+	if len(r.Backends) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "BACKEND\tCOUNT\tSHARE\tEXPECTED")
+		for _, be := range r.Backends {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", be.Backend, be.Count, percent(be.Share), percent(be.Expected))
+		}
+		tw.Flush()
+	}
+
+	over := "the observed backends"
+	if r.ExpectedFrom == "expected" {
+		over = "the expected backends"
+	}
+	switch {
+	case r.PValue == nil:
+		fmt.Fprintf(&b, "p-value: n/a (no successful connection)\n")
+	case r.ChiSquare == nil:
+		fmt.Fprintf(&b, "chi-square infinite (unexpected backend): p-value 0 (uniform over %s)\n", over)
+	default:
+		fmt.Fprintf(&b, "chi-square %.4g on %d degree%s of freedom: p-value %s (uniform over %s)\n",
+			*r.ChiSquare, r.DegreesOfFreedom, plural(r.DegreesOfFreedom), formatP(*r.PValue), over)
+	}
+	if len(r.Missing) > 0 {
+		fmt.Fprintf(&b, "missing (no connection): %s\n", strings.Join(r.Missing, ", "))
+	}
+	if len(r.Unexpected) > 0 {
+		fmt.Fprintf(&b, "unexpected: %s\n", strings.Join(r.Unexpected, ", "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+
+func formatP(p float64) string {
+	if p != 0 && p < 1e-4 {
+		return strconv.FormatFloat(p, 'e', 2, 64)
+	}
+	return strconv.FormatFloat(p, 'f', 4, 64)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,101 @@
+package traffic
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Result is the outcome of a Run.
+type Result struct {
+	Target string `json:"target"`
+	// Expected is Options.Expected, for Report.
+	Expected []string `json:"expected,omitempty"`
+	// Requested is Options.Connections; Attempted may be fewer when the
+	// deadline stopped the run.
+	Requested int `json:"requested"`
+	Attempted int `json:"attempted"`
+	Succeeded int `json:"succeeded"`
+	// Backends counts successful connections per backend name.
+	Backends map[string]int `json:"backends"`
+	// Failures counts failed connections per kind.
+	Failures map[FailureKind]int `json:"failures"`
+	// Connections lists every attempted connection, by Index.
+	Connections []Connection  `json:"connections"`
+	Elapsed     time.Duration `json:"elapsedNanos"`
+	// DeadlineExceeded is set when the overall deadline (or ctx) ended the
+	// run before every connection was attempted.
+	DeadlineExceeded bool `json:"deadlineExceeded"`
+}
+
+// Failed is the number of attempted connections that failed.
+func (r *Result) Failed() int { return r.Attempted - r.Succeeded }
+
+// Run makes o.Connections new connections to o.Target and returns what
+// each gave. It returns an error only for invalid options: connection
+// failures are counted in the Result. It returns when every connection is
+// done or, at the latest, soon after o.Deadline (or ctx's end): that stops
+// new connections and cuts in-flight ones short, which count as timeouts.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	dialer := &net.Dialer{}
+	if o.SourceIP != "" {
+		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(o.SourceIP)}
+	}
+
+	start := time.Now()
+	runCtx, cancel := context.WithTimeout(ctx, o.Deadline)
+	defer cancel()
+
+	// A context's Err is set by a timer that may fire late on a busy
+	// machine; the clock says sooner whether the run is over.
+	runDeadline, _ := runCtx.Deadline()
+	over := func() bool { return runCtx.Err() != nil || !time.Now().Before(runDeadline) }
+
+	conns := make([]Connection, o.Connections)
+	attempted := make([]bool, o.Connections)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range o.Parallelism {
+		wg.Go(func() {
+			for !over() {
+				i := int(next.Add(1) - 1)
+				if i >= o.Connections {
+					return
+				}
+				conns[i] = connectOnce(runCtx, dialer, o, i)
+				attempted[i] = true
+			}
+		})
+	}
+	wg.Wait()
+
+	res := &Result{
+		Target:    o.Target,
+		Expected:  append([]string(nil), o.Expected...),
+		Requested: o.Connections,
+		Backends:  map[string]int{},
+		Failures:  map[FailureKind]int{},
+		Elapsed:   time.Since(start),
+	}
+	for i, c := range conns {
+		if !attempted[i] {
+			res.DeadlineExceeded = true
+			continue
+		}
+		res.Attempted++
+		res.Connections = append(res.Connections, c)
+		if c.Failure == "" {
+			res.Succeeded++
+			res.Backends[c.Backend]++
+		} else {
+			res.Failures[c.Failure]++
+		}
+	}
+	return res, nil
+}
