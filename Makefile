@@ -27,17 +27,17 @@ build: ## build the CLI into bin/svclab
 root-check:
 	@[ "$$(id -u)" = 0 ] || { echo "this target needs root (network namespaces, iptables): run sudo make $(MAKECMDGOALS)"; exit 1; }
 
-lab: root-check deps build ## bring up the single-node lab, spread 3000 connections over 3 pods, show the rules, tear down
-	@./tools/demo/single-node.sh $(BIN)
+lab: root-check deps build ## the single-node tour: 3000 connections over 3 pods, the 1/3, 1/2, 1 ladder (KEEP=1 keeps the lab)
+	@./$(BIN) tour single-node
 
 test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root)
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 test-unit: ## run the tests that need no root (root tests skip with a message)
 	$(GO) test ./...
 
-test-scenarios: root-check deps build ## run only the ginkgo scenarios
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -v ./scenarios/...
+test-scenarios: root-check deps build ## run only the ginkgo scenarios, verbosely
+	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./scenarios/... -ginkgo.v
 
 bench: ## run the benchmarks (renderer, lab bring-up) and print their tables
 	$(GO) test -run '^$$' -bench . -benchmem ./proxy/... ./labs/...

@@ -423,12 +423,12 @@ func testOverlay(t *testing.T, cni topology.CNI) {
 	} else {
 		mustPing(t, pa.Namespace, "10.100.40.1") // pod -> cni0
 	}
-	mustPing(t, client, "192.168.16.73")      // client -> node, through the router
-	mustPing(t, client, "192.168.16.139")     // client -> the other node
-	mustPing(t, pa.Namespace, "10.100.40.3")  // pod -> pod, same node
-	mustPing(t, pa.Namespace, "10.100.81.2")  // pod -> pod across the overlay
-	mustPing(t, pb.Namespace, "10.100.40.2")  // and back
-	mustPing(t, hostb, "10.100.40.3")         // node -> remote pod
+	mustPing(t, client, "192.168.16.73")     // client -> node, through the router
+	mustPing(t, client, "192.168.16.139")    // client -> the other node
+	mustPing(t, pa.Namespace, "10.100.40.3") // pod -> pod, same node
+	mustPing(t, pa.Namespace, "10.100.81.2") // pod -> pod across the overlay
+	mustPing(t, pb.Namespace, "10.100.40.2") // and back
+	mustPing(t, hostb, "10.100.40.3")        // node -> remote pod
 	serveRemoteAddr(t, pb.Namespace, "0.0.0.0:8080")
 	if src := mustTCP(t, pa.Namespace, "10.100.81.2:8080"); src != "10.100.40.2" {
 		t.Errorf("pod -> remote pod arrived from %q, want the pod's own address (no NAT inside the pod network)", src)

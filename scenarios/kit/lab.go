@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/svclab/svclab/labs"
@@ -90,16 +87,5 @@ func (l *Lab) Run(host string, args ...string) (string, error) {
 // Traffic makes n new connections from host to target with svclab traffic
 // and returns every connection's outcome.
 func (l *Lab) Traffic(host, target string, n int) (*traffic.Result, error) {
-	cmd := exec.Command(l.Binary, "traffic", "--lab", l.Name(), "--from", host, "--to", target,
-		"-n", strconv.Itoa(n), "--raw")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("svclab traffic from %s to %s: %v: %s", host, target, err, errOut.String())
-	}
-	var res traffic.Result
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
+	return l.Lab.Traffic(host, traffic.Options{Target: target, Connections: n}, labs.Options{Binary: l.Binary})
 }

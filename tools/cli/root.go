@@ -34,6 +34,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newCreate(), newGet(), newDelete(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec())
+	root.AddCommand(newCreate(), newGet(), newDelete(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newTour())
 	return root
 }

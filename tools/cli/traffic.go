@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -30,7 +27,7 @@ func newTraffic() *cobra.Command {
 			var res *traffic.Result
 			var err error
 			if labName != "" || from != "" {
-				res, err = trafficInLab(cmd, labName, from, opts)
+				res, err = trafficInLab(labName, from, opts)
 			} else {
 				res, err = traffic.Run(cmd.Context(), opts)
 			}
@@ -58,10 +55,8 @@ func newTraffic() *cobra.Command {
 	return cmd
 }
 
-// trafficInLab runs this command again inside the lab host's namespace and
-// reads its raw result: sockets belong to the namespace of the thread that
-// makes them, and a process of its own is the simple, safe way to get that.
-func trafficInLab(cmd *cobra.Command, labName, from string, opts traffic.Options) (*traffic.Result, error) {
+// trafficInLab runs the traffic inside a host of the lab.
+func trafficInLab(labName, from string, opts traffic.Options) (*traffic.Result, error) {
 	if labName == "" || from == "" {
 		return nil, fmt.Errorf("--lab and --from go together")
 	}
@@ -69,28 +64,5 @@ func trafficInLab(cmd *cobra.Command, labName, from string, opts traffic.Options
 	if err != nil {
 		return nil, err
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	args := []string{self, "traffic", "--raw", "--to", opts.Target, "-n", strconv.Itoa(opts.Connections),
-		"--parallel", strconv.Itoa(opts.Parallelism), "--timeout", opts.Timeout.String(),
-		"--deadline", opts.Deadline.String(), "--path", opts.Path}
-	for _, e := range opts.Expected {
-		args = append(args, "--expect", e)
-	}
-	c, err := l.Command(from, args...)
-	if err != nil {
-		return nil, err
-	}
-	var out, errOut bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errOut
-	if err := c.Run(); err != nil {
-		return nil, fmt.Errorf("traffic from %s: %v: %s", from, err, bytes.TrimSpace(errOut.Bytes()))
-	}
-	var res traffic.Result
-	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
-		return nil, fmt.Errorf("traffic from %s: reading result: %w", from, err)
-	}
-	return &res, nil
+	return l.Traffic(from, opts, labs.Options{})
 }

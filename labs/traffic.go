@@ -1,0 +1,51 @@
+package labs
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/svclab/svclab/tools/traffic"
+)
+
+// Traffic runs `svclab traffic --raw` inside a host of the lab and returns
+// every connection's outcome. Sockets belong to the network namespace of
+// the thread that opens them; a process of its own in the host's namespace
+// is the simple and safe way to get that for many parallel connections.
+func (l *Lab) Traffic(host string, o traffic.Options, opts Options) (*traffic.Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{opts.Binary, "traffic", "--raw", "--to", o.Target, "-n", strconv.Itoa(o.Connections)}
+	if o.Parallelism > 0 {
+		args = append(args, "--parallel", strconv.Itoa(o.Parallelism))
+	}
+	if o.Timeout > 0 {
+		args = append(args, "--timeout", o.Timeout.String())
+	}
+	if o.Deadline > 0 {
+		args = append(args, "--deadline", o.Deadline.String())
+	}
+	if o.Path != "" {
+		args = append(args, "--path", o.Path)
+	}
+	for _, e := range o.Expected {
+		args = append(args, "--expect", e)
+	}
+	cmd, err := l.Command(host, args...)
+	if err != nil {
+		return nil, err
+	}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("traffic from %s to %s: %v: %s", host, o.Target, err, bytes.TrimSpace(errOut.Bytes()))
+	}
+	var res traffic.Result
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		return nil, fmt.Errorf("traffic from %s: reading its result: %w", host, err)
+	}
+	return &res, nil
+}

@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svclab/svclab/tools/tour"
+)
+
+func newTour() *cobra.Command {
+	var opts tour.Options
+	cmd := &cobra.Command{Use: "tour", Short: "Guided walk-throughs: bring up a lab, send traffic, show what the kernel did"}
+	single := &cobra.Command{
+		Use:   "single-node",
+		Short: "Seed 001's nginx over 3 pods: the 1/3, 1/2, 1 probability ladder",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			opts.Out = cmd.OutOrStdout()
+			return tour.SingleNode(ctx, opts)
+		},
+	}
+	cmd.PersistentFlags().BoolVar(&opts.Keep, "keep", os.Getenv("KEEP") == "1", "keep the lab running at the end (also KEEP=1)")
+	cmd.AddCommand(single)
+	return cmd
+}

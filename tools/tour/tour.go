@@ -1,0 +1,152 @@
+package tour
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/svclab/svclab/labs"
+)
+
+// Options of a tour run.
+type Options struct {
+	Out  io.Writer
+	Keep bool // leave the lab running at the end
+	// Root is the svclab checkout (for clusters/); default: found from the
+	// working directory.
+	Root string
+}
+
+// guide is what a tour's steps use to talk and to run things.
+type guide struct {
+	ctx  context.Context
+	out  io.Writer
+	lab  *labs.Lab
+	step int
+}
+
+// section starts a numbered part of the walk-through.
+func (g *guide) section(title string) {
+	g.step++
+	fmt.Fprintf(g.out, "\n\033[1m%d. %s\033[0m\n", g.step, title)
+}
+
+// say prints explanation text, wrapped as given.
+func (g *guide) say(format string, args ...any) {
+	fmt.Fprintf(g.out, "   "+format+"\n", args...)
+}
+
+// hop prints one line saying what happened to the packet at a hop.
+func (g *guide) hop(format string, args ...any) {
+	fmt.Fprintf(g.out, "   \033[32m→\033[0m "+format+"\n", args...)
+}
+
+// show runs a command in a lab host, prints it as a prompt line and its real
+// output (filtered to the lines that contain one of keep, when given).
+func (g *guide) show(host string, keep []string, args ...string) (string, error) {
+	cmd, err := g.lab.Command(host, args...)
+	if err != nil {
+		return "", err
+	}
+	out, err := cmd.CombinedOutput()
+	prompt := fmt.Sprintf("[root@%s ~]# %s", host, strings.Join(quoteArgs(args), " "))
+	if len(keep) > 0 {
+		prompt += " | grep -E '" + strings.Join(keep, "|") + "'"
+	}
+	fmt.Fprintf(g.out, "   \033[2m%s\033[0m\n", prompt)
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		if len(keep) > 0 && !containsAny(line, keep) {
+			continue
+		}
+		fmt.Fprintf(g.out, "   %s\n", line)
+	}
+	if err != nil {
+		return string(out), fmt.Errorf("%s in %s: %w", strings.Join(args, " "), host, err)
+	}
+	return string(out), nil
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " \"'|*") {
+			a = "'" + a + "'"
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// run brings up the lab from topology, runs the tour's steps, and deletes the
+// lab at the end unless Keep, and always when the steps fail or ctx ends
+// (Ctrl-C).
+func run(ctx context.Context, opts Options, topology string, steps func(*guide) error) error {
+	if opts.Out == nil {
+		opts.Out = os.Stdout
+	}
+	root, err := checkoutRoot(opts.Root)
+	if err != nil {
+		return err
+	}
+	topoFile := filepath.Join(root, topology)
+	fmt.Fprintf(opts.Out, "\033[1msvclab tour\033[0m — lab from %s\n", topology)
+	lab, took, err := labs.Create(ctx, topoFile, labs.Options{Out: opts.Out})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.Out, "   lab %s is up in %s\n", lab.Name(), took.Round(time.Millisecond))
+	g := &guide{ctx: ctx, out: opts.Out, lab: lab}
+	stepsErr := steps(g)
+	if ctx.Err() != nil {
+		stepsErr = errors.Join(stepsErr, fmt.Errorf("interrupted"))
+	}
+	if opts.Keep && stepsErr == nil {
+		fmt.Fprintf(opts.Out, "\nThe lab keeps running. Poke around, for example:\n")
+		for _, h := range lab.Topology.Hosts() {
+			fmt.Fprintf(opts.Out, "   svclab exec --lab %s %s -- ip route\n", lab.Name(), h.Name)
+		}
+		fmt.Fprintf(opts.Out, "   svclab exec --lab %s %s -- iptables -t nat -vnL KUBE-SERVICES\n", lab.Name(), lab.Topology.Spec.Nodes[0].Name)
+		fmt.Fprintf(opts.Out, "   svclab get pods --lab %s\n", lab.Name())
+		fmt.Fprintf(opts.Out, "and delete it with: svclab delete lab --name %s\n", lab.Name())
+		return nil
+	}
+	delErr := labs.Delete(lab.Name())
+	if delErr == nil {
+		fmt.Fprintf(opts.Out, "\nlab %s deleted: no namespace, process or rule of it is left (KEEP=1 keeps it).\n", lab.Name())
+	}
+	return errors.Join(stepsErr, delErr)
+}
+
+// checkoutRoot finds the svclab checkout: the directory with clusters/ at or
+// above the working directory.
+func checkoutRoot(given string) (string, error) {
+	if given != "" {
+		return given, nil
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "clusters", "single-node.yaml")); err == nil {
+			return d, nil
+		}
+		if d == filepath.Dir(d) {
+			return "", fmt.Errorf("tour: run it from the svclab checkout (no clusters/ found above %s)", dir)
+		}
+	}
+}
