@@ -154,6 +154,28 @@ func sysctlIn(t testing.TB, ns, key string) string {
 	return v
 }
 
+// rootSnapshot lists the root namespace's links and IPv4 routes (read
+// only), to show that building a lab does not touch them.
+func rootSnapshot(t testing.TB) []string {
+	t.Helper()
+	links, err := netlink.LinkList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap []string
+	for _, l := range links {
+		snap = append(snap, "link "+l.Attrs().Name)
+	}
+	rs, err := netlink.RouteList(nil, unix.AF_INET)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		snap = append(snap, "route "+r.String())
+	}
+	return snap
+}
+
 // TestIntegrationSingleNode builds the single-node lab of clusters/ and
 // checks the underlay and flannel's bridge attachment.
 func TestIntegrationSingleNode(t *testing.T) {
@@ -163,6 +185,7 @@ func TestIntegrationSingleNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	lab.Metadata.Name = uniqueLabName(t)
+	hostBefore := rootSnapshot(t)
 	plan := buildLab(t, lab)
 	name := lab.Name()
 	router, node1, client := RouterNamespace(name), NamespaceName(name, "node1"), NamespaceName(name, "client")
@@ -192,6 +215,9 @@ func TestIntegrationSingleNode(t *testing.T) {
 		t.Errorf("router port node1 is not in lan0")
 	}
 	wantContains(t, "router routes", routes(t, r), "10.96.0.0/16 via 192.168.16.73 dev lan0")
+	if rs, err := r.RouteGet(net.ParseIP("10.96.0.10")); err != nil || len(rs) == 0 || !rs[0].Gw.Equal(net.ParseIP("192.168.16.73")) {
+		t.Errorf("router: route get 10.96.0.10 = %+v, %v; want via node1 192.168.16.73", rs, err)
+	}
 	if v := sysctlIn(t, router, "net/ipv4/ip_forward"); v != "1" {
 		t.Errorf("router ip_forward = %s", v)
 	}
@@ -274,6 +300,11 @@ func TestIntegrationSingleNode(t *testing.T) {
 	serveRemoteAddr(t, pp2.Namespace, "0.0.0.0:8080")
 	if src := mustTCP(t, pp.Namespace, "10.244.1.3:8080"); src != "10.244.1.2" {
 		t.Errorf("pod -> pod arrived from %q, want the pod's own address", src)
+	}
+
+	// The host's own namespace is as it was.
+	if after := rootSnapshot(t); !slices.Equal(after, hostBefore) {
+		t.Errorf("the root namespace changed:\nbefore %q\nafter  %q", hostBefore, after)
 	}
 
 	// Pod errors at run time.

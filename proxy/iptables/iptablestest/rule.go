@@ -142,7 +142,10 @@ func ParseRule(chain string, args []string) (*Rule, error) {
 			r.RecentCheck = true
 		case "--set":
 			r.RecentSet = true
-		case "--reap":
+		case "--reap", "--rsource", "--rdest":
+		case "--mask":
+			var ignored string
+			str = &ignored
 		case "--seconds":
 			str = &r.RecentSecs
 		case "--nfacct-name":
