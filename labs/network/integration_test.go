@@ -262,17 +262,8 @@ func TestIntegrationSingleNode(t *testing.T) {
 	if veth.Attrs().MasterIndex != cni0.Attrs().Index || !strings.HasPrefix(pp.HostVeth, "veth") || len(pp.HostVeth) != 12 {
 		t.Errorf("pod veth %s: master %d, want cni0 (%d)", pp.HostVeth, veth.Attrs().MasterIndex, cni0.Attrs().Index)
 	}
-	if pi := veth.Attrs().Protinfo; pi == nil || !pi.Hairpin {
-		// Protinfo is only filled by LinkList with AF_BRIDGE; ask again.
-		links, err := n.LinkList()
-		_ = links
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := n.LinkGetProtinfo(veth)
-		if err != nil || !info.Hairpin {
-			t.Errorf("pod veth %s: hairpin off (%+v, %v)", pp.HostVeth, info, err)
-		}
+	if info, err := n.LinkGetProtinfo(veth); err != nil || !info.Hairpin {
+		t.Errorf("pod veth %s: hairpin off (%+v, %v)", pp.HostVeth, info, err)
 	}
 	p := nl(t, pp.Namespace)
 	peth := mustLink(t, p, pp.Namespace, "eth0")
