@@ -49,7 +49,16 @@ func applyOrFail(t *testing.T, fake *iptablestest.FakeRunner, r *iptables.Render
 func assertSameAsFreshFullSync(t *testing.T, fake *iptablestest.FakeRunner, opts iptables.Options, snap *model.Snapshot) {
 	t.Helper()
 	fresh := iptablestest.NewFakeRunner()
-	if err := fresh.Restore(newRenderer(t, opts).Render(snap).Payload); err != nil {
+	renderer := newRenderer(t, opts)
+	if len(fake.Dump().Chain("nat", "PREROUTING").Rules) > 0 {
+		// The fake under test went through Sync: add the jump rules too.
+		for _, j := range renderer.JumpRules() {
+			if err := fresh.EnsureJump(j); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := fresh.Restore(renderer.Render(snap).Payload); err != nil {
 		t.Fatalf("fresh full sync rejected: %v", err)
 	}
 	for _, table := range []string{iptables.TableFilter, iptables.TableNAT} {

@@ -1,0 +1,108 @@
+package iptables_test
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/svclab/svclab/proxy/iptables"
+)
+
+func TestNewRendererRejectsBadOptions(t *testing.T) {
+	for name, opts := range map[string]iptables.Options{
+		"bad cluster CIDR":   {ClusterCIDR: "10.244.0.0/33"},
+		"IPv6 cluster CIDR":  {ClusterCIDR: "fd00::/64"},
+		"masquerade bit 32":  {MasqueradeBit: 32},
+		"IPv6 node IP":       {NodeIP: netip.MustParseAddr("fd00::1")},
+		"IPv6 nodeport addr": {NodePortAddresses: []netip.Addr{netip.MustParseAddr("fd00::1")}},
+	} {
+		if _, err := iptables.NewRenderer(opts); err == nil {
+			t.Errorf("%s: NewRenderer must fail", name)
+		}
+	}
+}
+
+func TestOptionsShapeTheFixedRules(t *testing.T) {
+	cases := []struct {
+		name      string
+		opts      iptables.Options
+		contains  []string
+		forbidden []string
+	}{{
+		name:     "masquerade bit",
+		opts:     iptables.Options{MasqueradeBit: 13},
+		contains: []string{"-A KUBE-MARK-MASQ -j MARK --or-mark 0x00002000", "--mark 0x00002000/0x00002000 -j ACCEPT"},
+	}, {
+		name:      "no --random-fully",
+		opts:      iptables.Options{},
+		contains:  []string{`"kubernetes service traffic requiring SNAT" -j MASQUERADE` + "\n"},
+		forbidden: []string{"--random-fully"},
+	}, {
+		name:      "conntrack liberal drops no INVALID packets",
+		opts:      iptables.Options{ConntrackTCPBeLiberal: true},
+		forbidden: []string{"INVALID"},
+	}, {
+		name: "node port addresses",
+		opts: iptables.Options{NodePortAddresses: []netip.Addr{netip.MustParseAddr("192.168.0.10"), netip.MustParseAddr("127.0.0.1")}},
+		contains: []string{
+			`-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -d 192.168.0.10 -j KUBE-NODEPORTS`,
+		},
+		forbidden: []string{"-d 127.0.0.1 -j KUBE-NODEPORTS", "--dst-type LOCAL ! -d"},
+	}, {
+		name: "localhost node ports",
+		opts: iptables.Options{LocalhostNodePorts: true},
+		contains: []string{
+			":KUBE-FIREWALL - [0:0]",
+			`-A KUBE-FIREWALL -m comment --comment "block incoming localnet connections" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP`,
+			"-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
+		},
+	}, {
+		name:     "interface prefix detector",
+		opts:     iptables.Options{ClusterCIDR: "10.244.0.0/16", LocalDetector: iptables.DetectLocalByInterfaceNamePrefix("veth")},
+		contains: []string{"--dport 80 ! -i veth+ -j KUBE-MARK-MASQ"},
+	}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRenderer(t, c.opts)
+			payload := string(r.Render(clusterIPService(1).snapshot()).Payload)
+			for _, s := range c.contains {
+				if !strings.Contains(payload, s) {
+					t.Errorf("payload lacks %q:\n%s", s, payload)
+				}
+			}
+			for _, s := range c.forbidden {
+				if strings.Contains(payload, s) {
+					t.Errorf("payload has %q:\n%s", s, payload)
+				}
+			}
+		})
+	}
+}
+
+func TestJumpRules(t *testing.T) {
+	r := newRenderer(t, iptables.Options{})
+	var lines []string
+	for _, j := range r.JumpRules() {
+		lines = append(lines, j.Table+" "+j.Chain+" "+strings.Join(j.Args(), " "))
+	}
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{
+		"nat PREROUTING -m comment --comment kubernetes service portals -j KUBE-SERVICES",
+		"nat OUTPUT -m comment --comment kubernetes service portals -j KUBE-SERVICES",
+		"nat POSTROUTING -m comment --comment kubernetes postrouting rules -j KUBE-POSTROUTING",
+		"filter FORWARD -m conntrack --ctstate NEW -m comment --comment kubernetes service portals -j KUBE-SERVICES",
+		"filter INPUT -m comment --comment kubernetes health check service ports -j KUBE-NODEPORTS",
+		"filter FORWARD -m comment --comment kubernetes forwarding rules -j KUBE-FORWARD",
+		"filter OUTPUT -m conntrack --ctstate NEW -m comment --comment kubernetes load balancer firewall -j KUBE-PROXY-FIREWALL",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("JumpRules lacks %q; have\n%s", want, all)
+		}
+	}
+	if len(r.JumpRules()) != 12 || strings.Contains(all, "KUBE-FIREWALL ") {
+		t.Errorf("want upstream's 12 jumps without KUBE-FIREWALL, got %d", len(r.JumpRules()))
+	}
+	if n := len(newRenderer(t, iptables.Options{LocalhostNodePorts: true}).JumpRules()); n != 14 {
+		t.Errorf("with localhost node ports want 14 jumps (kubelet's KUBE-FIREWALL too), got %d", n)
+	}
+}
