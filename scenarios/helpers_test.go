@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/svclab/svclab/labs/conntrack"
 	"github.com/svclab/svclab/scenarios/kit"
 	"github.com/svclab/svclab/tools/traffic"
 )
@@ -91,10 +92,10 @@ func jumpTarget(spec string) string {
 
 // flowsTo returns the conntrack entries whose original destination is dst
 // and whose original source is one of the given client addresses.
-func flowsTo(flows []kit.Flow, dst netip.AddrPort, sources map[netip.AddrPort]bool) []kit.Flow {
-	var out []kit.Flow
+func flowsTo(flows []conntrack.Flow, dst netip.AddrPort, sources map[netip.AddrPort]bool) []conntrack.Flow {
+	var out []conntrack.Flow
 	for _, f := range flows {
-		if f.OrigDst == dst && sources[f.OrigSrc] {
+		if f.Orig.Dst == dst && sources[f.Orig.Src] {
 			out = append(out, f)
 		}
 	}

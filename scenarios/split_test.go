@@ -87,12 +87,15 @@ func (s splitRun) run(n int) (ruleDeltas []int64, counts []float64) {
 	}
 	gateway := s.lab.Topology.Spec.Nodes[0].PodCIDR.Addr().Next()
 	for _, f := range mine {
-		Expect(f.ReplySrc).To(Equal(netip.AddrPortFrom(s.pods[backendOf[f.OrigSrc]], 8080)),
-			"conntrack %v: the reply comes from the pod that answered (%s)", f, backendOf[f.OrigSrc])
+		Expect(f.Reply.Src).To(Equal(netip.AddrPortFrom(s.pods[backendOf[f.Orig.Src]], 8080)),
+			"conntrack %v: the reply comes from the pod that answered (%s)", f, backendOf[f.Orig.Src])
+		Expect(f.DstNAT()).To(BeTrue(), "conntrack %v: DNAT status bit", f)
 		if s.outside {
-			Expect(f.ReplyDst.Addr()).To(Equal(gateway), "conntrack %v: masqueraded to the node's address on cni0", f)
+			Expect(f.Reply.Dst.Addr()).To(Equal(gateway), "conntrack %v: masqueraded to the node's address on cni0", f)
+			Expect(f.SrcNAT()).To(BeTrue(), "conntrack %v: SNAT status bit", f)
 		} else {
-			Expect(f.ReplyDst).To(Equal(f.OrigSrc), "conntrack %v: pod-to-Service traffic is not masqueraded", f)
+			Expect(f.Reply.Dst).To(Equal(f.Orig.Src), "conntrack %v: pod-to-Service traffic is not masqueraded", f)
+			Expect(f.SrcNAT()).To(BeFalse(), "conntrack %v: no SNAT status bit", f)
 		}
 	}
 	return ruleDeltas, counts

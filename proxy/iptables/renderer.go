@@ -42,8 +42,6 @@ type Renderer struct {
 	existingNAT []string
 	// largeCluster is the comment mode of the cached fragments.
 	largeCluster bool
-	// lastPayloadSize sizes the next payload buffer.
-	lastPayloadSize int
 
 	filterHeader, filterFooter, natHeader, natPostrouting, natFooter lineBuf
 }
@@ -98,7 +96,6 @@ func (r *Renderer) Render(snap *model.Snapshot) *Result {
 	res.DeletedChains = r.chainsToDelete(full, previous)
 	r.assemble(res, writeChains)
 	r.pending = res
-	r.lastPayloadSize = len(res.Payload)
 	return res
 }
 
@@ -246,14 +243,17 @@ func diffFragments(old, new []*fragment) []string {
 // declarations, then the rules; per service port its shared-chain rules
 // followed by its own chains' rules.
 func (r *Renderer) assemble(res *Result, writeChains []bool) {
-	size := r.lastPayloadSize
-	if size == 0 {
-		size = 4096
-		for _, f := range r.rendered {
-			size += len(f.buf)
+	size := len(r.filterHeader.b) + len(r.filterFooter.b) + len(r.natHeader.b) + len(r.natPostrouting.b) + len(r.natFooter.b)
+	for i, f := range r.rendered {
+		size += len(f.filterRules()) + len(f.natShared())
+		if writeChains[i] {
+			size += len(f.natChainDecls()) + len(f.natChainRules())
 		}
 	}
-	out := make([]byte, 0, size+size/8)
+	for _, c := range res.DeletedChains {
+		size += len(":") + len(c) + len(" - [0:0]\n") + len("-X ") + len(c) + len("\n")
+	}
+	out := make([]byte, 0, size)
 
 	// filter
 	out = append(out, r.filterHeader.b...)

@@ -46,13 +46,13 @@ func (w *fragmentWriter) render(sp *model.ServicePort, largeCluster bool) *fragm
 	w.rules.reset()
 
 	name := sp.Name.String()
-	protocol := strings.ToLower(string(sp.Protocol))
+	protocol := lowerProtocol(sp.Protocol)
 	hash := w.chainName("", name, protocol)
 	clusterPolicyChain := prefixServiceCluster + hash
 	localPolicyChain := prefixServiceLocal + hash
 	externalTrafficChain := prefixExternal + hash
 	fwChain := prefixFirewall + hash
-	var chains []string
+	chains := make([]string, 0, len(sp.Endpoints)+3)
 
 	clusterEndpoints, localEndpoints, reachable, hasEndpoints := model.CategorizeEndpoints(sp)
 	usesClusterPolicyChain := len(clusterEndpoints) > 0 && sp.UsesClusterEndpoints()
@@ -373,12 +373,37 @@ func (x endpointChainIndex) namesFor(list []model.Endpoint) []string {
 }
 
 func (w *fragmentWriter) endpointChainNames(name, protocol string, reachable []model.Endpoint) endpointChainIndex {
+	// All names go into one string, sliced per endpoint: one allocation
+	// instead of one per endpoint.
+	const nameLen = len(prefixEndpoint) + 16
+	all := make([]byte, 0, nameLen*len(reachable))
+	for _, ep := range reachable {
+		w.hashInput = append(append(w.hashInput[:0], name...), protocol...)
+		w.hashInput = appendEndpoint(w.hashInput, ep)
+		sum := sha256.Sum256(w.hashInput)
+		all = append(all, prefixEndpoint...)
+		all = base32.StdEncoding.AppendEncode(all, sum[:10])
+	}
+	joined := string(all)
 	names := make([]string, len(reachable))
-	var buf [64]byte
-	for i, ep := range reachable {
-		names[i] = w.chainName(prefixEndpoint, name, protocol, string(appendEndpoint(buf[:0], ep)))
+	for i := range reachable {
+		names[i] = joined[i*nameLen : (i+1)*nameLen]
 	}
 	return endpointChainIndex{endpoints: reachable, names: names}
+}
+
+// lowerProtocol is strings.ToLower of the protocol, without allocating for
+// the three protocols Kubernetes has.
+func lowerProtocol(p corev1.Protocol) string {
+	switch p {
+	case corev1.ProtocolTCP:
+		return "tcp"
+	case corev1.ProtocolUDP:
+		return "udp"
+	case corev1.ProtocolSCTP:
+		return "sctp"
+	}
+	return strings.ToLower(string(p))
 }
 
 // pack copies the four scratch sections into one right-sized fragment.

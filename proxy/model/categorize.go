@@ -16,6 +16,9 @@ import "slices"
 //     sorted by "IP:port".
 //   - hasAny: whether the port has usable endpoints anywhere in the cluster,
 //     even if none is reachable from this node.
+//
+// The returned slices may share storage with sp.Endpoints (when every
+// endpoint qualifies): do not modify them.
 func CategorizeEndpoints(sp *ServicePort) (cluster, local, reachable []Endpoint, hasAny bool) {
 	if len(sp.Endpoints) == 0 {
 		return nil, nil, nil, false
@@ -66,12 +69,21 @@ func CategorizeEndpoints(sp *ServicePort) (cluster, local, reachable []Endpoint,
 	return cluster, local, reachable, hasAny
 }
 
+// filterEndpoints returns the endpoints keep accepts: eps itself when it
+// accepts them all (the common case, which then costs no allocation).
 func filterEndpoints(eps []Endpoint, keep func(Endpoint) bool) []Endpoint {
-	out := make([]Endpoint, 0, len(eps))
-	for _, ep := range eps {
+	for i, ep := range eps {
 		if keep(ep) {
-			out = append(out, ep)
+			continue
 		}
+		out := make([]Endpoint, i, len(eps))
+		copy(out, eps[:i])
+		for _, ep := range eps[i+1:] {
+			if keep(ep) {
+				out = append(out, ep)
+			}
+		}
+		return out
 	}
-	return out
+	return eps
 }
