@@ -244,7 +244,7 @@ func TestPlanPodErrors(t *testing.T) {
 	}{
 		{"nope", PodNet{Name: "p", IP: ip("10.100.40.2")}, `no such node (nodes: hosta, hostb)`},
 		{"client", PodNet{Name: "p", IP: ip("10.100.40.2")}, `no such node`},
-		{"hosta", PodNet{Name: "P_1", IP: ip("10.100.40.2")}, `not a DNS label`},
+		{"hosta", PodNet{Name: "P_1", IP: ip("10.100.40.2")}, `not a DNS subdomain`},
 		{"hosta", PodNet{Name: "router", IP: ip("10.100.40.2")}, `reserved for the router`},
 		{"hosta", PodNet{Name: "hostb", IP: ip("10.100.40.2")}, `already the name of a host`},
 		{"hosta", PodNet{Name: "p"}, `no pod IP given`},

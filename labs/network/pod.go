@@ -62,6 +62,9 @@ type Pod struct {
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
+// dnsSubdomain is a DNS-1123 subdomain: labels joined by dots.
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
 // PlanPod plans attaching pod to node of lab. It is pure.
 func PlanPod(lab *topology.Lab, node string, pod PodNet) (*PodPlan, error) {
 	errf := func(format string, args ...any) error {
@@ -76,8 +79,10 @@ func PlanPod(lab *topology.Lab, node string, pod PodNet) (*PodPlan, error) {
 		return nil, errf("no such node (nodes: %s)", strings.Join(nodeNames(lab), ", "))
 	}
 	switch {
-	case !dnsLabel.MatchString(pod.Name) || len(pod.Name) > 63:
-		return nil, errf("pod name is not a DNS label")
+	case !dnsSubdomain.MatchString(pod.Name) || len(pod.Name) > 253:
+		// Pod names are DNS-1123 subdomains, as the API server wants them
+		// (seed 004's pod is httpserver-v2.0.0-rc.3-patch1-zvcbp).
+		return nil, errf("pod name is not a DNS subdomain")
 	case pod.Name == topology.RouterName:
 		return nil, errf("pod name %q is reserved for the router", pod.Name)
 	}

@@ -20,13 +20,17 @@ func sameName[T named](meta metav1.ObjectMeta) func(T) bool {
 	return func(o T) bool { return o.GetNamespace() == meta.Namespace && o.GetName() == meta.Name }
 }
 
-// checkName validates an object name as the API server would for pods and
-// services (a DNS-1123 label).
+// checkName validates an object name as the API server would: a Service
+// name is a DNS-1035 label, a Pod or Deployment name a DNS-1123 subdomain.
 func checkName(where, kind string, meta metav1.ObjectMeta) error {
 	if meta.Name == "" {
 		return errorf(where, "%s: metadata.name: required", kind)
 	}
-	if errs := validation.IsDNS1123Label(meta.Name); len(errs) > 0 {
+	check := validation.IsDNS1123Subdomain
+	if kind == "Service" {
+		check = validation.IsDNS1035Label
+	}
+	if errs := check(meta.Name); len(errs) > 0 {
 		return errorf(where, "%s %s/%s: metadata.name %q: %s", kind, meta.Namespace, meta.Name, meta.Name, errs[0])
 	}
 	return nil

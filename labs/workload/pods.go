@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -39,9 +40,9 @@ func (c Cluster) applyPod(st *State, pod *corev1.Pod, source string) error {
 	if err != nil {
 		return err
 	}
-	ip, err := nextPodIP(node.PodCIDR, st.Pods)
+	ip, err := podIP(pod, node, st.Pods, source)
 	if err != nil {
-		return errorf(source, "Pod %s/%s: node %s: %v", pod.Namespace, pod.Name, node.Name, err)
+		return err
 	}
 	pod.Spec.NodeName = node.Name
 	pod.Status = corev1.PodStatus{
@@ -94,6 +95,44 @@ func (c Cluster) nodeNames() []string {
 		names = append(names, n.Name)
 	}
 	return names
+}
+
+// CalicoIPAddrsAnnotation asks Calico's IPAM for a fixed pod IP (a JSON list
+// of addresses); svclab honours it on every CNI variant, so a lab can give a
+// pod the very address an article shows.
+const CalicoIPAddrsAnnotation = "cni.projectcalico.org/ipAddrs"
+
+// podIP is the address a new pod gets: the one its annotation asks for, or
+// the next free one of its node's pod CIDR.
+func podIP(pod *corev1.Pod, node Node, pods []*corev1.Pod, source string) (netip.Addr, error) {
+	where := fmt.Sprintf("Pod %s/%s", pod.Namespace, pod.Name)
+	raw, ok := pod.Annotations[CalicoIPAddrsAnnotation]
+	if !ok {
+		ip, err := nextPodIP(node.PodCIDR, pods)
+		if err != nil {
+			return ip, errorf(source, "%s: node %s: %v", where, node.Name, err)
+		}
+		return ip, nil
+	}
+	field := "metadata.annotations[" + CalicoIPAddrsAnnotation + "]"
+	var addrs []string
+	if err := json.Unmarshal([]byte(raw), &addrs); err != nil || len(addrs) != 1 {
+		return netip.Addr{}, errorf(source, "%s: %s %q: want a JSON list of one IPv4 address", where, field, raw)
+	}
+	ip, err := netip.ParseAddr(addrs[0])
+	if err != nil || !ip.Is4() {
+		return netip.Addr{}, errorf(source, "%s: %s %q: not an IPv4 address", where, field, addrs[0])
+	}
+	cidr := node.PodCIDR.Masked()
+	if !cidr.Contains(ip) || ip == cidr.Addr() || ip == cidr.Addr().Next() || !cidr.Contains(ip.Next()) {
+		return netip.Addr{}, errorf(source, "%s: %s %s: not a pod address of node %s (its pod CIDR %s, less the network, gateway and broadcast addresses)", where, field, ip, node.Name, cidr)
+	}
+	for _, p := range pods {
+		if p.Status.PodIP == ip.String() {
+			return netip.Addr{}, errorf(source, "%s: %s %s: already the IP of pod %s", where, field, ip, p.Name)
+		}
+	}
+	return ip, nil
 }
 
 // nextPodIP is host-local IPAM: the lowest free address from .2 (the .1 is

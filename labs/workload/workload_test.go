@@ -196,3 +196,28 @@ spec: {ports: [{port: 80}, {port: 81}]}`, `spec.ports[0].name: required`},
 		t.Errorf("a failed apply changed the input state")
 	}
 }
+
+func TestCalicoIPAddrsAnnotationPinsThePodIP(t *testing.T) {
+	pod := func(ip string) string {
+		return `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: httpserver
+  annotations: {cni.projectcalico.org/ipAddrs: '["` + ip + `"]'}
+spec: {nodeName: hostb, containers: [{name: c, image: x}]}`
+	}
+	st := mustApply(t, &State{}, pod("10.100.81.180"))
+	if got := st.Pod("httpserver").Status.PodIP; got != "10.100.81.180" {
+		t.Errorf("pod IP %s, want the annotated 10.100.81.180", got)
+	}
+	for _, bad := range []string{"10.100.40.7", "10.100.81.1", "banana"} {
+		m, err := Decode([]byte(pod(bad)), "pin.yaml")
+		if err == nil {
+			_, err = lab.Apply(&State{}, m, "pin.yaml")
+		}
+		if err == nil || !strings.Contains(err.Error(), "cni.projectcalico.org/ipAddrs") {
+			t.Errorf("annotation %q: error %v, want one naming the annotation", bad, err)
+		}
+	}
+}

@@ -99,14 +99,29 @@ func BenchmarkRenderFullWarm(b *testing.B) {
 	}
 }
 
+// deepCopy gives every service port a new identity, as model.Build does on
+// each call, so that the renderer must compare contents, not pointers.
+func deepCopy(snap *model.Snapshot) *model.Snapshot {
+	next := *snap
+	next.ServicePorts = make([]*model.ServicePort, len(snap.ServicePorts))
+	for i, sp := range snap.ServicePorts {
+		c := *sp
+		c.Endpoints = append([]model.Endpoint(nil), sp.Endpoints...)
+		next.ServicePorts[i] = &c
+	}
+	return &next
+}
+
 // BenchmarkRenderOneEndpointChanged renders the partial sync after one
-// endpoint of one service changed.
+// endpoint of one service changed. Each snapshot is a fresh deep copy, as
+// model.Build returns, so every unchanged service port is compared field
+// by field.
 func BenchmarkRenderOneEndpointChanged(b *testing.B) {
 	for _, size := range benchSizes {
 		base := benchSnapshot(size.services, size.endpoints)
 		variants := []*model.Snapshot{
-			withOneEndpointChanged(base, netip.MustParseAddr("10.250.0.1")),
-			withOneEndpointChanged(base, netip.MustParseAddr("10.250.0.2")),
+			deepCopy(withOneEndpointChanged(base, netip.MustParseAddr("10.250.0.1"))),
+			deepCopy(withOneEndpointChanged(base, netip.MustParseAddr("10.250.0.2"))),
 		}
 		b.Run(fmt.Sprintf("services=%d/endpoints=%d", size.services, size.endpoints), func(b *testing.B) {
 			r, _ := iptables.NewRenderer(testOptions())

@@ -1,7 +1,10 @@
 package iptables
 
 import (
+	"bytes"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/svclab/svclab/proxy/model"
 )
@@ -23,9 +26,13 @@ const largeClusterEndpointsThreshold = 1000
 //
 // A Renderer is not safe for concurrent use.
 type Renderer struct {
-	opts   Options
-	mark   string
-	writer fragmentWriter
+	opts Options
+	mark string
+	// writers render service ports, one per goroutine; writers[0] is used
+	// alone for small batches.
+	writers []*fragmentWriter
+	// parts collects the payload's pieces before they are joined.
+	parts [][]byte
 
 	// rendered is the cache: the fragments of the latest Render, sorted by
 	// service port name.
@@ -57,7 +64,7 @@ func NewRenderer(opts Options) (*Renderer, error) {
 		return nil, err
 	}
 	r := &Renderer{opts: opts, mark: opts.masqueradeMark()}
-	r.writer = fragmentWriter{opts: &r.opts, detector: detector, probabilities: &probabilities{}}
+	r.writers = []*fragmentWriter{{opts: &r.opts, detector: detector, probabilities: &probabilities{}}}
 	r.writeFixedSections()
 	return r, nil
 }
@@ -147,19 +154,57 @@ func (r *Renderer) SetExistingChains(table string, chains []string) {
 // one of every service port that did not change.
 func (r *Renderer) refreshCache(servicePorts []*model.ServicePort, large bool) []*fragment {
 	prev := r.rendered
-	next := make([]*fragment, 0, len(servicePorts))
+	next := make([]*fragment, len(servicePorts))
+	var todo []int
+	maxEndpoints := 0
 	j := 0
-	for _, sp := range servicePorts {
+	for i, sp := range servicePorts {
 		for j < len(prev) && prev[j].sp.Name.Compare(sp.Name) < 0 {
 			j++
 		}
 		if j < len(prev) && prev[j].largeCluster == large && prev[j].sp.Equal(sp) {
-			next = append(next, prev[j])
+			next[i] = prev[j]
 			continue
 		}
-		next = append(next, r.writer.render(sp, large))
+		todo = append(todo, i)
+		maxEndpoints = max(maxEndpoints, len(sp.Endpoints))
 	}
+	r.render(servicePorts, todo, next, large, maxEndpoints)
 	return next
+}
+
+// minServicePortsPerWorker keeps small renders on one goroutine, where
+// starting others costs more than it saves.
+const minServicePortsPerWorker = 256
+
+// render fills next[i] for every i in todo, spreading large batches over
+// GOMAXPROCS goroutines.
+func (r *Renderer) render(servicePorts []*model.ServicePort, todo []int, next []*fragment, large bool, maxEndpoints int) {
+	workers := min(runtime.GOMAXPROCS(0), len(todo)/minServicePortsPerWorker)
+	if workers <= 1 {
+		for _, i := range todo {
+			next[i] = r.writers[0].render(servicePorts[i], large)
+		}
+		return
+	}
+	// Fill the shared probability cache first, so workers only read it.
+	first := r.writers[0]
+	first.probabilities.of(maxEndpoints)
+	for len(r.writers) < workers {
+		r.writers = append(r.writers, &fragmentWriter{opts: first.opts, detector: first.detector, probabilities: first.probabilities})
+	}
+	var wg sync.WaitGroup
+	chunk := (len(todo) + workers - 1) / workers
+	for w := range workers {
+		part := todo[min(w*chunk, len(todo)):min((w+1)*chunk, len(todo))]
+		writer := r.writers[w]
+		wg.Go(func() {
+			for _, i := range part {
+				next[i] = writer.render(servicePorts[i], large)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // chainsToWrite marks the fragments whose own chains go into the payload:
@@ -243,60 +288,47 @@ func diffFragments(old, new []*fragment) []string {
 // declarations, then the rules; per service port its shared-chain rules
 // followed by its own chains' rules.
 func (r *Renderer) assemble(res *Result, writeChains []bool) {
-	size := len(r.filterHeader.b) + len(r.filterFooter.b) + len(r.natHeader.b) + len(r.natPostrouting.b) + len(r.natFooter.b)
-	for i, f := range r.rendered {
-		size += len(f.filterRules()) + len(f.natShared())
-		if writeChains[i] {
-			size += len(f.natChainDecls()) + len(f.natChainRules())
-		}
-	}
-	for _, c := range res.DeletedChains {
-		size += len(":") + len(c) + len(" - [0:0]\n") + len("-X ") + len(c) + len("\n")
-	}
-	out := make([]byte, 0, size)
-
-	// filter
-	out = append(out, r.filterHeader.b...)
+	parts := append(r.parts[:0], r.filterHeader.b)
 	res.FilterRules = r.filterHeader.lines + r.filterFooter.lines
 	for _, f := range r.rendered {
-		out = append(out, f.filterRules()...)
+		parts = append(parts, f.filterRules())
 		res.FilterRules += f.filterLines
 	}
-	out = append(out, r.filterFooter.b...)
+	parts = append(parts, r.filterFooter.b)
 
 	// nat: declarations
-	out = append(out, r.natHeader.b...)
+	parts = append(parts, r.natHeader.b)
 	for i, f := range r.rendered {
 		if writeChains[i] {
-			out = append(out, f.natChainDecls()...)
+			parts = append(parts, f.natChainDecls())
 			res.ChangedServicePorts++
 		}
 		res.NATChains += len(f.chains)
 	}
-	var deleted lineBuf
+	var deletedDecls, deletedRules lineBuf
 	for _, c := range res.DeletedChains {
-		deleted.chainLine(c)
+		deletedDecls.chainLine(c)
+		deletedRules.line("-X", c)
 	}
-	out = append(out, deleted.b...)
+	parts = append(parts, deletedDecls.b)
 
 	// nat: rules
-	out = append(out, r.natPostrouting.b...)
+	parts = append(parts, r.natPostrouting.b)
 	res.NATRules = r.natPostrouting.lines + r.natFooter.lines
 	for i, f := range r.rendered {
-		out = append(out, f.natShared()...)
+		parts = append(parts, f.natShared())
 		res.NATRules += f.sharedLines
 		if writeChains[i] {
-			out = append(out, f.natChainRules()...)
+			parts = append(parts, f.natChainRules())
 			res.NATRules += f.chainRuleLines
 		}
 	}
-	deleted.reset()
-	for _, c := range res.DeletedChains {
-		deleted.line("-X", c)
-	}
-	out = append(out, deleted.b...)
-	out = append(out, r.natFooter.b...)
-	res.Payload = out
+	parts = append(parts, deletedRules.b, r.natFooter.b)
+
+	// bytes.Join sizes the payload exactly and does not zero it first.
+	res.Payload = bytes.Join(parts, nil)
+	clear(parts)
+	r.parts = parts[:0]
 }
 
 // writeFixedSections renders the parts of every payload that do not depend

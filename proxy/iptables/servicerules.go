@@ -1,6 +1,7 @@
 package iptables
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"net/netip"
 	"encoding/base32"
@@ -269,31 +270,41 @@ func (w *fragmentWriter) render(sp *model.ServicePort, largeCluster bool) *fragm
 		w.serviceToEndpointRules(sp, name, localPolicyChain, localEndpoints, endpointChains, largeCluster)
 	}
 
-	// One chain per endpoint.
+	// One chain per endpoint. This loop writes most of a large payload, so
+	// it appends directly instead of word by word.
 	for i, ep := range reachable {
 		chain := endpointChains.names[i]
 		w.decls.chainLine(chain)
 		chains = append(chains, chain)
 
-		w.rules.words("-A", chain)
-		if !largeCluster {
-			w.rules.words("-m", "comment", "--comment", name)
-		}
 		// Hairpin: an endpoint reaching itself through the service.
-		w.rules.word("-s")
-		w.rules.addr(ep.IP)
-		w.rules.line("-j", ChainMarkMasq)
-
-		w.rules.words("-A", chain)
+		b := append(w.rules.b, "-A "...)
+		b = append(b, chain...)
 		if !largeCluster {
-			w.rules.words("-m", "comment", "--comment", name)
+			b = append(b, " -m comment --comment "...)
+			b = append(b, name...)
+		}
+		b = append(b, " -s "...)
+		b = ep.IP.AppendTo(b)
+		b = append(b, " -j "+ChainMarkMasq+"\n-A "...)
+		b = append(b, chain...)
+		if !largeCluster {
+			b = append(b, " -m comment --comment "...)
+			b = append(b, name...)
 		}
 		if sp.SessionAffinity == corev1.ServiceAffinityClientIP {
-			w.rules.words("-m", "recent", "--name", chain, "--set")
+			b = append(b, " -m recent --name "...)
+			b = append(b, chain...)
+			b = append(b, " --set"...)
 		}
-		w.rules.words("-m", protocol, "-p", protocol, "-j", "DNAT", "--to-destination")
-		w.rules.addrPort(ep.IP, ep.Port)
-		w.rules.end()
+		b = append(b, " -m "...)
+		b = append(b, protocol...)
+		b = append(b, " -p "...)
+		b = append(b, protocol...)
+		b = append(b, " -j DNAT --to-destination "...)
+		b = appendEndpoint(b, ep)
+		w.rules.b = append(b, '\n')
+		w.rules.lines += 2
 	}
 
 	return w.pack(sp, largeCluster, chains)
@@ -328,14 +339,21 @@ func (w *fragmentWriter) serviceToEndpointRules(sp *model.ServicePort, name, svc
 	}
 	n := len(endpoints)
 	for i, ep := range endpoints {
-		w.rules.words("-A", svcChain)
+		b := append(w.rules.b, "-A "...)
+		b = append(b, svcChain...)
+		w.rules.b = b
 		if !largeCluster {
 			w.endpointComment(name, ep)
 		}
+		b = w.rules.b
 		if i < n-1 {
-			w.rules.words("-m", "statistic", "--mode", "random", "--probability", w.probabilities.of(n-i))
+			b = append(b, " -m statistic --mode random --probability "...)
+			b = append(b, w.probabilities.of(n-i)...)
 		}
-		w.rules.line("-j", names[i])
+		b = append(b, " -j "...)
+		b = append(b, names[i]...)
+		w.rules.b = append(b, '\n')
+		w.rules.lines++
 	}
 }
 
@@ -406,17 +424,13 @@ func lowerProtocol(p corev1.Protocol) string {
 	return strings.ToLower(string(p))
 }
 
-// pack copies the four scratch sections into one right-sized fragment.
+// pack copies the four scratch sections into one right-sized fragment
+// (bytes.Join does not zero the memory it then overwrites).
 func (w *fragmentWriter) pack(sp *model.ServicePort, largeCluster bool, chains []string) *fragment {
-	total := len(w.filter.b) + len(w.shared.b) + len(w.decls.b) + len(w.rules.b)
-	buf := make([]byte, 0, total)
-	buf = append(buf, w.filter.b...)
-	filterEnd := len(buf)
-	buf = append(buf, w.shared.b...)
-	sharedEnd := len(buf)
-	buf = append(buf, w.decls.b...)
-	declEnd := len(buf)
-	buf = append(buf, w.rules.b...)
+	buf := bytes.Join([][]byte{w.filter.b, w.shared.b, w.decls.b, w.rules.b}, nil)
+	filterEnd := len(w.filter.b)
+	sharedEnd := filterEnd + len(w.shared.b)
+	declEnd := sharedEnd + len(w.decls.b)
 	return &fragment{
 		sp:             sp,
 		largeCluster:   largeCluster,
