@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/labs/conntrack"
 	"github.com/svclab/svclab/scenarios/kit"
 	"github.com/svclab/svclab/tools/traffic"
@@ -116,3 +117,6 @@ func localAddrs(res *traffic.Result) map[netip.AddrPort]bool {
 func describeCounts(res *traffic.Result) string {
 	return fmt.Sprintf("%d/%d succeeded, backends %v, failures %v", res.Succeeded, res.Attempted, res.Backends, res.Failures)
 }
+
+// labOpts are the options the scenarios' lab operations run with.
+func labOpts() labs.Options { return labs.Options{Binary: binary} }

@@ -143,7 +143,7 @@ func ParseRule(chain string, args []string) (*Rule, error) {
 		case "--set":
 			r.RecentSet = true
 		case "--reap", "--rsource", "--rdest":
-		case "--mask":
+		case "--mask", "--reject-with":
 			var ignored string
 			str = &ignored
 		case "--seconds":
