@@ -168,9 +168,9 @@ var _ = Describe("cross-node NodePort with SNAT", Label("iptables", "nodeport", 
 				By("the packets crossed the overlay: " + vxlanDev + " counters moved on both nodes")
 				vxA2, _ := lab.LinkStats("hosta", vxlanDev)
 				vxB2, _ := lab.LinkStats("hostb", vxlanDev)
-				Expect(vxA2.TxPackets - vxA.TxPackets).To(BeNumerically(">=", 3*n), "HOSTA sent SYN, request and ACKs of each connection")
+				Expect(vxA2.TxPackets-vxA.TxPackets).To(BeNumerically(">=", 3*n), "HOSTA sent SYN, request and ACKs of each connection")
 				Expect(vxB2.RxPackets - vxB.RxPackets).To(BeNumerically(">=", 3*n))
-				Expect(vxB2.TxPackets - vxB.TxPackets).To(BeNumerically(">=", 2*n), "HOSTB sent the replies back")
+				Expect(vxB2.TxPackets-vxB.TxPackets).To(BeNumerically(">=", 2*n), "HOSTB sent the replies back")
 				Expect(vxA2.RxPackets - vxA.RxPackets).To(BeNumerically(">=", 2*n))
 			})
 

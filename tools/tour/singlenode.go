@@ -72,7 +72,9 @@ func SingleNode(ctx context.Context, opts Options) error {
 }
 
 // indent prefixes every line written to w with the guide's indentation.
-type indentWriter struct{ w interface{ Write([]byte) (int, error) } }
+type indentWriter struct {
+	w interface{ Write([]byte) (int, error) }
+}
 
 func indent(w interface{ Write([]byte) (int, error) }) indentWriter { return indentWriter{w} }
 
