@@ -7,9 +7,10 @@ BIN      := bin/svclab
 # Debian packages the labs and tests use; installed when missing.
 APT_PKGS := iptables iproute2 conntrack ipset procps
 TEST_TIMEOUT ?= 30m
+CNI      ?= canal
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build root-check lab test test-unit test-scenarios bench clean-labs clean
+.PHONY: help deps build root-check lab-nodeport lab test test-unit test-scenarios bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -26,6 +27,9 @@ build: ## build the CLI into bin/svclab
 
 root-check:
 	@[ "$$(id -u)" = 0 ] || { echo "this target needs root (network namespaces, iptables): run sudo make $(MAKECMDGOALS)"; exit 1; }
+
+lab-nodeport: root-check deps build ## seed 004 hop by hop: client → HOSTA:30000 → VXLAN → pod on HOSTB, SNAT (CNI=canal|flannel-vxlan|calico-proxyarp, KEEP=1)
+	@./$(BIN) tour nodeport --cni "$(CNI)"
 
 lab: root-check deps build ## the single-node tour: 3000 connections over 3 pods, the 1/3, 1/2, 1 ladder (KEEP=1 keeps the lab)
 	@./$(BIN) tour single-node

@@ -51,6 +51,7 @@ func (l *Lab) ProxyPID(node string) int {
 // generation gen (or newer). A proxy that reports an error, or dies, ends
 // the wait at once with its error and the end of its log.
 func (l *Lab) waitForProxies(ctx context.Context, gen int64, opts Options) error {
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -77,6 +78,9 @@ func (l *Lab) waitForProxies(ctx context.Context, gen int64, opts Options) error
 		}
 		select {
 		case <-ctx.Done():
+			if parent.Err() != nil {
+				return fmt.Errorf("lab %s: interrupted while waiting for the proxies: %w", l.Name(), parent.Err())
+			}
 			return fmt.Errorf("lab %s: proxies did not sync generation %d within %s", l.Name(), gen, opts.Timeout)
 		case <-tick.C:
 		}

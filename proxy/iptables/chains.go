@@ -46,17 +46,18 @@ const (
 	prefixEndpoint       = "KUBE-SEP-" // one endpoint
 )
 
-// hashSuffix is the first 16 characters of base32(sha256(s)). Chain names
-// must stay within 28 characters. Upstream: portProtoHash and
+// hashSuffix is the first 16 characters of base32(sha256(parts joined)).
+// Chain names must stay within 28 characters. Upstream: portProtoHash and
 // servicePortEndpointChainName.
 func hashSuffix(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-	}
-	var sum [sha256.Size]byte
-	encoded := base32.StdEncoding.EncodeToString(h.Sum(sum[:0]))
-	return encoded[:16]
+	return string(appendHashSuffix(nil, []byte(strings.Join(parts, ""))))
+}
+
+// appendHashSuffix appends hashSuffix of input to dst. The first 16 base32
+// characters encode exactly the first 10 bytes of the digest.
+func appendHashSuffix(dst, input []byte) []byte {
+	sum := sha256.Sum256(input)
+	return base32.StdEncoding.AppendEncode(dst, sum[:10])
 }
 
 // ServiceChainName is the KUBE-SVC- chain of a service port: the hash of its

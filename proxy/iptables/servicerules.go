@@ -2,9 +2,7 @@ package iptables
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"net/netip"
-	"encoding/base32"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,23 +21,8 @@ type fragmentWriter struct {
 	hashInput                    []byte
 }
 
-// chainName is prefix + hashSuffix(parts...), without allocations other
-// than the result.
-func (w *fragmentWriter) chainName(prefix string, parts ...string) string {
-	w.hashInput = w.hashInput[:0]
-	for _, p := range parts {
-		w.hashInput = append(w.hashInput, p...)
-	}
-	sum := sha256.Sum256(w.hashInput)
-	// The first 16 base32 characters encode exactly the first 10 bytes.
-	var enc [16]byte
-	base32.StdEncoding.Encode(enc[:], sum[:10])
-	return prefix + string(enc[:])
-}
-
-// render writes one service port. It follows the body of the per-service
-// loop in upstream's syncProxyRules (pkg/proxy/iptables/proxier.go) line by
-// line; the comments there name the same steps.
+// render writes one service port, in the order of upstream's per-service
+// loop in syncProxyRules (pkg/proxy/iptables/proxier.go).
 func (w *fragmentWriter) render(sp *model.ServicePort, largeCluster bool) *fragment {
 	w.filter.reset()
 	w.shared.reset()
@@ -48,266 +31,258 @@ func (w *fragmentWriter) render(sp *model.ServicePort, largeCluster bool) *fragm
 
 	name := sp.Name.String()
 	protocol := lowerProtocol(sp.Protocol)
-	hash := w.chainName("", name, protocol)
-	clusterPolicyChain := prefixServiceCluster + hash
-	localPolicyChain := prefixServiceLocal + hash
-	externalTrafficChain := prefixExternal + hash
-	fwChain := prefixFirewall + hash
-	chains := make([]string, 0, len(sp.Endpoints)+3)
+	w.hashInput = append(append(w.hashInput[:0], name...), protocol...)
+	p := newServicePlan(sp, name, protocol, string(appendHashSuffix(nil, w.hashInput)), largeCluster)
+	chains := make([]string, 0, len(p.reachableEndpoints)+3)
 
-	clusterEndpoints, localEndpoints, reachable, hasEndpoints := model.CategorizeEndpoints(sp)
-	usesClusterPolicyChain := len(clusterEndpoints) > 0 && sp.UsesClusterEndpoints()
-	usesLocalPolicyChain := len(localEndpoints) > 0 && sp.UsesLocalEndpoints()
-
-	// Internal (cluster IP) traffic goes to the Cluster or Local chain.
-	internalTrafficChain := clusterPolicyChain
-	hasInternalEndpoints := hasEndpoints
-	if sp.InternalPolicyLocal {
-		internalTrafficChain = localPolicyChain
-		if len(localEndpoints) == 0 {
-			hasInternalEndpoints = false
-		}
+	w.writeClusterIPCapture(p)
+	w.writeExternalIPCaptures(p)
+	w.writeLoadBalancerCaptures(p)
+	w.writeNodePortCapture(p)
+	w.writeHealthCheckNodePort(p)
+	w.writeInternalMasquerade(p)
+	if p.usesExternalTrafficChain {
+		chains = append(chains, p.externalTrafficChain)
+		w.writeExternalChain(p)
 	}
-	// External traffic always enters the EXT chain, which ends in the
-	// Cluster or Local chain.
-	externalPolicyChain := clusterPolicyChain
-	hasExternalEndpoints := hasEndpoints
-	if sp.ExternalPolicyLocal {
-		externalPolicyChain = localPolicyChain
-		if len(localEndpoints) == 0 {
-			hasExternalEndpoints = false
-		}
+	if p.usesFWChain {
+		chains = append(chains, p.fwChain)
+		w.writeFirewallChain(p)
 	}
-	// The EXT chain exists even without external endpoints, for the
-	// short-circuit rules of locally originated traffic.
-	usesExternalTrafficChain := hasEndpoints && sp.ExternallyAccessible()
-
-	loadBalancerTrafficChain := externalTrafficChain
-	usesFWChain := hasEndpoints && len(sp.LoadBalancerVIPs) > 0 && len(sp.LoadBalancerSourceRanges) > 0
-	if usesFWChain {
-		loadBalancerTrafficChain = fwChain
+	endpointChains := w.endpointChainNames(name, protocol, p.reachableEndpoints)
+	if p.usesClusterPolicyChain {
+		chains = append(chains, p.clusterPolicyChain)
+		w.decls.chainLine(p.clusterPolicyChain)
+		w.serviceToEndpointRules(p, p.clusterPolicyChain, p.clusterEndpoints, endpointChains)
 	}
-
-	// What the filter table does with traffic that has no endpoint to go to.
-	var internalFilterTarget, internalFilterSuffix, externalFilterTarget, externalFilterSuffix string
-	if !hasEndpoints {
-		internalFilterTarget, internalFilterSuffix = "REJECT", " has no endpoints"
-		externalFilterTarget, externalFilterSuffix = "REJECT", " has no endpoints"
-	} else {
-		if !hasInternalEndpoints {
-			internalFilterTarget, internalFilterSuffix = "DROP", " has no local endpoints"
-		}
-		if !hasExternalEndpoints {
-			externalFilterTarget, externalFilterSuffix = "DROP", " has no local endpoints"
-		}
+	if p.usesLocalPolicyChain {
+		chains = append(chains, p.localPolicyChain)
+		w.decls.chainLine(p.localPolicyChain)
+		w.serviceToEndpointRules(p, p.localPolicyChain, p.localEndpoints, endpointChains)
 	}
+	for i, ep := range p.reachableEndpoints {
+		chains = append(chains, endpointChains.names[i])
+		w.writeEndpointChain(p, endpointChains.names[i], ep)
+	}
+	return w.pack(sp, largeCluster, chains)
+}
 
-	// Capture the cluster IP.
-	if hasInternalEndpoints {
+// writeClusterIPCapture sends the cluster IP to its chain (nat), or drops
+// or rejects it when there is nowhere to go (filter).
+func (w *fragmentWriter) writeClusterIPCapture(p *servicePlan) {
+	if p.hasInternalEndpoints {
 		w.shared.words("-A", ChainServices, "-m", "comment", "--comment")
-		w.shared.quoted("", name, " cluster IP")
-		w.protoDest(&w.shared, protocol, sp.ClusterIP, sp.Port)
-		w.shared.line("-j", internalTrafficChain)
-	} else {
-		w.filter.words("-A", ChainServices, "-m", "comment", "--comment")
-		w.filter.quoted("", name, internalFilterSuffix)
-		w.protoDest(&w.filter, protocol, sp.ClusterIP, sp.Port)
-		w.filter.line("-j", internalFilterTarget)
+		w.shared.quoted("", p.name, " cluster IP")
+		w.protoDest(&w.shared, p.protocol, p.sp.ClusterIP, p.sp.Port)
+		w.shared.line("-j", p.internalTrafficChain)
+		return
 	}
+	w.filter.words("-A", ChainServices, "-m", "comment", "--comment")
+	w.filter.quoted("", p.name, p.internalFilterSuffix)
+	w.protoDest(&w.filter, p.protocol, p.sp.ClusterIP, p.sp.Port)
+	w.filter.line("-j", p.internalFilterTarget)
+}
 
-	// Capture external IPs.
-	for _, ip := range sp.ExternalIPs {
-		if hasEndpoints {
+// writeExternalIPCaptures sends each external IP to the EXT chain, and
+// drops or rejects what would find no endpoint.
+func (w *fragmentWriter) writeExternalIPCaptures(p *servicePlan) {
+	for _, ip := range p.sp.ExternalIPs {
+		if p.hasEndpoints {
 			w.shared.words("-A", ChainServices, "-m", "comment", "--comment")
-			w.shared.quoted("", name, " external IP")
-			w.protoDest(&w.shared, protocol, ip, sp.Port)
-			w.shared.line("-j", externalTrafficChain)
+			w.shared.quoted("", p.name, " external IP")
+			w.protoDest(&w.shared, p.protocol, ip, p.sp.Port)
+			w.shared.line("-j", p.externalTrafficChain)
 		}
-		if !hasExternalEndpoints {
-			w.filter.words("-A", ChainExternalServices, "-m", "comment", "--comment")
-			w.filter.quoted("", name, externalFilterSuffix)
-			w.protoDest(&w.filter, protocol, ip, sp.Port)
-			w.filter.line("-j", externalFilterTarget)
+		if !p.hasExternalEndpoints {
+			w.writeExternalFilterRule(p, ip)
 		}
 	}
+}
 
-	// Capture load balancer IPs.
-	for _, ip := range sp.LoadBalancerVIPs {
-		if hasEndpoints {
+// writeLoadBalancerCaptures sends each load balancer IP to the EXT (or FW)
+// chain; with source ranges, filter drops what the FW chain let through
+// untranslated.
+func (w *fragmentWriter) writeLoadBalancerCaptures(p *servicePlan) {
+	for _, ip := range p.sp.LoadBalancerVIPs {
+		if p.hasEndpoints {
 			w.shared.words("-A", ChainServices, "-m", "comment", "--comment")
-			w.shared.quoted("", name, " loadbalancer IP")
-			w.protoDest(&w.shared, protocol, ip, sp.Port)
-			w.shared.line("-j", loadBalancerTrafficChain)
+			w.shared.quoted("", p.name, " loadbalancer IP")
+			w.protoDest(&w.shared, p.protocol, ip, p.sp.Port)
+			w.shared.line("-j", p.loadBalancerTrafficChain)
 		}
-		if usesFWChain {
+		if p.usesFWChain {
 			w.filter.words("-A", ChainProxyFirewall, "-m", "comment", "--comment")
-			w.filter.quoted("", name, " traffic not accepted by "+fwChain)
-			w.protoDest(&w.filter, protocol, ip, sp.Port)
+			w.filter.quoted("", p.name, " traffic not accepted by "+p.fwChain)
+			w.protoDest(&w.filter, p.protocol, ip, p.sp.Port)
 			w.filter.line("-j", "DROP")
 		}
 	}
-	if !hasExternalEndpoints {
-		for _, ip := range sp.LoadBalancerVIPs {
-			w.filter.words("-A", ChainExternalServices, "-m", "comment", "--comment")
-			w.filter.quoted("", name, externalFilterSuffix)
-			w.protoDest(&w.filter, protocol, ip, sp.Port)
-			w.filter.line("-j", externalFilterTarget)
+	if !p.hasExternalEndpoints {
+		for _, ip := range p.sp.LoadBalancerVIPs {
+			w.writeExternalFilterRule(p, ip)
 		}
 	}
+}
 
-	// Capture node ports. (Upstream adds a second, 127.0.0.0/8 rule here
-	// only when it counts localhost node port packets with nfacct, which we
-	// leave out; the rule below matches localhost too.)
-	if sp.NodePort != 0 {
-		if hasEndpoints {
-			w.shared.words("-A", ChainNodePorts, "-m", "comment", "--comment", name, "-m", protocol, "-p", protocol, "--dport")
-			w.shared.int(sp.NodePort)
-			w.shared.line("-j", externalTrafficChain)
+// writeExternalFilterRule drops or rejects traffic to an external address
+// that has nowhere to go.
+func (w *fragmentWriter) writeExternalFilterRule(p *servicePlan, ip netip.Addr) {
+	w.filter.words("-A", ChainExternalServices, "-m", "comment", "--comment")
+	w.filter.quoted("", p.name, p.externalFilterSuffix)
+	w.protoDest(&w.filter, p.protocol, ip, p.sp.Port)
+	w.filter.line("-j", p.externalFilterTarget)
+}
+
+// writeNodePortCapture sends the node port to the EXT chain. (Upstream
+// adds a second, 127.0.0.0/8 rule only to count localhost node port
+// packets with nfacct, which we leave out; this rule matches localhost
+// too.)
+func (w *fragmentWriter) writeNodePortCapture(p *servicePlan) {
+	if p.sp.NodePort == 0 {
+		return
+	}
+	if p.hasEndpoints {
+		w.shared.words("-A", ChainNodePorts, "-m", "comment", "--comment", p.name, "-m", p.protocol, "-p", p.protocol, "--dport")
+		w.shared.int(p.sp.NodePort)
+		w.shared.line("-j", p.externalTrafficChain)
+	}
+	if !p.hasExternalEndpoints {
+		w.filter.words("-A", ChainExternalServices, "-m", "comment", "--comment")
+		w.filter.quoted("", p.name, p.externalFilterSuffix)
+		w.filter.words("-m", "addrtype", "--dst-type", "LOCAL", "-m", p.protocol, "-p", p.protocol, "--dport")
+		w.filter.int(p.sp.NodePort)
+		w.filter.line("-j", p.externalFilterTarget)
+	}
+}
+
+// writeHealthCheckNodePort accepts the health check node port, whether or
+// not there are local endpoints.
+func (w *fragmentWriter) writeHealthCheckNodePort(p *servicePlan) {
+	if p.sp.HealthCheckNodePort == 0 {
+		return
+	}
+	w.filter.words("-A", ChainNodePorts, "-m", "comment", "--comment")
+	w.filter.quoted("", p.name, " health check node port")
+	w.filter.words("-m", "tcp", "-p", "tcp", "--dport")
+	w.filter.int(p.sp.HealthCheckNodePort)
+	w.filter.line("-j", "ACCEPT")
+}
+
+// writeInternalMasquerade marks cluster IP traffic from outside the pod
+// network (or all of it with MasqueradeAll) for SNAT: a node may route
+// the service range for off-cluster clients, and replies must come back
+// through it.
+func (w *fragmentWriter) writeInternalMasquerade(p *servicePlan) {
+	if !p.hasInternalEndpoints || !(w.opts.MasqueradeAll || w.detector.Implemented()) {
+		return
+	}
+	w.rules.words("-A", p.internalTrafficChain, "-m", "comment", "--comment")
+	w.rules.quoted("", p.name, " cluster IP")
+	w.protoDest(&w.rules, p.protocol, p.sp.ClusterIP, p.sp.Port)
+	if !w.opts.MasqueradeAll {
+		w.rules.words(w.detector.IfNotLocal...)
+	}
+	w.rules.line("-j", ChainMarkMasq)
+}
+
+// writeExternalChain fills KUBE-EXT-: with the Cluster policy it
+// masquerades everything (endpoints may be on other nodes); with the Local
+// policy it keeps the client IP, except that pod and node traffic
+// short-circuits to the Cluster chain, as if it had gone out to a load
+// balancer and come back.
+func (w *fragmentWriter) writeExternalChain(p *servicePlan) {
+	ext := p.externalTrafficChain
+	w.decls.chainLine(ext)
+	if !p.sp.ExternalPolicyLocal {
+		w.rules.words("-A", ext, "-m", "comment", "--comment")
+		w.rules.quoted("masquerade traffic for ", p.name, " external destinations")
+		w.rules.line("-j", ChainMarkMasq)
+	} else {
+		if w.detector.Implemented() {
+			w.rules.words("-A", ext, "-m", "comment", "--comment")
+			w.rules.quoted("pod traffic for ", p.name, " external destinations")
+			w.rules.words(w.detector.IfLocal...)
+			w.rules.line("-j", p.clusterPolicyChain)
 		}
-		if !hasExternalEndpoints {
-			w.filter.words("-A", ChainExternalServices, "-m", "comment", "--comment")
-			w.filter.quoted("", name, externalFilterSuffix)
-			w.filter.words("-m", "addrtype", "--dst-type", "LOCAL", "-m", protocol, "-p", protocol, "--dport")
-			w.filter.int(sp.NodePort)
-			w.filter.line("-j", externalFilterTarget)
+		// The node's own traffic gets a local source address: masquerade
+		// it and send it to the Cluster chain.
+		w.rules.words("-A", ext, "-m", "comment", "--comment")
+		w.rules.quoted("masquerade LOCAL traffic for ", p.name, " external destinations")
+		w.rules.line("-m", "addrtype", "--src-type", "LOCAL", "-j", ChainMarkMasq)
+		w.rules.words("-A", ext, "-m", "comment", "--comment")
+		w.rules.quoted("route LOCAL traffic for ", p.name, " external destinations")
+		w.rules.line("-m", "addrtype", "--src-type", "LOCAL", "-j", p.clusterPolicyChain)
+	}
+	if p.hasExternalEndpoints {
+		w.rules.line("-A", ext, "-j", p.externalPolicyChain)
+	}
+}
+
+// writeFirewallChain fills KUBE-FW-: allowed source ranges go on to the EXT
+// chain; the rest falls through untranslated and KUBE-PROXY-FIREWALL in
+// filter drops it.
+func (w *fragmentWriter) writeFirewallChain(p *servicePlan) {
+	w.decls.chainLine(p.fwChain)
+	allowFromNode := false
+	for _, cidr := range p.sp.LoadBalancerSourceRanges {
+		w.rules.words("-A", p.fwChain, "-m", "comment", "--comment")
+		w.rules.quoted("", p.name, " loadbalancer IP")
+		w.rules.word("-s")
+		w.rules.prefix(cidr)
+		w.rules.line("-j", p.externalTrafficChain)
+		if w.opts.NodeIP.IsValid() && cidr.Contains(w.opts.NodeIP) {
+			allowFromNode = true
 		}
 	}
-
-	// Capture the health check node port: always accepted.
-	if sp.HealthCheckNodePort != 0 {
-		w.filter.words("-A", ChainNodePorts, "-m", "comment", "--comment")
-		w.filter.quoted("", name, " health check node port")
-		w.filter.words("-m", "tcp", "-p", "tcp", "--dport")
-		w.filter.int(sp.HealthCheckNodePort)
-		w.filter.line("-j", "ACCEPT")
-	}
-
-	// Internal traffic: masquerade what comes from outside the cluster.
-	if hasInternalEndpoints {
-		if w.opts.MasqueradeAll || w.detector.Implemented() {
-			w.rules.words("-A", internalTrafficChain, "-m", "comment", "--comment")
-			w.rules.quoted("", name, " cluster IP")
-			w.protoDest(&w.rules, protocol, sp.ClusterIP, sp.Port)
-			if !w.opts.MasqueradeAll {
-				w.rules.words(w.detector.IfNotLocal...)
-			}
-			w.rules.line("-j", ChainMarkMasq)
-		}
-	}
-
-	// External traffic.
-	if usesExternalTrafficChain {
-		w.decls.chainLine(externalTrafficChain)
-		chains = append(chains, externalTrafficChain)
-		if !sp.ExternalPolicyLocal {
-			// Endpoints may be on other nodes: masquerade so replies
-			// come back through this node.
-			w.rules.words("-A", externalTrafficChain, "-m", "comment", "--comment")
-			w.rules.quoted("masquerade traffic for ", name, " external destinations")
-			w.rules.line("-j", ChainMarkMasq)
-		} else {
-			// Only same-node endpoints: keep the client IP, except for
-			// traffic from this node, which takes the Cluster path.
-			if w.detector.Implemented() {
-				w.rules.words("-A", externalTrafficChain, "-m", "comment", "--comment")
-				w.rules.quoted("pod traffic for ", name, " external destinations")
-				w.rules.words(w.detector.IfLocal...)
-				w.rules.line("-j", clusterPolicyChain)
-			}
-			w.rules.words("-A", externalTrafficChain, "-m", "comment", "--comment")
-			w.rules.quoted("masquerade LOCAL traffic for ", name, " external destinations")
-			w.rules.line("-m", "addrtype", "--src-type", "LOCAL", "-j", ChainMarkMasq)
-			w.rules.words("-A", externalTrafficChain, "-m", "comment", "--comment")
-			w.rules.quoted("route LOCAL traffic for ", name, " external destinations")
-			w.rules.line("-m", "addrtype", "--src-type", "LOCAL", "-j", clusterPolicyChain)
-		}
-		if hasExternalEndpoints {
-			w.rules.line("-A", externalTrafficChain, "-j", externalPolicyChain)
-		}
-	}
-
-	// Load balancer source ranges.
-	if usesFWChain {
-		w.decls.chainLine(fwChain)
-		chains = append(chains, fwChain)
-		allowFromNode := false
-		for _, cidr := range sp.LoadBalancerSourceRanges {
-			w.rules.words("-A", fwChain, "-m", "comment", "--comment")
-			w.rules.quoted("", name, " loadbalancer IP")
+	// A VIP routed locally makes node-to-VIP packets arrive with the VIP
+	// as source.
+	if allowFromNode {
+		for _, ip := range p.sp.LoadBalancerVIPs {
+			w.rules.words("-A", p.fwChain, "-m", "comment", "--comment")
+			w.rules.quoted("", p.name, " loadbalancer IP")
 			w.rules.word("-s")
-			w.rules.prefix(cidr)
-			w.rules.line("-j", externalTrafficChain)
-			if w.opts.NodeIP.IsValid() && cidr.Contains(w.opts.NodeIP) {
-				allowFromNode = true
-			}
+			w.rules.addr(ip)
+			w.rules.line("-j", p.externalTrafficChain)
 		}
-		// A VIP routed locally makes node-to-VIP packets arrive with the
-		// VIP as source.
-		if allowFromNode {
-			for _, ip := range sp.LoadBalancerVIPs {
-				w.rules.words("-A", fwChain, "-m", "comment", "--comment")
-				w.rules.quoted("", name, " loadbalancer IP")
-				w.rules.word("-s")
-				w.rules.addr(ip)
-				w.rules.line("-j", externalTrafficChain)
-			}
-		}
-		// Whatever is left is dropped by KUBE-PROXY-FIREWALL in filter.
-		w.rules.words("-A", fwChain, "-m", "comment", "--comment")
-		w.rules.quoted("other traffic to ", name, " will be dropped by KUBE-PROXY-FIREWALL")
-		w.rules.end()
 	}
+	w.rules.words("-A", p.fwChain, "-m", "comment", "--comment")
+	w.rules.quoted("other traffic to ", p.name, " will be dropped by KUBE-PROXY-FIREWALL")
+	w.rules.end()
+}
 
-	endpointChains := w.endpointChainNames(name, protocol, reachable)
-	if usesClusterPolicyChain {
-		w.decls.chainLine(clusterPolicyChain)
-		chains = append(chains, clusterPolicyChain)
-		w.serviceToEndpointRules(sp, name, clusterPolicyChain, clusterEndpoints, endpointChains, largeCluster)
+// writeEndpointChain writes one KUBE-SEP- chain: masquerade hairpin traffic
+// (an endpoint reaching itself through the service), remember the client
+// for session affinity, DNAT. Most of a large payload is these lines, so
+// they are appended directly rather than word by word.
+func (w *fragmentWriter) writeEndpointChain(p *servicePlan, chain string, ep model.Endpoint) {
+	w.decls.chainLine(chain)
+	b := append(w.rules.b, "-A "...)
+	b = append(b, chain...)
+	if !p.largeCluster {
+		b = append(b, " -m comment --comment "...)
+		b = append(b, p.name...)
 	}
-	if usesLocalPolicyChain {
-		w.decls.chainLine(localPolicyChain)
-		chains = append(chains, localPolicyChain)
-		w.serviceToEndpointRules(sp, name, localPolicyChain, localEndpoints, endpointChains, largeCluster)
+	b = append(b, " -s "...)
+	b = ep.IP.AppendTo(b)
+	b = append(b, " -j "+ChainMarkMasq+"\n-A "...)
+	b = append(b, chain...)
+	if !p.largeCluster {
+		b = append(b, " -m comment --comment "...)
+		b = append(b, p.name...)
 	}
-
-	// One chain per endpoint. This loop writes most of a large payload, so
-	// it appends directly instead of word by word.
-	for i, ep := range reachable {
-		chain := endpointChains.names[i]
-		w.decls.chainLine(chain)
-		chains = append(chains, chain)
-
-		// Hairpin: an endpoint reaching itself through the service.
-		b := append(w.rules.b, "-A "...)
+	if p.sp.SessionAffinity == corev1.ServiceAffinityClientIP {
+		b = append(b, " -m recent --name "...)
 		b = append(b, chain...)
-		if !largeCluster {
-			b = append(b, " -m comment --comment "...)
-			b = append(b, name...)
-		}
-		b = append(b, " -s "...)
-		b = ep.IP.AppendTo(b)
-		b = append(b, " -j "+ChainMarkMasq+"\n-A "...)
-		b = append(b, chain...)
-		if !largeCluster {
-			b = append(b, " -m comment --comment "...)
-			b = append(b, name...)
-		}
-		if sp.SessionAffinity == corev1.ServiceAffinityClientIP {
-			b = append(b, " -m recent --name "...)
-			b = append(b, chain...)
-			b = append(b, " --set"...)
-		}
-		b = append(b, " -m "...)
-		b = append(b, protocol...)
-		b = append(b, " -p "...)
-		b = append(b, protocol...)
-		b = append(b, " -j DNAT --to-destination "...)
-		b = appendEndpoint(b, ep)
-		w.rules.b = append(b, '\n')
-		w.rules.lines += 2
+		b = append(b, " --set"...)
 	}
-
-	return w.pack(sp, largeCluster, chains)
+	b = append(b, " -m "...)
+	b = append(b, p.protocol...)
+	b = append(b, " -p "...)
+	b = append(b, p.protocol...)
+	b = append(b, " -j DNAT --to-destination "...)
+	b = appendEndpoint(b, ep)
+	w.rules.b = append(b, '\n')
+	w.rules.lines += 2
 }
 
 // protoDest writes the match of a service address: "-m tcp -p tcp -d IP
@@ -323,17 +298,17 @@ func (w *fragmentWriter) protoDest(l *lineBuf, protocol string, ip netip.Addr, p
 // probability ladder from a service chain to its endpoints' chains: with n
 // endpoints the i-th rule (from 0) matches with probability 1/(n-i), and
 // the last one always. Upstream: writeServiceToEndpointRules.
-func (w *fragmentWriter) serviceToEndpointRules(sp *model.ServicePort, name, svcChain string, endpoints []model.Endpoint, index endpointChainIndex, largeCluster bool) {
+func (w *fragmentWriter) serviceToEndpointRules(p *servicePlan, svcChain string, endpoints []model.Endpoint, index endpointChainIndex) {
 	names := index.namesFor(endpoints)
-	if sp.SessionAffinity == corev1.ServiceAffinityClientIP {
+	if p.sp.SessionAffinity == corev1.ServiceAffinityClientIP {
 		for i, ep := range endpoints {
 			chain := names[i]
 			w.rules.words("-A", svcChain)
-			if !largeCluster {
-				w.endpointComment(name, ep)
+			if !p.largeCluster {
+				w.endpointComment(p.name, ep)
 			}
 			w.rules.words("-m", "recent", "--name", chain, "--rcheck", "--seconds")
-			w.rules.int(sp.StickyMaxAgeSeconds)
+			w.rules.int(p.sp.StickyMaxAgeSeconds)
 			w.rules.line("--reap", "-j", chain)
 		}
 	}
@@ -342,8 +317,8 @@ func (w *fragmentWriter) serviceToEndpointRules(sp *model.ServicePort, name, svc
 		b := append(w.rules.b, "-A "...)
 		b = append(b, svcChain...)
 		w.rules.b = b
-		if !largeCluster {
-			w.endpointComment(name, ep)
+		if !p.largeCluster {
+			w.endpointComment(p.name, ep)
 		}
 		b = w.rules.b
 		if i < n-1 {
@@ -398,9 +373,7 @@ func (w *fragmentWriter) endpointChainNames(name, protocol string, reachable []m
 	for _, ep := range reachable {
 		w.hashInput = append(append(w.hashInput[:0], name...), protocol...)
 		w.hashInput = appendEndpoint(w.hashInput, ep)
-		sum := sha256.Sum256(w.hashInput)
-		all = append(all, prefixEndpoint...)
-		all = base32.StdEncoding.AppendEncode(all, sum[:10])
+		all = appendHashSuffix(append(all, prefixEndpoint...), w.hashInput)
 	}
 	joined := string(all)
 	names := make([]string, len(reachable))

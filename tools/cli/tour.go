@@ -24,6 +24,20 @@ func newTour() *cobra.Command {
 			return tour.SingleNode(ctx, opts)
 		},
 	}
+	var cni string
+	nodeport := &cobra.Command{
+		Use:   "nodeport [--cni canal|flannel-vxlan|calico-proxyarp]",
+		Short: "Seed 004: a NodePort request from an outside client, across nodes over VXLAN, SNATed, hop by hop",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			opts.Out = cmd.OutOrStdout()
+			return tour.NodePort(ctx, opts, cni)
+		},
+	}
+	nodeport.Flags().StringVar(&cni, "cni", os.Getenv("CNI"), "CNI variant: canal (the article's), flannel-vxlan or calico-proxyarp (also CNI=)")
+	cmd.AddCommand(nodeport)
 	cmd.PersistentFlags().BoolVar(&opts.Keep, "keep", os.Getenv("KEEP") == "1", "keep the lab running at the end (also KEEP=1)")
 	cmd.AddCommand(single)
 	return cmd

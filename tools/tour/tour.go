@@ -49,6 +49,9 @@ func (g *guide) hop(format string, args ...any) {
 // show runs a command in a lab host, prints it as a prompt line and its real
 // output (filtered to the lines that contain one of keep, when given).
 func (g *guide) show(host string, keep []string, args ...string) (string, error) {
+	if err := g.ctx.Err(); err != nil {
+		return "", err
+	}
 	cmd, err := g.lab.Command(host, args...)
 	if err != nil {
 		return "", err
@@ -95,6 +98,12 @@ func containsAny(s string, subs []string) bool {
 // lab at the end unless Keep, and always when the steps fail or ctx ends
 // (Ctrl-C).
 func run(ctx context.Context, opts Options, topology string, steps func(*guide) error) error {
+	return runWith(ctx, opts, topology, nil, steps)
+}
+
+// runWith is run with an optional edit of the topology file's text (for
+// example another CNI variant), written to a scratch file.
+func runWith(ctx context.Context, opts Options, topology string, edit func(string) string, steps func(*guide) error) error {
 	if opts.Out == nil {
 		opts.Out = os.Stdout
 	}
@@ -103,6 +112,21 @@ func run(ctx context.Context, opts Options, topology string, steps func(*guide) 
 		return err
 	}
 	topoFile := filepath.Join(root, topology)
+	if edit != nil {
+		data, err := os.ReadFile(topoFile)
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "svclab-tour-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		topoFile = filepath.Join(dir, filepath.Base(topology))
+		if err := os.WriteFile(topoFile, []byte(edit(string(data))), 0o644); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(opts.Out, "\033[1msvclab tour\033[0m — lab from %s\n", topology)
 	lab, took, err := labs.Create(ctx, topoFile, labs.Options{Out: opts.Out})
 	if err != nil {
