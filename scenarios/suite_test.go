@@ -20,10 +20,20 @@ func TestScenarios(t *testing.T) {
 	RunSpecs(t, "svclab scenarios")
 }
 
+// hostBefore is the host's root namespace before the suite: the suite ends by
+// checking that no scenario changed it.
+var hostBefore kit.HostSnapshot
+
 var _ = BeforeSuite(func() {
+	hostBefore = kit.SnapshotHost()
 	dir, err := os.MkdirTemp("", "svclab-bin-")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dir)
 	binary, err = kit.Binary(dir)
 	Expect(err).NotTo(HaveOccurred())
+})
+
+var _ = AfterSuite(func() {
+	Expect(hostBefore.Diff(kit.SnapshotHost())).To(BeEmpty(),
+		"the scenarios changed the host's root network namespace (links, addresses, routes or iptables rules)")
 })

@@ -20,7 +20,7 @@ func newTour() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			opts.Out = cmd.OutOrStdout()
+			opts.Out = os.Stdout
 			return tour.SingleNode(ctx, opts)
 		},
 	}
@@ -32,7 +32,7 @@ func newTour() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			opts.Out = cmd.OutOrStdout()
+			opts.Out = os.Stdout
 			return tour.NodePort(ctx, opts, cni)
 		},
 	}

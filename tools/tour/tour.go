@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/svclab/svclab/labs"
 )
 
@@ -24,16 +26,35 @@ type Options struct {
 
 // guide is what a tour's steps use to talk and to run things.
 type guide struct {
-	ctx  context.Context
-	out  io.Writer
-	lab  *labs.Lab
-	step int
+	ctx   context.Context
+	out   io.Writer
+	lab   *labs.Lab
+	step  int
+	color bool // ANSI colours: only on a terminal
+}
+
+// style wraps s in an ANSI style when the output is a terminal.
+func (g *guide) style(code, s string) string {
+	if !g.color {
+		return s
+	}
+	return "\033[" + code + "m" + s + "\033[0m"
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // section starts a numbered part of the walk-through.
 func (g *guide) section(title string) {
 	g.step++
-	fmt.Fprintf(g.out, "\n\033[1m%d. %s\033[0m\n", g.step, title)
+	fmt.Fprintf(g.out, "\n%s\n", g.style("1", fmt.Sprintf("%d. %s", g.step, title)))
 }
 
 // say prints explanation text, wrapped as given.
@@ -43,7 +64,7 @@ func (g *guide) say(format string, args ...any) {
 
 // hop prints one line saying what happened to the packet at a hop.
 func (g *guide) hop(format string, args ...any) {
-	fmt.Fprintf(g.out, "   \033[32m→\033[0m "+format+"\n", args...)
+	fmt.Fprintf(g.out, "   "+g.style("32", "→")+" "+format+"\n", args...)
 }
 
 // show runs a command in a lab host, prints it as a prompt line and its real
@@ -61,7 +82,7 @@ func (g *guide) show(host string, keep []string, args ...string) (string, error)
 	if len(keep) > 0 {
 		prompt += " | grep -E '" + strings.Join(keep, "|") + "'"
 	}
-	fmt.Fprintf(g.out, "   \033[2m%s\033[0m\n", prompt)
+	fmt.Fprintf(g.out, "   %s\n", g.style("2", prompt))
 	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
 		if len(keep) > 0 && !containsAny(line, keep) {
 			continue
@@ -127,13 +148,14 @@ func runWith(ctx context.Context, opts Options, topology string, edit func(strin
 			return err
 		}
 	}
-	fmt.Fprintf(opts.Out, "\033[1msvclab tour\033[0m — lab from %s\n", topology)
+	color := isTerminal(opts.Out)
+	fmt.Fprintf(opts.Out, "svclab tour — lab from %s\n", topology)
 	lab, took, err := labs.Create(ctx, topoFile, labs.Options{Out: opts.Out})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Out, "   lab %s is up in %s\n", lab.Name(), took.Round(time.Millisecond))
-	g := &guide{ctx: ctx, out: opts.Out, lab: lab}
+	g := &guide{ctx: ctx, out: opts.Out, lab: lab, color: color}
 	stepsErr := steps(g)
 	if ctx.Err() != nil {
 		stepsErr = errors.Join(stepsErr, fmt.Errorf("interrupted"))

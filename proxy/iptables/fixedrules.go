@@ -1,0 +1,72 @@
+package iptables
+
+// writeFixedSections renders the parts of every payload that do not depend
+// on services.
+func (r *Renderer) writeFixedSections() {
+	mark := r.mark
+
+	h := &r.filterHeader
+	h.line("*filter")
+	for _, c := range []string{ChainServices, ChainExternalServices, ChainForward, ChainNodePorts, ChainProxyFirewall} {
+		h.chainLine(c)
+	}
+	if r.opts.LocalhostNodePorts {
+		// Kubelet writes the same rule; it blocks the security hole
+		// route_localnet opens (https://issue.k8s.io/90259).
+		h.chainLine(ChainKubeletFirewall)
+		h.line("-A", ChainKubeletFirewall, "-m", "comment", "--comment", `"block incoming localnet connections"`,
+			"-d", "127.0.0.0/8", "!", "-s", "127.0.0.0/8", "-m", "conntrack", "!", "--ctstate", "RELATED,ESTABLISHED,DNAT", "-j", "DROP")
+	}
+
+	f := &r.filterFooter
+	if !r.opts.ConntrackTCPBeLiberal {
+		// Out-of-window packets would otherwise reset connections
+		// (kubernetes/kubernetes#74839).
+		f.line("-A", ChainForward, "-m", "conntrack", "--ctstate", "INVALID", "-j", "DROP")
+	}
+	f.line("-A", ChainForward, "-m", "comment", "--comment", `"kubernetes forwarding rules"`,
+		"-m", "mark", "--mark", mark+"/"+mark, "-j", "ACCEPT")
+	f.line("-A", ChainForward, "-m", "comment", "--comment", `"kubernetes forwarding conntrack rule"`,
+		"-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "ACCEPT")
+	f.line("COMMIT")
+
+	n := &r.natHeader
+	n.line("*nat")
+	for _, c := range []string{ChainServices, ChainNodePorts, ChainPostrouting, ChainMarkMasq} {
+		n.chainLine(c)
+	}
+
+	p := &r.natPostrouting
+	p.line("-A", ChainPostrouting, "-m", "mark", "!", "--mark", mark+"/"+mark, "-j", "RETURN")
+	// Clear the mark so a packet that loops through the stack again is not
+	// masqueraded twice.
+	p.line("-A", ChainPostrouting, "-j", "MARK", "--xor-mark", mark)
+	p.words("-A", ChainPostrouting, "-m", "comment", "--comment", `"kubernetes service traffic requiring SNAT"`, "-j", "MASQUERADE")
+	if r.opts.RandomFully {
+		p.word("--random-fully")
+	}
+	p.end()
+	p.line("-A", ChainMarkMasq, "-j", "MARK", "--or-mark", mark)
+
+	// The tail call to KUBE-NODEPORTS must be the last rule of
+	// KUBE-SERVICES.
+	t := &r.natFooter
+	const comment = `"kubernetes service nodeports; NOTE: this must be the last rule in this chain"`
+	if len(r.opts.NodePortAddresses) == 0 {
+		t.words("-A", ChainServices, "-m", "comment", "--comment", comment, "-m", "addrtype", "--dst-type", "LOCAL")
+		if !r.opts.LocalhostNodePorts {
+			t.words("!", "-d", "127.0.0.0/8")
+		}
+		t.line("-j", ChainNodePorts)
+	} else {
+		for _, ip := range r.opts.NodePortAddresses {
+			if ip.IsLoopback() && !r.opts.LocalhostNodePorts {
+				continue
+			}
+			t.words("-A", ChainServices, "-m", "comment", "--comment", comment, "-d")
+			t.addr(ip)
+			t.line("-j", ChainNodePorts)
+		}
+	}
+	t.line("COMMIT")
+}

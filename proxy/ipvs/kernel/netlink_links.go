@@ -1,0 +1,141 @@
+package kernel
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+func isLinkNotFound(err error) bool {
+	var nf netlink.LinkNotFoundError
+	return errors.As(err, &nf)
+}
+
+// EnsureDummy implements Links. Upstream: netlinkHandle.EnsureDummyDevice.
+func (k *Netlink) EnsureDummy(name string) error {
+	_, err := k.nl.LinkByName(name)
+	if err == nil {
+		return nil
+	}
+	if !isLinkNotFound(err) {
+		return fmt.Errorf("ip link show %s: %w", name, err)
+	}
+	if err := k.nl.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name}}); err != nil {
+		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("ip link add %s type dummy: %w (the kernel has no dummy device support, CONFIG_DUMMY)", name, err)
+		}
+		return fmt.Errorf("ip link add %s type dummy: %w", name, err)
+	}
+	return nil
+}
+
+// DeleteDummy implements Links. Upstream: netlinkHandle.DeleteDummyDevice.
+func (k *Netlink) DeleteDummy(name string) error {
+	link, err := k.nl.LinkByName(name)
+	if isLinkNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ip link show %s: %w", name, err)
+	}
+	if link.Type() != "dummy" {
+		return fmt.Errorf("ip link del %s: it is a %s device, not the dummy device kube-proxy makes; left alone", name, link.Type())
+	}
+	if err := k.nl.LinkDel(link); err != nil {
+		return fmt.Errorf("ip link del %s: %w", name, err)
+	}
+	return nil
+}
+
+// Addresses implements Links.
+func (k *Netlink) Addresses(dev string) ([]netip.Addr, bool, error) {
+	link, err := k.nl.LinkByName(dev)
+	if isLinkNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("ip link show %s: %w", dev, err)
+	}
+	addrs, err := k.nl.AddrList(link, netlink.FAMILY_V4)
+	if err != nil {
+		return nil, true, fmt.Errorf("ip -4 addr show dev %s: %w", dev, err)
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if ip, ok := netip.AddrFromSlice(a.IP); ok {
+			out = append(out, ip.Unmap())
+		}
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return slices.Compact(out), true, nil
+}
+
+func hostNet(addr netip.Addr) *net.IPNet {
+	return &net.IPNet{IP: net.IP(addr.AsSlice()), Mask: net.CIDRMask(addr.BitLen(), addr.BitLen())}
+}
+
+// AddAddress implements Links. Upstream: netlinkHandle.EnsureAddressBind.
+func (k *Netlink) AddAddress(dev string, addr netip.Addr) error {
+	what := fmt.Sprintf("ip addr add %s/32 dev %s", addr, dev)
+	link, err := k.nl.LinkByName(dev)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if err := k.nl.AddrAdd(link, &netlink.Addr{IPNet: hostNet(addr)}); err != nil && !errors.Is(err, unix.EEXIST) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// DelAddress implements Links. Upstream: netlinkHandle.UnbindAddress.
+func (k *Netlink) DelAddress(dev string, addr netip.Addr) error {
+	what := fmt.Sprintf("ip addr del %s/32 dev %s", addr, dev)
+	link, err := k.nl.LinkByName(dev)
+	if isLinkNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	err = k.nl.AddrDel(link, &netlink.Addr{IPNet: hostNet(addr)})
+	if err != nil && !errors.Is(err, unix.EADDRNOTAVAIL) && !errors.Is(err, unix.ENXIO) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+// NodeAddresses implements Links.
+func (k *Netlink) NodeAddresses(except string) ([]netip.Addr, error) {
+	links, err := k.nl.LinkList()
+	if err != nil {
+		return nil, fmt.Errorf("ip link show: %w", err)
+	}
+	var out []netip.Addr
+	for _, l := range links {
+		if l.Attrs().Name == except {
+			continue
+		}
+		addrs, err := k.nl.AddrList(l, netlink.FAMILY_V4)
+		if err != nil {
+			// The link may have gone away since LinkList, as upstream
+			// tolerates.
+			continue
+		}
+		for _, a := range addrs {
+			ip, ok := netip.AddrFromSlice(a.IP)
+			if !ok {
+				continue
+			}
+			if ip = ip.Unmap(); ip.Is4() && !ip.IsLoopback() {
+				out = append(out, ip)
+			}
+		}
+	}
+	slices.SortFunc(out, netip.Addr.Compare)
+	return slices.Compact(out), nil
+}

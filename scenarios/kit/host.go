@@ -1,0 +1,55 @@
+package kit
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// HostSnapshot is what the scenarios promise never to change: the host's
+// root network namespace — its links, routes and iptables rules (both
+// backends). Comments and counters are left out.
+type HostSnapshot map[string]string
+
+// SnapshotHost reads the root namespace's state.
+func SnapshotHost() HostSnapshot {
+	snap := HostSnapshot{}
+	for name, args := range map[string][]string{
+		"links":           {"ip", "-o", "link", "show"},
+		"addresses":       {"ip", "-o", "addr", "show"},
+		"routes":          {"ip", "route", "show", "table", "all"},
+		"iptables-nft":    {"iptables-nft-save"},
+		"iptables-legacy": {"iptables-legacy-save"},
+	} {
+		out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+		if err != nil {
+			snap[name] = fmt.Sprintf("(%s failed: %v)", args[0], err)
+			continue
+		}
+		var keep []string
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			if strings.HasPrefix(line, ":") { // ":CHAIN POLICY [packets:bytes]"
+				if i := strings.LastIndexByte(line, '['); i > 0 {
+					line = line[:i]
+				}
+			}
+			keep = append(keep, line)
+		}
+		snap[name] = strings.Join(keep, "\n")
+	}
+	return snap
+}
+
+// Diff lists what differs between two snapshots ("" when nothing does).
+func (s HostSnapshot) Diff(after HostSnapshot) string {
+	var b strings.Builder
+	for name, before := range s {
+		if after[name] != before {
+			fmt.Fprintf(&b, "%s changed:\n--- before\n%s\n--- after\n%s\n", name, before, after[name])
+		}
+	}
+	return b.String()
+}
