@@ -100,6 +100,7 @@ func TestIntegrationBadTopologiesBuildNothing(t *testing.T) {
 	cases := []struct{ name, edit, want string }{
 		{"malformed", "nodes:\n  - {name: node1, ip: [oops", "topology"},
 		{"overlapping", "podCIDR: 10.244.1.0/24", "spec.nodes[0]"},
+		{"shared pod CIDR", "  clients:", "spec.nodes[1].podCIDR"},
 		{"unknown mode", "proxy: {mode: iptables}", "spec.proxy.mode"},
 		{"unknown field", "cni: flannel-vxlan", "spec.colour"},
 	}
@@ -112,6 +113,8 @@ func TestIntegrationBadTopologiesBuildNothing(t *testing.T) {
 				topo = strings.Replace(topo, "nodes:\n  - {name: node1, ip: 192.168.16.73/20, podCIDR: 10.244.1.0/24}", tc.edit, 1)
 			case "overlapping":
 				topo = strings.Replace(topo, tc.edit, "podCIDR: 192.168.16.0/24", 1)
+			case "shared pod CIDR":
+				topo = strings.Replace(topo, tc.edit, "  - {name: node2, ip: 192.168.16.74/20, podCIDR: 10.244.1.0/24}\n  clients:", 1)
 			case "unknown mode":
 				topo = strings.Replace(topo, tc.edit, "proxy: {mode: userspace}", 1)
 			case "unknown field":
@@ -152,13 +155,18 @@ func TestIntegrationCreateApplyDelete(t *testing.T) {
 		t.Errorf("health %q", h)
 	}
 	// A manifest that does not validate changes nothing.
-	bad := writeFile(t, "bad.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {type: NodePort, ports: [{port: 80, nodePort: 80}]}\n")
+	nsBefore, _ := network.Namespaces(name)
+	bad := writeFile(t, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: extra}\nspec: {containers: [{name: c, image: x, ports: [{containerPort: 80}]}]}\n---\n"+
+		"apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: {type: NodePort, ports: [{port: 80, nodePort: 80}]}\n")
 	if err := lab.Apply(context.Background(), bad, opts); err == nil || !strings.Contains(err.Error(), "nodePort 80: outside the node port range") {
 		t.Errorf("bad nodePort: %v", err)
 	}
 	objs, _, _ := lab.Store.ReadObjects()
 	if len(objs.Services) != 0 || len(objs.Pods) != 3 {
 		t.Errorf("after a rejected apply: %d services, %d pods", len(objs.Services), len(objs.Pods))
+	}
+	if nsAfter, _ := network.Namespaces(name); len(nsAfter) != len(nsBefore) {
+		t.Errorf("a rejected apply built something: namespaces %v, then %v", nsBefore, nsAfter)
 	}
 	namespaces, _ := network.Namespaces(name)
 	if pids := process.InNamespaces(namespaces); len(pids) != 4 {

@@ -19,8 +19,10 @@
 // the kernel does and a packet tracer that walks rendered rules.
 //
 // What upstream has and this package leaves out: IPv6 (the renderer writes
-// IPv4 forms such as "127.0.0.0/8"), topology-aware routing, nfacct
-// counters, and the iptables "canary" monitor that detects a flush by
-// someone else. Load balancer IPs, source ranges (KUBE-FW chains), health
-// check node ports, external IPs and both traffic policies are rendered.
+// IPv4 forms such as "127.0.0.0/8"; proxy/model already builds IPv6
+// snapshots), topology-aware routing, nfacct counters, the iptables
+// "canary" monitor that notices a flush by someone else, and the conntrack
+// cleanup of stale UDP entries after a sync (a sync-loop concern). Load
+// balancer IPs, source ranges (KUBE-FW chains), health check node ports,
+// external IPs, session affinity and both traffic policies are rendered.
 package iptables

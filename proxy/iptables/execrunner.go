@@ -155,7 +155,7 @@ func (r *ExecRunner) ensureChain(table, chain string) error {
 		return nil
 	}
 	// -N fails with status 1 when the chain exists; confirm with -S.
-	if _, listErr := r.iptables("-t", table, "-S", chain, "1"); listErr == nil {
+	if _, listErr := r.iptables("-t", table, "-S", chain); listErr == nil {
 		return nil
 	}
 	return err
