@@ -84,7 +84,7 @@ func (l *Lab) update(ctx context.Context, opts Options, change func(*workload.St
 			fmt.Fprintf(opts.Out, "service/%s created: cluster IP %s%s\n", svc.Name, svc.Spec.ClusterIP, nodePorts(svc.Spec.Ports))
 		}
 	}
-	return l.waitForProxies(ctx, gen, opts)
+	return l.waitForProxies(ctx, gen, opts, true)
 }
 
 func mustAddr(s string) netip.Addr {

@@ -2,7 +2,9 @@ package labs_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -244,5 +246,69 @@ func BenchmarkBringUp(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+// TestIntegrationBadProxyConfigKeepsRules is the ConfigMap mistake an
+// operator makes: an unknown mode. The restarted proxy reports it clearly,
+// /healthz says unhealthy, and the node keeps its last good rules; fixing
+// the ConfigMap and restarting again recovers.
+func TestIntegrationBadProxyConfigKeepsRules(t *testing.T) {
+	roottest.Require(t, "creates network namespaces")
+	name := kit.UniqueName("badcfg")
+	opts := labs.Options{Binary: svclabBinary(t)}
+	lab, _, err := labs.Create(context.Background(), writeFile(t, "lab.yaml", strings.ReplaceAll(topology, "NAME", name)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { labs.Delete(name) })
+	svc := threePods + "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}\n"
+	if err := lab.Apply(context.Background(), writeFile(t, "web.yaml", svc), opts); err != nil {
+		t.Fatal(err)
+	}
+	rules := func() string {
+		out, err := exec.Command("ip", "netns", "exec", network.NamespaceName(name, "node1"), "iptables-save", "-t", "nat").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keep []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "-A") {
+				keep = append(keep, l)
+			}
+		}
+		return strings.Join(keep, "\n")
+	}
+	good := rules()
+	setMode := func(mode string) {
+		cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube-proxy, namespace: kube-system}\ndata:\n  config.conf: |\n    apiVersion: kubeproxy.config.k8s.io/v1alpha1\n    kind: KubeProxyConfiguration\n    clusterCIDR: 10.244.0.0/16\n    metricsBindAddress: 0.0.0.0:10249\n    mode: %q\n", mode)
+		if err := lab.Apply(context.Background(), writeFile(t, "cm.yaml", cm), opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMode("foo")
+	err = lab.RestartProxies(context.Background(), []string{"node1"}, opts)
+	if err == nil || !strings.Contains(err.Error(), `kube-system/kube-proxy config.conf: mode "foo": unknown proxy mode`) {
+		t.Fatalf("restart with mode foo: %v", err)
+	}
+	if after := rules(); after != good {
+		t.Errorf("the rules changed after a bad configuration:\nbefore:\n%s\nafter:\n%s", good, after)
+	}
+	health, _ := exec.Command("ip", "netns", "exec", network.NamespaceName(name, "node1"), "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "localhost:10256/healthz").Output()
+	if string(health) != "503" {
+		t.Errorf("/healthz answered %q, want 503", health)
+	}
+	if h := lab.Health(); !strings.Contains(h, "unhealthy") {
+		t.Errorf("lab health %q", h)
+	}
+	setMode("")
+	if err := lab.RestartProxies(context.Background(), []string{"node1"}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if after := rules(); after != good {
+		t.Errorf("the rules differ after recovery:\nbefore:\n%s\nafter:\n%s", good, after)
+	}
+	if h := lab.Health(); h != "running" {
+		t.Errorf("lab health after recovery %q", h)
 	}
 }

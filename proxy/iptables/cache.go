@@ -16,7 +16,8 @@ func (r *Renderer) refreshCache(servicePorts []*model.ServicePort, large bool) [
 	maxEndpoints := 0
 	j := 0
 	for i, sp := range servicePorts {
-		for j < len(prev) && prev[j].sp.Name.Compare(sp.Name) < 0 {
+		// Usually prev[j] has sp's name already; only search when not.
+		for j < len(prev) && prev[j].sp.Name != sp.Name && prev[j].sp.Name.Compare(sp.Name) < 0 {
 			j++
 		}
 		if j < len(prev) && prev[j].largeCluster == large && prev[j].sp.Equal(sp) {

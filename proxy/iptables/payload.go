@@ -17,6 +17,10 @@ func (r *Renderer) chainsToWrite(full bool) []bool {
 	}
 	j := 0
 	for i, f := range r.rendered {
+		if j < len(r.applied) && r.applied[j] == f {
+			j++ // unchanged: the common case, no name comparison needed
+			continue
+		}
 		for j < len(r.applied) && r.applied[j].sp.Name.Compare(f.sp.Name) < 0 {
 			j++
 		}
@@ -67,6 +71,10 @@ func diffFragments(old, new []*fragment) []string {
 	var out []string
 	j := 0
 	for _, o := range old {
+		if j < len(new) && new[j] == o {
+			j++ // unchanged: the common case
+			continue
+		}
 		for j < len(new) && new[j].sp.Name.Compare(o.sp.Name) < 0 {
 			j++
 		}

@@ -44,6 +44,6 @@ func newDelete() *cobra.Command {
 		},
 	}
 	many.Flags().BoolVar(&all, "all", false, "delete every lab")
-	cmd.AddCommand(one, many)
+	cmd.AddCommand(one, many, newDeletePod())
 	return cmd
 }

@@ -38,7 +38,7 @@ func newGet() *cobra.Command {
 			return w.Flush()
 		},
 	})
-	cmd.AddCommand(newGetPods())
+	cmd.AddCommand(newGetPods(), newGetConfigMap())
 	return cmd
 }
 

@@ -1,0 +1,167 @@
+package vm
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// HostPackages are the Debian packages the host needs to run the VM:
+// qemu-system-x86 (qemu-system-x86_64 and its firmware). apt-get and
+// dpkg-deb, which fetch and unpack the guest's packages, are part of every
+// Debian system.
+var HostPackages = []string{"qemu-system-x86"}
+
+// GuestPackages make the guest's root filesystem (with their dependencies).
+// usr-is-merged stands in for usrmerge, which would pull in perl.
+var GuestPackages = []string{
+	"usr-is-merged", "busybox-static", "bash", "coreutils", "mount", "util-linux", "procps", "kmod",
+	"netbase", "iproute2", "iptables", "nftables", "ipset", "ipvsadm", "conntrack", "curl", "tcpdump",
+}
+
+// KernelPackage is the metapackage whose kernel the guest boots.
+const KernelPackage = "linux-image-amd64"
+
+// pkg is one Debian package at an exact version.
+type pkg struct{ Name, Version string }
+
+func (p pkg) String() string { return p.Name + "=" + p.Version }
+
+// instLine matches apt-get's simulation output: "Inst libc6 (2.36-9 Debian:12.11/stable [amd64])",
+// also "Inst libc6 [2.36-8] (2.36-9 …)" when a version is installed.
+var instLine = regexp.MustCompile(`^Inst (\S+) (?:\[[^]]*\] )?\((\S+)`)
+
+// parseSimulation returns the packages an `apt-get -s install` would install.
+func parseSimulation(out string) []pkg {
+	var pkgs []pkg
+	for _, line := range strings.Split(out, "\n") {
+		if m := instLine.FindStringSubmatch(line); m != nil {
+			pkgs = append(pkgs, pkg{Name: m[1], Version: m[2]})
+		}
+	}
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].Name < pkgs[j].Name })
+	return pkgs
+}
+
+// resolvePackages returns names with their whole dependency closure, as if
+// installed on an empty system (no Recommends), with the versions apt would
+// pick. CLI: apt-get -s -o Dir::State::status=/dev/null install --no-install-recommends NAMES…
+// (an empty status file stands in for /dev/null).
+func resolvePackages(ctx context.Context, tmp string, names ...string) ([]pkg, error) {
+	status, err := os.CreateTemp(tmp, "dpkg-status-")
+	if err != nil {
+		return nil, err
+	}
+	status.Close()
+	defer os.Remove(status.Name())
+	args := append([]string{"-s", "-q", "-o", "Dir::State::status=" + status.Name(),
+		"-o", "APT::Install-Recommends=false", "-o", "APT::Install-Suggests=false", "install"}, names...)
+	out, err := runCmd(ctx, "", "apt-get", args...)
+	if err != nil {
+		return nil, fmt.Errorf("%w (run `apt-get update` first if the package lists are missing)", err)
+	}
+	pkgs := parseSimulation(out)
+	if len(pkgs) == 0 {
+		return nil, fmt.Errorf("apt-get -s install %s: no package to install in its output:\n%s", strings.Join(names, " "), tail(out, 2000))
+	}
+	return pkgs, nil
+}
+
+// resolveKernel returns the versioned kernel package linux-image-amd64
+// stands for (linux-image-6.1.0-NN-amd64), without the kernel's own
+// dependencies (initramfs-tools and friends), which the VM does not use.
+func resolveKernel(ctx context.Context, tmp string) (pkg, error) {
+	pkgs, err := resolvePackages(ctx, tmp, KernelPackage)
+	if err != nil {
+		return pkg{}, err
+	}
+	for _, p := range pkgs {
+		if strings.HasPrefix(p.Name, "linux-image-") && p.Name != KernelPackage && !strings.HasSuffix(p.Name, "-dbg") {
+			return p, nil
+		}
+	}
+	return pkg{}, fmt.Errorf("apt-get -s install %s: no linux-image-VERSION package among %v", KernelPackage, pkgs)
+}
+
+// downloadPackages fetches the .debs into dir.
+// CLI: (cd DIR && apt-get download NAME=VERSION…)
+func downloadPackages(ctx context.Context, dir string, pkgs []pkg) error {
+	args := []string{"download", "-q", "-o", "APT::Sandbox::User=root"}
+	if os.Geteuid() != 0 {
+		args = args[:2]
+	}
+	for _, p := range pkgs {
+		args = append(args, p.String())
+	}
+	_, err := runCmd(ctx, dir, "apt-get", args...)
+	return err
+}
+
+// MissingHostPackages returns which of pkgs are not installed on the host.
+// CLI: dpkg-query -W -f='${Status}' PKG
+func MissingHostPackages(pkgs ...string) []string {
+	var missing []string
+	for _, p := range pkgs {
+		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
+		if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), " installed") {
+			missing = append(missing, p)
+		}
+	}
+	return missing
+}
+
+// EnsureHostPackages installs those of pkgs that are missing on the host and
+// returns their names (none when all were there). It needs root to install.
+// log, when not nil, is told what is installed.
+// CLI: apt-get update && apt-get install -y --no-install-recommends PKG…
+func EnsureHostPackages(ctx context.Context, log io.Writer, pkgs ...string) ([]string, error) {
+	missing := MissingHostPackages(pkgs...)
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("missing Debian packages %s: install them as root (apt-get install %s)",
+			strings.Join(missing, " "), strings.Join(missing, " "))
+	}
+	if log != nil {
+		fmt.Fprintf(log, "installing Debian packages on the host: %s\n", strings.Join(missing, " "))
+	}
+	lock := []string{"-o", "DPkg::Lock::Timeout=120"}
+	if _, err := runCmd(ctx, "", "apt-get", append([]string{"update", "-q"}, lock...)...); err != nil {
+		return nil, err
+	}
+	args := append(append([]string{"install", "-y", "-q", "--no-install-recommends"}, lock...), missing...)
+	if _, err := runCmd(ctx, "", "apt-get", args...); err != nil {
+		return nil, err
+	}
+	return missing, nil
+}
+
+// runCmd runs name with args in dir (when not empty) with a non-interactive
+// environment and returns its combined output; the error names the command
+// and carries its output.
+func runCmd(ctx context.Context, dir, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail(out.String(), 4000))
+	}
+	return out.String(), nil
+}
+
+// tail returns the last n bytes of s, marked as cut when it was longer.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

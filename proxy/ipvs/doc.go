@@ -1,0 +1,35 @@
+// Package ipvs is svclab's IPVS proxy mode: what kube-proxy --proxy-mode=ipvs
+// writes into the kernel, computed as plain data and applied with the
+// fewest kernel calls.
+//
+// It is built in four layers, pure core to thin edge:
+//
+//  1. Compute (compute.go, rules.go) turns a *model.Snapshot and Settings
+//     into a Desired state: the addresses of the kube-ipvs0 dummy device,
+//     the IPVS virtual servers with their real servers, the ipset members,
+//     and the iptables-restore payload. Upstream: the body of
+//     Proxier.syncProxyRules and writeIptablesRules
+//     (k8s.io/kubernetes/pkg/proxy/ipvs/proxier.go).
+//  2. Diff (diff.go) compares a Desired state with the kernel's Actual
+//     state (read by ReadActual) and returns a Plan: the list of Ops that
+//     brings the kernel there, each printable as the command a person would
+//     type (`ipvsadm -a -t 10.96.0.10:53 -r 10.244.1.5:53 -m -w 1`). Real
+//     servers that should go away drain first, as upstream's
+//     GracefulTerminationManager does (graceful_termination.go).
+//  3. The kernel (subpackage kernel): IPVS through github.com/moby/ipvs,
+//     links and ipsets through github.com/vishvananda/netlink, sysctls
+//     through /proc/sys; kernel/kerneltest fakes it for unit tests.
+//     iptables goes through proxy/iptables' Runner.
+//  4. Backend (backend.go) ties them into the proxy.Backend a sync loop
+//     drives: NewBackend checks the kernel (IPVS, the scheduler, ipset) and
+//     sets the sysctls and timeouts upstream's NewProxier sets.
+//
+// Cleanup removes what both kube-proxy modes leave in a node (kube-proxy
+// --cleanup), and FindLeftovers lists it.
+//
+// Left out compared with upstream: IPv6 (upstream runs a second proxier
+// with KUBE-6-* sets), the service health check servers (the
+// KUBE-HEALTH-CHECK-NODE-PORT set is filled, nothing listens),
+// topology-aware routing, conntrack cleanup of stale UDP flows, and
+// nodePortAddresses "primary".
+package ipvs

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/svclab/svclab/labs"
+)
+
+// newDeletePod is `kubectl delete pod` for a lab: pods by name or by label
+// selector. In kube-system the pods are the node proxies (label
+// k8s-app=kube-proxy): deleting them restarts the proxies with the current
+// kube-system/kube-proxy ConfigMap, as the DaemonSet would recreate them.
+func newDeletePod() *cobra.Command {
+	var labName, namespace, selector string
+	cmd := &cobra.Command{
+		Use:   "pod [NAME…] --lab NAME [-n NAMESPACE] [-l SELECTOR]",
+		Short: "Delete pods; -n kube-system -l k8s-app=kube-proxy restarts the node proxies",
+		RunE: func(cmd *cobra.Command, names []string) error {
+			l, err := labs.Open(labName)
+			if err != nil {
+				return err
+			}
+			if len(names) == 0 && selector == "" {
+				return fmt.Errorf("give pod names or -l SELECTOR")
+			}
+			sel, err := labels.Parse(selector)
+			if err != nil {
+				return fmt.Errorf("-l %q: %w", selector, err)
+			}
+			want := map[string]bool{}
+			for _, n := range names {
+				want[n] = true
+			}
+			opts := labs.Options{Out: cmd.OutOrStdout()}
+			if namespace == "kube-system" {
+				var nodes []string
+				for _, p := range l.ProxyPods() {
+					if want[p.Name] || (selector != "" && sel.Matches(labels.Set(p.Labels))) {
+						nodes = append(nodes, p.Node)
+						delete(want, p.Name)
+					}
+				}
+				if len(want) > 0 {
+					return fmt.Errorf("pods %v: not found in namespace kube-system", keys(want))
+				}
+				if len(nodes) == 0 {
+					return fmt.Errorf("no pod in kube-system matches %q", selector)
+				}
+				return l.RestartProxies(cmd.Context(), nodes, opts)
+			}
+			objs, _, err := l.Store.ReadObjects()
+			if err != nil {
+				return err
+			}
+			var victims []string
+			for _, p := range objs.Pods {
+				if p.Namespace == namespace && (want[p.Name] || (selector != "" && sel.Matches(labels.Set(p.Labels)))) {
+					victims = append(victims, p.Name)
+					delete(want, p.Name)
+				}
+			}
+			if len(want) > 0 {
+				return fmt.Errorf("pods %v: not found in namespace %s", keys(want), namespace)
+			}
+			if len(victims) == 0 {
+				return fmt.Errorf("no pod in namespace %s matches %q", namespace, selector)
+			}
+			return l.DeletePods(cmd.Context(), victims, opts)
+		},
+	}
+	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector")
+	return cmd
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
