@@ -1,0 +1,67 @@
+package ipvs
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/svclab/svclab/proxy/ipvs/kernel"
+)
+
+// Actual is what the kernel holds, as far as the IPVS mode is concerned.
+type Actual struct {
+	// DummyExists says whether kube-ipvs0 exists; Addresses are its
+	// addresses.
+	DummyExists bool
+	Addresses   []netip.Addr
+	// Sets are the mode's ipsets that exist (other sets are not read).
+	Sets map[string]ActualSet
+	// VirtualServers are every IPv4 IPVS service, with its destinations.
+	VirtualServers []ActualVirtualServer
+}
+
+// ActualSet is an existing ipset.
+type ActualSet struct {
+	Type    kernel.SetType
+	Entries []string
+}
+
+// ActualVirtualServer is an existing IPVS service.
+type ActualVirtualServer struct {
+	kernel.VirtualServer
+	RealServers []kernel.RealServer
+}
+
+// ReadActual reads the kernel state Diff compares against: kube-ipvs0, the
+// mode's ipsets, and every IPVS service with its destinations (upstream
+// reads the same in each sync: GetLocalAddresses, ListEntries,
+// GetVirtualServers and GetRealServers).
+func ReadActual(k kernel.Interface) (*Actual, error) {
+	a := &Actual{Sets: map[string]ActualSet{}}
+	addrs, exists, err := k.Addresses(DummyDevice)
+	if err != nil {
+		return nil, err
+	}
+	a.DummyExists, a.Addresses = exists, addrs
+	for _, spec := range Sets {
+		typ, entries, exists, err := k.Entries(spec.Name)
+		if err != nil {
+			return nil, err
+		}
+		if exists {
+			a.Sets[spec.Name] = ActualSet{Type: typ, Entries: entries}
+		}
+	}
+	vss, err := k.VirtualServers()
+	if err != nil {
+		return nil, err
+	}
+	a.VirtualServers = make([]ActualVirtualServer, 0, len(vss))
+	for _, vs := range vss {
+		rss, err := k.RealServers(vs)
+		if err != nil {
+			return nil, fmt.Errorf("real servers of %s: %w", vs.Key(), err)
+		}
+		a.VirtualServers = append(a.VirtualServers, ActualVirtualServer{VirtualServer: vs, RealServers: rss})
+	}
+	return a, nil
+}
