@@ -19,9 +19,10 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // Statistics, stated once for every distribution assertion of the suite.
 //
 // Each assertion is a chi-square goodness-of-fit test that fails when its
-// p-value is below alpha = 1e-7. The suite makes fewer than 10 such
-// assertions, so a correct proxy fails a run of the whole suite with
-// probability below 10 × 1e-7 = 1e-6 (Bonferroni). The number of connections
+// p-value is below alpha = 1e-7. The suite makes 5 such assertions (and
+// tools/cli one more), so a correct proxy fails a run of `make test` with
+// probability below 10 × 1e-7 = 1e-6 (Bonferroni, with room to spare for
+// the chi-square approximation's slightly heavier exact tail). The number of connections
 // is the least n for which the test also catches a skew — 60/40 on two
 // backends, 40/30/30 on three — with probability at least 1 − 1e-6
 // (traffic.UniformitySampleSize, noncentral chi-square power): it is

@@ -55,7 +55,7 @@ type nodePortFacts struct {
 
 func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 	g.section("Deploy the article's httpserver: one pod on HOSTB, a NodePort Service 3000:30000/TCP,8080:30080/TCP")
-	if err := g.lab.Apply(ctx, manifest, labs.Options{Out: indent(g.out)}); err != nil {
+	if err := g.lab.Apply(ctx, manifest, g.labOpts(indent(g.out))); err != nil {
 		return err
 	}
 	f, err := factsOf(g.lab)
@@ -68,7 +68,7 @@ func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 	g.say("                                                  POD IP %s (%s)", f.podIP, f.pod)
 
 	g.section(fmt.Sprintf("The request: %s:randomport -> %s:30000 (7 connections, each asking /clientip)", f.clientIP, f.hostAIP))
-	res, err := g.lab.Traffic(f.client, traffic.Options{Target: f.hostAIP.String() + ":30000", Connections: 7, Path: "/clientip"}, labs.Options{})
+	res, err := g.lab.Traffic(f.client, traffic.Options{Target: f.hostAIP.String() + ":30000", Connections: 7, Path: "/clientip"}, g.labOpts(nil))
 	if err != nil {
 		return err
 	}

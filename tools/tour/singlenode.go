@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/tools/traffic"
 )
 
@@ -18,7 +17,7 @@ func SingleNode(ctx context.Context, opts Options) error {
 	return run(ctx, opts, filepath.Join("clusters", "single-node.yaml"), func(g *guide) error {
 		root, _ := checkoutRoot(opts.Root)
 		g.section("Deploy seed 001's nginx: a Deployment of 3 pods and a NodePort Service")
-		if err := g.lab.Apply(ctx, filepath.Join(root, "clusters", "workloads", "nginx.yaml"), labs.Options{Out: g.out}); err != nil {
+		if err := g.lab.Apply(ctx, filepath.Join(root, "clusters", "workloads", "nginx.yaml"), g.labOpts(g.out)); err != nil {
 			return err
 		}
 		objs, _, err := g.lab.Store.ReadObjects()
@@ -37,7 +36,7 @@ func SingleNode(ctx context.Context, opts Options) error {
 		}
 
 		g.section(fmt.Sprintf("3000 new connections from the client (outside the cluster) to %s:80", vip))
-		res, err := g.lab.Traffic("client", traffic.Options{Target: vip + ":80", Connections: 3000}, labs.Options{})
+		res, err := g.lab.Traffic("client", traffic.Options{Target: vip + ":80", Connections: 3000}, g.labOpts(nil))
 		if err != nil {
 			return err
 		}

@@ -22,15 +22,23 @@ type Options struct {
 	// Root is the svclab checkout (for clusters/); default: found from the
 	// working directory.
 	Root string
+	// Binary is the svclab executable the lab runs (default: this one).
+	Binary string
 }
 
 // guide is what a tour's steps use to talk and to run things.
 type guide struct {
-	ctx   context.Context
-	out   io.Writer
-	lab   *labs.Lab
-	step  int
-	color bool // ANSI colours: only on a terminal
+	ctx    context.Context
+	out    io.Writer
+	lab    *labs.Lab
+	step   int
+	color  bool // ANSI colours: only on a terminal
+	binary string
+}
+
+// labOpts are the options of the lab operations a tour runs.
+func (g *guide) labOpts(out io.Writer) labs.Options {
+	return labs.Options{Out: out, Binary: g.binary}
 }
 
 // style wraps s in an ANSI style when the output is a terminal.
@@ -150,12 +158,12 @@ func runWith(ctx context.Context, opts Options, topology string, edit func(strin
 	}
 	color := isTerminal(opts.Out)
 	fmt.Fprintf(opts.Out, "svclab tour — lab from %s\n", topology)
-	lab, took, err := labs.Create(ctx, topoFile, labs.Options{Out: opts.Out})
+	lab, took, err := labs.Create(ctx, topoFile, labs.Options{Out: opts.Out, Binary: opts.Binary})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Out, "   lab %s is up in %s\n", lab.Name(), took.Round(time.Millisecond))
-	g := &guide{ctx: ctx, out: opts.Out, lab: lab, color: color}
+	g := &guide{ctx: ctx, out: opts.Out, lab: lab, color: color, binary: opts.Binary}
 	stepsErr := steps(g)
 	if ctx.Err() != nil {
 		stepsErr = errors.Join(stepsErr, fmt.Errorf("interrupted"))

@@ -1,0 +1,78 @@
+package tour
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/scenarios/kit"
+)
+
+func tourOptions(t *testing.T, out *bytes.Buffer) Options {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	bin, err := kit.Binary(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{Out: out, Root: filepath.Join(filepath.Dir(file), "..", ".."), Binary: bin}
+}
+
+// TestIntegrationNodePortTour runs the main job (make lab-nodeport) on each
+// CNI variant and checks the walk-through shows what seed 004 shows.
+func TestIntegrationNodePortTour(t *testing.T) {
+	roottest.Require(t, "builds labs from network namespaces")
+	for _, cni := range []string{"canal", "flannel-vxlan", "calico-proxyarp"} {
+		t.Run(cni, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := NodePort(context.Background(), tourOptions(t, &out), cni); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			text := out.String()
+			for _, want := range []string{
+				"POD IP 10.100.81.180",
+				"tcp dpt:30000",
+				"/* default/httpserver:http */ tcp to:10.100.81.180:3000",
+				"MASQUERADE",
+				"dst 192.168.16.139 self permanent",
+				"src=192.168.55.230 dst=192.168.16.73",
+				"src=10.100.81.180 dst=10.100.40.0 sport=3000",
+				"lab nodeport deleted",
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("the walk-through lacks %q", want)
+				}
+			}
+			if n := strings.Count(text, "the pod saw the connection come from 10.100.40.0:"); n != 7 {
+				t.Errorf("%d of 7 connections were seen from HOSTA's overlay address 10.100.40.0", n)
+			}
+			if cni != "flannel-vxlan" && !strings.Contains(text, "169.254.1.1 dev eth0 lladdr ee:ee:ee:ee:ee:ee") {
+				t.Errorf("the pod's neighbour table does not show proxy ARP's answer for 169.254.1.1")
+			}
+			if ns, _ := network.Namespaces("nodeport"); len(ns) != 0 {
+				t.Errorf("the tour left namespaces: %v", ns)
+			}
+			if t.Failed() {
+				t.Log(text)
+			}
+		})
+	}
+}
+
+func TestIntegrationSingleNodeTour(t *testing.T) {
+	roottest.Require(t, "builds labs from network namespaces")
+	var out bytes.Buffer
+	if err := SingleNode(context.Background(), tourOptions(t, &out)); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"KUBE-SVC-2CMXP7HKUVJN7L6M", "--probability 0.33333333349", "--probability 0.50000000000", "3000 succeeded", "lab single-node deleted"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the walk-through lacks %q\n%s", want, out.String())
+		}
+	}
+}
