@@ -28,3 +28,20 @@ func (l *Lab) Health() string {
 	}
 	return "degraded (" + strings.Join(problems, "; ") + ")"
 }
+
+// ProxyKernel says which mode and kernel interface the proxies use, as the
+// first node's proxy reports it ("iptables v1.8.9 (nf_tables)").
+func (l *Lab) ProxyKernel() string {
+	statuses, err := l.Store.ProxyStatuses()
+	if err != nil || len(l.Topology.Spec.Nodes) == 0 {
+		return "-"
+	}
+	st, ok := statuses[l.Topology.Spec.Nodes[0].Name]
+	if !ok || st.Mode == "" {
+		return "-"
+	}
+	if st.Backend == "" {
+		return st.Mode
+	}
+	return st.Mode + " " + st.Backend
+}

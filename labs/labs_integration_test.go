@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -310,5 +311,36 @@ func TestIntegrationBadProxyConfigKeepsRules(t *testing.T) {
 	}
 	if h := lab.Health(); h != "running" {
 		t.Errorf("lab health after recovery %q", h)
+	}
+}
+
+// BenchmarkBringUpNodePort measures the multi-node issue's goal: the 2-node
+// canal lab of seed 004 with its client and one pod serving behind a
+// NodePort Service, rules synced on both nodes (goal: under 1 s).
+func BenchmarkBringUpNodePort(b *testing.B) {
+	roottest.Require(b, "creates network namespaces")
+	opts := labs.Options{Binary: svclabBinary(b)}
+	_, file, _, _ := runtime.Caller(0)
+	clusters := filepath.Join(filepath.Dir(file), "..", "clusters")
+	topo, err := os.ReadFile(filepath.Join(clusters, "nodeport.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	manifest := filepath.Join(clusters, "workloads", "httpserver.yaml")
+	for i := 0; i < b.N; i++ {
+		name := kit.UniqueName("benchnp")
+		file := writeFile(b, "lab.yaml", strings.Replace(string(topo), "name: nodeport", "name: "+name, 1))
+		lab, _, err := labs.Create(context.Background(), file, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := lab.Apply(context.Background(), manifest, opts); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := labs.Delete(name); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 }

@@ -35,8 +35,8 @@ type machine struct {
 	Root    string // host directory shared read-only as rootTag
 	RunDir  string // host directory shared read-write as runTag
 	Shares  []share9p
-	Console int      // child fd of the socket that gets the serial console
-	Ports   []port   // virtio-serial ports
+	Console int    // child fd of the socket that gets the serial console
+	Ports   []port // virtio-serial ports
 }
 
 // share9p is a host directory the guest mounts over 9p by its tag.

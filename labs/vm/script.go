@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// shellQuote quotes s for a POSIX shell: 'it'\''s'.
+// shellQuote quotes s for a POSIX shell: 'it'\”s'.
 func shellQuote(s string) string {
 	if s != "" && safeWord.MatchString(s) {
 		return s

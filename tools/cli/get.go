@@ -21,11 +21,11 @@ func newGet() *cobra.Command {
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tCNI\tNODES\tPODS\tSTATUS")
+			fmt.Fprintln(w, "NAME\tCNI\tNODES\tPODS\tPROXY\tSTATUS")
 			for _, n := range names {
 				l, err := labs.Open(n)
 				if err != nil {
-					fmt.Fprintf(w, "%s\t-\t-\t-\tbroken (no state; svclab delete lab --name %s)\n", n, n)
+					fmt.Fprintf(w, "%s\t-\t-\t-\t-\tbroken (no state; svclab delete lab --name %s)\n", n, n)
 					continue
 				}
 				objs, _, err := l.Store.ReadObjects()
@@ -33,7 +33,7 @@ func newGet() *cobra.Command {
 				if err == nil {
 					pods = fmt.Sprint(len(objs.Pods))
 				}
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\n", n, l.Topology.Spec.CNI, len(l.Topology.Spec.Nodes), pods, l.Health())
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", n, l.Topology.Spec.CNI, len(l.Topology.Spec.Nodes), pods, l.ProxyKernel(), l.Health())
 			}
 			return w.Flush()
 		},

@@ -27,6 +27,12 @@ func tourOptions(t *testing.T, out *bytes.Buffer) Options {
 // CNI variant and checks the walk-through shows what seed 004 shows.
 func TestIntegrationNodePortTour(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
+	host := kit.SnapshotHost()
+	t.Cleanup(func() {
+		if diff := host.Diff(kit.SnapshotHost()); diff != "" {
+			t.Errorf("the tour changed the host's root namespace:\n%s", diff)
+		}
+	})
 	for _, cni := range []string{"canal", "flannel-vxlan", "calico-proxyarp"} {
 		t.Run(cni, func(t *testing.T) {
 			var out bytes.Buffer
