@@ -101,6 +101,27 @@ func (s splitRun) run(n int) (ruleDeltas []int64, counts []float64) {
 	return ruleDeltas, counts
 }
 
+// webLab is a single-node lab running webService(replicas), made for one
+// Ordered container and deleted after it, also when a spec fails.
+type webLab struct {
+	*kit.Lab
+	vip  netip.Addr
+	pods map[string]netip.Addr // pod name → IP
+}
+
+func newWebLab(prefix string, replicas int) *webLab {
+	w := &webLab{}
+	BeforeAll(func(ctx SpecContext) {
+		lab, err := kit.NewLab(ctx, kit.UniqueName(prefix), singleNode, binary)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
+		Expect(lab.Apply(ctx, webService(replicas))).To(Succeed())
+		w.Lab, w.vip, w.pods = lab, serviceVIP(lab, "web"), podIPs(lab, "web")
+		Expect(w.pods).To(HaveLen(replicas))
+	})
+	return w
+}
+
 func must(s string, err error) string {
 	GinkgoHelper()
 	Expect(err).NotTo(HaveOccurred())
@@ -110,37 +131,23 @@ func must(s string, err error) string {
 var _ = Describe("two-pod 50/50 split", Ordered, Label("iptables", "distribution"), func() {
 	const node = "node1"
 	svcChain := kit.UpstreamChain("KUBE-SVC-", "default/web", "tcp")
-	var (
-		lab  *kit.Lab
-		vip  netip.Addr
-		pods map[string]netip.Addr
-	)
-
-	BeforeAll(func(ctx SpecContext) {
-		var err error
-		lab, err = kit.NewLab(ctx, kit.UniqueName("split"), singleNode, binary)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
-		Expect(lab.Apply(ctx, webService(2))).To(Succeed())
-		vip, pods = serviceVIP(lab, "web"), podIPs(lab, "web")
-		Expect(pods).To(HaveLen(2))
-	})
+	w := newWebLab("split", 2)
 
 	It("sends the cluster IP to the KUBE-SVC chain named by upstream's hash", func() {
-		lines := kit.Lines(must(lab.IPTablesSave(node, "nat", false)))
+		lines := kit.Lines(must(w.IPTablesSave(node, "nat", false)))
 		Expect(lines).To(ContainElement(fmt.Sprintf(
-			`-A KUBE-SERVICES -d %s/32 -p tcp -m comment --comment "default/web cluster IP" -m tcp --dport 80 -j %s`, vip, svcChain)))
+			`-A KUBE-SERVICES -d %s/32 -p tcp -m comment --comment "default/web cluster IP" -m tcp --dport 80 -j %s`, w.vip, svcChain)))
 	})
 
 	It("spreads with one --probability 0.5 rule and a catch-all, each KUBE-SEP DNATting to its pod", func() {
-		save := must(lab.IPTablesSave(node, "nat", false))
+		save := must(w.IPTablesSave(node, "nat", false))
 		rules := kit.Rules(save, svcChain)
 		Expect(rules).To(HaveLen(3), "masquerade rule, 0.5 rule, catch-all: %v", rules)
 		Expect(rules[0].Spec).To(Equal(fmt.Sprintf(
-			`! -s 10.244.0.0/16 -d %s/32 -p tcp -m comment --comment "default/web cluster IP" -m tcp --dport 80 -j KUBE-MARK-MASQ`, vip)))
+			`! -s 10.244.0.0/16 -d %s/32 -p tcp -m comment --comment "default/web cluster IP" -m tcp --dport 80 -j KUBE-MARK-MASQ`, w.vip)))
 		Expect(rules[1].Spec).To(MatchRegexp(`-m statistic --mode random --probability 0\.50000000000 -j KUBE-SEP-`))
 		Expect(rules[2].Spec).NotTo(ContainSubstring("statistic"))
-		for name, ip := range pods {
+		for name, ip := range w.pods {
 			sep := sepChainFor("default/web", ip, 8080)
 			Expect([]string{jumpTarget(rules[1].Spec), jumpTarget(rules[2].Spec)}).To(ContainElement(sep), "pod %s has its KUBE-SEP chain", name)
 			Expect(kit.Rules(save, sep)).To(ConsistOf(
@@ -153,7 +160,7 @@ var _ = Describe("two-pod 50/50 split", Ordered, Label("iptables", "distribution
 	It("splits connections from an outside client 50/50, each one counted and tracked", func() {
 		n := sampleSize(0.6, 0.4)
 		By(fmt.Sprintf("%d connections: chi-square at alpha %g, and a 60/40 skew is caught with probability ≥ 1 − %g", n, alpha, miss))
-		run := splitRun{lab: lab, node: node, from: "client", vip: vip, pods: pods, svcChain: svcChain, outside: true}
+		run := splitRun{lab: w.Lab, node: node, from: "client", vip: w.vip, pods: w.pods, svcChain: svcChain, outside: true}
 		_, counts := run.run(n)
 		expectUniform("client → web", counts)
 	})
@@ -161,7 +168,7 @@ var _ = Describe("two-pod 50/50 split", Ordered, Label("iptables", "distribution
 	It("splits connections from a third pod 50/50, not masqueraded", func() {
 		n := sampleSize(0.6, 0.4)
 		By(fmt.Sprintf("%d connections from pod probe", n))
-		run := splitRun{lab: lab, node: node, from: "probe", vip: vip, pods: pods, svcChain: svcChain}
+		run := splitRun{lab: w.Lab, node: node, from: "probe", vip: w.vip, pods: w.pods, svcChain: svcChain}
 		_, counts := run.run(n)
 		expectUniform("probe → web", counts)
 	})
@@ -170,24 +177,10 @@ var _ = Describe("two-pod 50/50 split", Ordered, Label("iptables", "distribution
 var _ = Describe("three-pod ladder", Ordered, Label("iptables", "distribution"), func() {
 	const node = "node1"
 	svcChain := kit.UpstreamChain("KUBE-SVC-", "default/web", "tcp")
-	var (
-		lab  *kit.Lab
-		vip  netip.Addr
-		pods map[string]netip.Addr
-	)
-
-	BeforeAll(func(ctx SpecContext) {
-		var err error
-		lab, err = kit.NewLab(ctx, kit.UniqueName("ladder"), singleNode, binary)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
-		Expect(lab.Apply(ctx, webService(3))).To(Succeed())
-		vip, pods = serviceVIP(lab, "web"), podIPs(lab, "web")
-		Expect(pods).To(HaveLen(3))
-	})
+	w := newWebLab("ladder", 3)
 
 	It("writes the 1/3, 1/2, catch-all ladder as iptables prints it", func() {
-		rules := kit.Rules(must(lab.IPTablesSave(node, "nat", false)), svcChain)
+		rules := kit.Rules(must(w.IPTablesSave(node, "nat", false)), svcChain)
 		Expect(rules).To(HaveLen(4))
 		Expect(rules[1].Spec).To(MatchRegexp(`-m statistic --mode random --probability 0\.33333333349 -j KUBE-SEP-`))
 		Expect(rules[2].Spec).To(MatchRegexp(`-m statistic --mode random --probability 0\.50000000000 -j KUBE-SEP-`))
@@ -197,7 +190,7 @@ var _ = Describe("three-pod ladder", Ordered, Label("iptables", "distribution"),
 	It("takes 1/3 at the first rule, half the rest at the second, and spreads evenly", func() {
 		n := sampleSize(0.4, 0.3, 0.3)
 		By(fmt.Sprintf("%d connections: each chi-square at alpha %g; a 40/30/30 skew is caught with probability ≥ 1 − %g", n, alpha, miss))
-		run := splitRun{lab: lab, node: node, from: "client", vip: vip, pods: pods, svcChain: svcChain, outside: true}
+		run := splitRun{lab: w.Lab, node: node, from: "client", vip: w.vip, pods: w.pods, svcChain: svcChain, outside: true}
 		deltas, counts := run.run(n)
 		first, second, last := float64(deltas[1]), float64(deltas[2]), float64(deltas[3])
 		expectShares("first rule (probability 1/3) of all connections", []float64{first, second + last}, []float64{1.0 / 3, 2.0 / 3})
