@@ -29,7 +29,7 @@ type Options struct {
 }
 
 // SupportedModes are the proxy modes svclab implements.
-var SupportedModes = []config.Mode{config.ModeIPTables}
+var SupportedModes = []config.Mode{config.ModeIPTables, config.ModeIPVS}
 
 // Run is the proxy's main: it reads the configuration, serves /proxyMode,
 // /metrics and /healthz, and syncs until ctx ends. A configuration it cannot
@@ -47,7 +47,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	var backend Backend
 	if cfgErr == nil {
-		backend, cfgErr = newIPTablesBackend(cfg, opts.IPTablesBackend, log)
+		backend, cfgErr = newBackend(cfg, opts.IPTablesBackend, log)
 	}
 	if cfgErr != nil {
 		cfg = config.Default()

@@ -38,6 +38,17 @@ type DiffOptions struct {
 // so draining survives a restart.
 func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 	var p Plan
+	if len(a.VirtualServers) == 0 && len(a.Addresses) == 0 {
+		// A first sync creates everything: size the plan once.
+		n := len(d.Addresses) + len(d.Sets) + len(d.Jumps) + 2
+		for _, vs := range d.VirtualServers {
+			n += 1 + len(vs.RealServers)
+		}
+		for _, s := range d.Sets {
+			n += len(s.Entries)
+		}
+		p = make(Plan, 0, n)
+	}
 	if !a.DummyExists {
 		p = append(p, Op{Kind: OpCreateDummy})
 	}

@@ -18,7 +18,6 @@ const (
 	setMaxElem   = 65536
 	setPortFrom  = 0
 	setPortTo    = 65535
-	maxRevision  = 10 // the first revision tried when creating a set
 	ipsetErrBase = 4096
 )
 
@@ -44,9 +43,11 @@ func (k *Netlink) ListSets() ([]SetInfo, error) {
 	return out, nil
 }
 
-// CreateSet implements IPSets. Like the ipset command, it asks for the
-// newest revision of the type that the kernel has, counting down from
-// maxRevision; vishvananda/netlink would otherwise pick the oldest one.
+// CreateSet implements IPSets. The set gets vishvananda/netlink's default
+// revision of its type (the oldest one with the features used), where the
+// ipset command would pick the newest: newer revisions add header fields
+// (bucketsize, initval) that the library does not parse and logs about on
+// every listing. Members and matching are the same.
 func (k *Netlink) CreateSet(name string, typ SetType) error {
 	what := fmt.Sprintf("ipset create %s %s", name, typ)
 	opts := netlink.IpsetCreateOptions{Family: unix.AF_INET, MaxElements: setMaxElem}
@@ -56,14 +57,7 @@ func (k *Netlink) CreateSet(name string, typ SetType) error {
 	} else {
 		what += " family inet hashsize 1024 maxelem 65536"
 	}
-	var err error
-	for rev := maxRevision; rev >= 0; rev-- {
-		opts.Revision = uint8(rev)
-		err = k.nl.IpsetCreate(name, string(typ), opts)
-		if !isIPSetError(err, nl.IPSET_ERR_FIND_TYPE) {
-			break
-		}
-	}
+	err := k.nl.IpsetCreate(name, string(typ), opts)
 	if err == nil {
 		return nil
 	}

@@ -1,0 +1,191 @@
+package ipvs
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/svclab/svclab/proxy/config"
+	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/ipvs/kernel"
+	"github.com/svclab/svclab/proxy/model"
+)
+
+// Mode is the mode's name, as /proxyMode answers.
+const Mode = "ipvs"
+
+// Backend is the IPVS proxy mode: each Sync computes the desired state,
+// reads the kernel's, and applies the difference. It is not safe for
+// concurrent use; a sync loop calls it from one goroutine.
+type Backend struct {
+	k        kernel.Interface
+	ipt      iptables.Runner
+	opts     Options
+	settings Settings
+	release  string
+	log      *slog.Logger
+	close    func()
+
+	// applied is the iptables payload the kernel holds; nil forces the
+	// next sync to ensure the jump rules and restore (a full sync).
+	applied []byte
+}
+
+// SyncResult describes one Sync.
+type SyncResult struct {
+	// Full is true when the iptables jumps and payload were rewritten
+	// regardless of what the kernel was believed to hold.
+	Full         bool
+	ServicePorts int
+	Endpoints    int
+	// Bytes is the size of the iptables payload written (0 when it was
+	// unchanged and not rewritten).
+	Bytes int
+	// Ops is how many kernel changes were made; Plan lists them.
+	Ops  int
+	Plan Plan
+}
+
+// NewBackend opens the kernel of the calling process's network namespace
+// and returns the IPVS mode for cfg. iptablesBackend is "", "legacy" or
+// "nft" as for iptables mode. It fails with an error naming the problem
+// when the kernel has no IPVS or no ipset support, when the scheduler is
+// missing, or when a setting is unusable.
+func NewBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (*Backend, error) {
+	opts, err := OptionsFromConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b, err := iptables.ParseBackend(iptablesBackend)
+	if err != nil {
+		return nil, err
+	}
+	k, err := kernel.Open("")
+	if err != nil {
+		return nil, fmt.Errorf("ipvs mode: %w", err)
+	}
+	if err := k.IPVSAvailable(); err != nil {
+		k.Close()
+		return nil, fmt.Errorf("ipvs mode: kernel %s: %w", kernel.Release(), err)
+	}
+	runner, err := iptables.NewExecRunner(iptables.ExecOptions{Backend: b})
+	if err != nil {
+		k.Close()
+		return nil, fmt.Errorf("ipvs mode: %w", err)
+	}
+	be, err := New(k, runner, opts, log)
+	if err != nil {
+		k.Close()
+		if source := cfg.Source; source != "" {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		return nil, err
+	}
+	be.close = k.Close
+	return be, nil
+}
+
+// New returns the IPVS mode over any kernel and iptables runner (the real
+// ones, or fakes in tests). It checks the kernel and sets it up as
+// upstream's NewProxier does; see CheckScheduler and SetupKernel.
+func New(k kernel.Interface, ipt iptables.Runner, opts Options, log *slog.Logger) (*Backend, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if _, err := k.VirtualServers(); err != nil {
+		return nil, fmt.Errorf("ipvs mode: %w", err)
+	}
+	if _, err := k.ListSets(); err != nil {
+		return nil, fmt.Errorf("ipvs mode needs ipset support in the kernel (CONFIG_IP_SET): %w", err)
+	}
+	if err := CheckScheduler(k, opts.Scheduler); err != nil {
+		return nil, err
+	}
+	release := opts.KernelRelease
+	if release == "" {
+		release = kernel.Release()
+	}
+	if err := SetupKernel(k, opts, release); err != nil {
+		return nil, fmt.Errorf("ipvs mode: %w", err)
+	}
+	s := Settings{
+		Scheduler:     opts.Scheduler,
+		NodePortCIDRs: opts.NodePortCIDRs,
+		NodeIP:        opts.NodeIP,
+		MasqueradeBit: opts.MasqueradeBit,
+		MasqueradeAll: opts.MasqueradeAll,
+		RandomFully:   ipt.HasRandomFully(),
+	}
+	if opts.ClusterCIDR.IsValid() {
+		d, err := iptables.DetectLocalByCIDR(opts.ClusterCIDR.String())
+		if err != nil {
+			return nil, err
+		}
+		s.LocalDetector = d
+	}
+	return &Backend{k: k, ipt: ipt, opts: opts, settings: s, release: release, log: log}, nil
+}
+
+// Mode implements proxy.Backend.
+func (b *Backend) Mode() string { return Mode }
+
+// Describe implements proxy.Backend: "IPVS (kernel 6.1.0-18-amd64,
+// scheduler rr)".
+func (b *Backend) Describe() string {
+	return fmt.Sprintf("IPVS (kernel %s, scheduler %s)", b.release, b.settings.scheduler())
+}
+
+// Close releases the kernel handles NewBackend opened.
+func (b *Backend) Close() {
+	if b.close != nil {
+		b.close()
+	}
+}
+
+// Desired computes what a sync of snap would ask for, with the node's
+// current addresses, without changing anything.
+func (b *Backend) Desired(snap *model.Snapshot) (*Desired, error) {
+	addrs, err := b.k.NodeAddresses(DummyDevice)
+	if err != nil {
+		return nil, err
+	}
+	s := b.settings
+	s.NodeAddresses = addrs
+	if !s.NodeIP.IsValid() && len(addrs) > 0 {
+		s.NodeIP = addrs[0]
+	}
+	return Compute(snap, s), nil
+}
+
+// Sync makes the kernel match snap. After an error the next Sync rewrites
+// the iptables rules in full; IPVS, ipsets and addresses are always
+// compared with what the kernel holds, so nothing else needs resetting.
+func (b *Backend) Sync(snap *model.Snapshot) (SyncResult, error) {
+	d, err := b.Desired(snap)
+	if err != nil {
+		b.applied = nil
+		return SyncResult{}, fmt.Errorf("ipvs sync: %w", err)
+	}
+	a, err := ReadActual(b.k)
+	if err != nil {
+		b.applied = nil
+		return SyncResult{}, fmt.Errorf("ipvs sync: reading the kernel: %w", err)
+	}
+	full := b.applied == nil
+	plan := Diff(d, a, DiffOptions{ExcludeCIDRs: b.opts.ExcludeCIDRs, AppliedIPTables: b.applied})
+	for _, op := range plan {
+		b.log.Debug("ipvs sync", "op", op.String())
+	}
+	res, err := Apply(b.k, b.ipt, plan)
+	out := SyncResult{Full: full, ServicePorts: d.ServicePorts, Endpoints: d.Endpoints, Bytes: res.Restored, Ops: res.Ops, Plan: plan}
+	if err != nil {
+		b.applied = nil
+		var rerr *iptables.RestoreError
+		if errors.As(err, &rerr) {
+			b.log.Error("iptables-restore rejected the ipvs payload", "offending", rerr.OffendingLine())
+		}
+		return out, fmt.Errorf("ipvs sync of %d service ports: %w", d.ServicePorts, err)
+	}
+	b.applied = d.IPTables
+	return out, nil
+}

@@ -1,0 +1,92 @@
+package ipvs
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/svclab/svclab/proxy/model"
+)
+
+// bigSnapshot is n ClusterIP services with two endpoints each, every
+// tenth also a NodePort.
+func bigSnapshot(n int) *model.Snapshot {
+	var sps []*model.ServicePort
+	for i := range n {
+		ip := netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)})
+		opts := []func(*model.ServicePort){eps(
+			fmt.Sprintf("10.244.%d.%d:8080", i>>8, i&0xff),
+			fmt.Sprintf("local:10.245.%d.%d:8080", i>>8, i&0xff),
+		)}
+		if i%10 == 0 {
+			opts = append(opts, nodePort(int32(30000+i)))
+		}
+		sps = append(sps, sp("bench", fmt.Sprintf("svc-%04d", i), "http", corev1.ProtocolTCP, ip.String(), 80, opts...))
+	}
+	return snapshot(sps...)
+}
+
+// BenchmarkCompute is the desired state of 1000 services × 2 endpoints.
+func BenchmarkCompute(b *testing.B) {
+	snap, s := bigSnapshot(1000), baseSettings()
+	b.ReportAllocs()
+	for b.Loop() {
+		Compute(snap, s)
+	}
+}
+
+// BenchmarkDiffUnchanged is the steady state: nothing changed since the
+// last sync.
+func BenchmarkDiffUnchanged(b *testing.B) {
+	d := Compute(bigSnapshot(1000), baseSettings())
+	a := actualOf(d)
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := Diff(d, a, DiffOptions{AppliedIPTables: d.IPTables}); len(p) != 0 {
+			b.Fatal("plan not empty")
+		}
+	}
+}
+
+// BenchmarkDiffOneEndpointMoved is one endpoint replaced in one service.
+func BenchmarkDiffOneEndpointMoved(b *testing.B) {
+	snap := bigSnapshot(1000)
+	a := actualOf(Compute(snap, baseSettings()))
+	snap.ServicePorts[501].Endpoints[0].IP = netip.MustParseAddr("10.250.0.1")
+	d := Compute(snap, baseSettings())
+	b.ReportAllocs()
+	for b.Loop() {
+		if p := Diff(d, a, DiffOptions{AppliedIPTables: d.IPTables}); len(p) != 2 {
+			b.Fatalf("plan:\n%s", p)
+		}
+	}
+}
+
+// BenchmarkComputeAndDiffFromEmpty is the first sync's planning.
+func BenchmarkComputeAndDiffFromEmpty(b *testing.B) {
+	snap, s := bigSnapshot(1000), baseSettings()
+	empty := &Actual{Sets: map[string]ActualSet{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		Diff(Compute(snap, s), empty, DiffOptions{})
+	}
+}
+
+// BenchmarkSyncUnchangedFakeKernel is a whole steady-state Sync against
+// the fake kernel (compute, read back, diff, apply nothing).
+func BenchmarkSyncUnchangedFakeKernel(b *testing.B) {
+	t := &testing.T{}
+	be, _, _ := newTestBackend(t, Options{})
+	snap := bigSnapshot(1000)
+	if _, err := be.Sync(snap); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := be.Sync(snap); err != nil || res.Ops != 0 {
+			b.Fatal(err, res.Ops)
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package ipvs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/ipvs/kernel"
+)
+
+// kubeProxyChains are the chains either kube-proxy mode creates, per
+// table; per-service chains (KUBE-SVC-, KUBE-SEP-, ...) are recognised by
+// iptables.IsServiceChain. Kubelet's own chains (KUBE-FIREWALL,
+// KUBE-KUBELET-CANARY) are not kube-proxy's and are left alone, as
+// upstream's cleanup leaves them.
+var kubeProxyChains = map[string][]string{
+	"nat": {
+		"KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", "KUBE-PROXY-CANARY", // iptables mode
+		ChainNodePort, ChainLoadBalancer, // ipvs mode
+	},
+	"filter": {
+		"KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD", "KUBE-NODEPORTS", "KUBE-PROXY-FIREWALL", "KUBE-PROXY-CANARY",
+		ChainNodePort, ChainSourceRangesFirewall, ChainIPVSFilter, ChainIPVSOutFilter,
+	},
+}
+
+// IsKubeProxyChain reports whether chain, in table, is one that a
+// kube-proxy mode creates.
+func IsKubeProxyChain(table, chain string) bool {
+	return slices.Contains(kubeProxyChains[table], chain) || (table == "nat" && iptables.IsServiceChain(chain))
+}
+
+// Cleanup removes from a node what kube-proxy's modes leave there, like
+// `kube-proxy --cleanup`: the IPVS services kube-proxy made (see
+// FindLeftovers for how they are recognised; upstream flushes every IPVS
+// service instead), the kube-ipvs0 device, the KUBE-* chains of both
+// modes with the rules that jump to them, and then the mode's ipsets,
+// which the kernel refuses to destroy while a rule uses them. It goes on
+// after a failure and returns all of them joined. On a kernel without
+// IPVS it cleans the rest.
+func Cleanup(k kernel.Interface, ipt iptables.Runner) error {
+	var errs []error
+	vss, err := kubeProxyVirtualServers(k)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, vs := range vss {
+		if err := k.DeleteVirtualServer(vs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := k.DeleteDummy(DummyDevice); err != nil {
+		errs = append(errs, err)
+	}
+	for _, table := range []string{"nat", "filter"} {
+		save, err := ipt.Save(table)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		payload := cleanupPayload(table, save)
+		if payload == nil {
+			continue
+		}
+		if err := ipt.Restore(payload); err != nil {
+			errs = append(errs, fmt.Errorf("removing kube-proxy's %s chains: %w", table, err))
+		}
+	}
+	sets, err := k.ListSets()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range sets {
+		if IsKubeProxySet(s.Name) {
+			if err := k.DestroySet(s.Name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cleanupPayload is the iptables-restore input that deletes kube-proxy's
+// chains in one table of an iptables-save dump, with every rule elsewhere
+// that jumps to them; nil when there are none. Upstream:
+// cleanupIptablesLeftovers of both modes.
+func cleanupPayload(table string, save []byte) []byte {
+	var doomed []string
+	for _, c := range iptables.ChainsFromSave(save) {
+		if IsKubeProxyChain(table, c) {
+			doomed = append(doomed, c)
+		}
+	}
+	if len(doomed) == 0 {
+		return nil
+	}
+	var l lines
+	l.write("*" + table)
+	for _, c := range doomed {
+		l.write(":" + c + " - [0:0]") // flush
+	}
+	for _, line := range bytes.Split(save, []byte("\n")) {
+		chain, target, ok := ruleJump(string(line))
+		if ok && !slices.Contains(doomed, chain) && slices.Contains(doomed, target) {
+			l.write("-D " + strings.TrimPrefix(string(line), "-A "))
+		}
+	}
+	for _, c := range doomed {
+		l.write("-X", c)
+	}
+	l.write("COMMIT")
+	return l
+}
+
+// ruleJump reads "-A CHAIN ... -j TARGET ..." (or -g) from iptables-save.
+func ruleJump(line string) (chain, target string, ok bool) {
+	if !strings.HasPrefix(line, "-A ") {
+		return "", "", false
+	}
+	f := strings.Fields(line)
+	for i := 2; i+1 < len(f); i++ {
+		if f[i] == "-j" || f[i] == "-g" {
+			return f[1], f[i+1], true
+		}
+	}
+	return "", "", false
+}
+
+// kubeProxyVirtualServers lists the IPVS services kube-proxy made: those
+// whose address is on kube-ipvs0, whose address:port is in one of the
+// mode's service sets, or whose port is in a node port set. A kernel
+// without IPVS has none.
+func kubeProxyVirtualServers(k kernel.Interface) ([]kernel.VirtualServer, error) {
+	vss, err := k.VirtualServers()
+	if errors.Is(err, kernel.ErrNoIPVS) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	bound, _, err := k.Addresses(DummyDevice)
+	if err != nil {
+		return nil, err
+	}
+	members := map[string]map[string]bool{}
+	for _, set := range []string{SetClusterIP, SetExternalIP, SetExternalIPLocal, SetLoadBalancer, SetNodePortTCP, SetNodePortUDP, SetNodePortSCTP} {
+		_, entries, _, err := k.Entries(set)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]bool{}
+		for _, e := range entries {
+			m[e] = true
+		}
+		members[set] = m
+	}
+	var out []kernel.VirtualServer
+	for _, vs := range vss {
+		entry := vs.Address.String() + "," + vs.Protocol.Lower() + ":" + strconv.Itoa(int(vs.Port))
+		port := strconv.Itoa(int(vs.Port))
+		mine := slices.Contains(bound, vs.Address) ||
+			members[SetClusterIP][entry] || members[SetExternalIP][entry] || members[SetExternalIPLocal][entry] ||
+			members[SetLoadBalancer][entry] || members[SetNodePortSCTP][entry] ||
+			(vs.Protocol == kernel.TCP && members[SetNodePortTCP][port]) ||
+			(vs.Protocol == kernel.UDP && members[SetNodePortUDP][port])
+		if mine {
+			out = append(out, vs)
+		}
+	}
+	return out, nil
+}

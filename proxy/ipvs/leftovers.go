@@ -1,0 +1,124 @@
+package ipvs
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/ipvs/kernel"
+)
+
+// Leftovers is what kube-proxy's modes left in one node.
+type Leftovers struct {
+	// Chains are kube-proxy's iptables chains, per table.
+	Chains map[string][]string
+	// VirtualServers are the IPVS services kube-proxy made.
+	VirtualServers []kernel.VirtualServer
+	// Dummy says whether kube-ipvs0 exists; DummyAddresses are its
+	// addresses.
+	Dummy          bool
+	DummyAddresses []netip.Addr
+	// IPSets are the IPVS mode's ipsets.
+	IPSets []string
+}
+
+// FindLeftovers lists what kube-proxy's modes left in the node whose
+// kernel and iptables are given (nothing is changed).
+func FindLeftovers(k kernel.Interface, ipt iptables.Runner) (*Leftovers, error) {
+	l := &Leftovers{Chains: map[string][]string{}}
+	var err error
+	if l.VirtualServers, err = kubeProxyVirtualServers(k); err != nil {
+		return nil, err
+	}
+	if l.DummyAddresses, l.Dummy, err = k.Addresses(DummyDevice); err != nil {
+		return nil, err
+	}
+	for _, table := range []string{"nat", "filter"} {
+		save, err := ipt.Save(table)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range iptables.ChainsFromSave(save) {
+			if IsKubeProxyChain(table, c) {
+				l.Chains[table] = append(l.Chains[table], c)
+			}
+		}
+	}
+	sets, err := k.ListSets()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sets {
+		if IsKubeProxySet(s.Name) {
+			l.IPSets = append(l.IPSets, s.Name)
+		}
+	}
+	return l, nil
+}
+
+// Empty reports whether nothing was left.
+func (l *Leftovers) Empty() bool {
+	return len(l.Chains["nat"]) == 0 && len(l.Chains["filter"]) == 0 && len(l.VirtualServers) == 0 && !l.Dummy && len(l.IPSets) == 0
+}
+
+// Modes guesses which modes left the leftovers: "iptables" for its own
+// chains (KUBE-NODEPORTS, KUBE-EXTERNAL-SERVICES, per-service chains),
+// "ipvs" for kube-ipvs0, IPVS services, ipsets or its KUBE-NODE-PORT chain.
+// Chains both modes share (KUBE-SERVICES...) say nothing either way.
+func (l *Leftovers) Modes() []string {
+	var modes []string
+	iptablesMode := false
+	for _, table := range []string{"nat", "filter"} {
+		for _, c := range l.Chains[table] {
+			if c == "KUBE-NODEPORTS" || c == "KUBE-EXTERNAL-SERVICES" || iptables.IsServiceChain(c) {
+				iptablesMode = true
+			}
+		}
+	}
+	if iptablesMode {
+		modes = append(modes, "iptables")
+	}
+	ipvsMode := l.Dummy || len(l.VirtualServers) > 0 || len(l.IPSets) > 0 ||
+		slices.Contains(l.Chains["nat"], ChainNodePort) || slices.Contains(l.Chains["filter"], ChainIPVSFilter)
+	if ipvsMode {
+		modes = append(modes, "ipvs")
+	}
+	return modes
+}
+
+// String lists the leftovers for a person, one kind a line.
+func (l *Leftovers) String() string {
+	if l.Empty() {
+		return "nothing left by kube-proxy\n"
+	}
+	var b strings.Builder
+	svc := 0
+	for _, table := range []string{"nat", "filter"} {
+		var fixed []string
+		for _, c := range l.Chains[table] {
+			if iptables.IsServiceChain(c) {
+				svc++
+			} else {
+				fixed = append(fixed, c)
+			}
+		}
+		if len(fixed) > 0 {
+			fmt.Fprintf(&b, "iptables %s chains: %s\n", table, strings.Join(fixed, " "))
+		}
+	}
+	if svc > 0 {
+		fmt.Fprintf(&b, "iptables per-service chains (KUBE-SVC-/SEP-/EXT-/FW-/SVL-): %d\n", svc)
+	}
+	if len(l.VirtualServers) > 0 {
+		fmt.Fprintf(&b, "IPVS virtual servers: %d\n", len(l.VirtualServers))
+	}
+	if l.Dummy {
+		fmt.Fprintf(&b, "%s: %d addresses\n", DummyDevice, len(l.DummyAddresses))
+	}
+	if len(l.IPSets) > 0 {
+		fmt.Fprintf(&b, "ipsets: %s\n", strings.Join(l.IPSets, " "))
+	}
+	return b.String()
+}

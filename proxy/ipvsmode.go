@@ -1,0 +1,30 @@
+package proxy
+
+import (
+	"log/slog"
+
+	"github.com/svclab/svclab/proxy/config"
+	"github.com/svclab/svclab/proxy/ipvs"
+	"github.com/svclab/svclab/proxy/model"
+)
+
+// newBackend builds the Backend of the configured mode.
+func newBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (Backend, error) {
+	if cfg.Mode == config.ModeIPVS {
+		b, err := ipvs.NewBackend(cfg, iptablesBackend, log)
+		if err != nil {
+			return nil, err
+		}
+		return ipvsBackend{b}, nil
+	}
+	return newIPTablesBackend(cfg, iptablesBackend, log)
+}
+
+// ipvsBackend adapts the IPVS mode to the loop's Backend (package ipvs
+// cannot import package proxy).
+type ipvsBackend struct{ *ipvs.Backend }
+
+func (b ipvsBackend) Sync(snap *model.Snapshot) (SyncStats, error) {
+	r, err := b.Backend.Sync(snap)
+	return SyncStats{Full: r.Full, ServicePorts: r.ServicePorts, Endpoints: r.Endpoints, Bytes: r.Bytes}, err
+}
