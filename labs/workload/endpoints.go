@@ -1,8 +1,10 @@
 package workload
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/svclab/svclab/proxy/model"
 )
 
 // EndpointSlicesFor computes what the EndpointSlice controller would write
@@ -38,6 +42,9 @@ func EndpointSlicesFor(services []*corev1.Service, pods []*corev1.Pod) []*discov
 				groups[key] = slice
 			}
 			slice.Endpoints = append(slice.Endpoints, endpointFor(pod))
+			if w, ok := pod.Annotations[WeightAnnotation]; ok {
+				setWeight(slice, pod.Status.PodIP, w)
+			}
 		}
 		if len(groups) == 0 {
 			// The controller keeps one empty slice with the Service's ports.
@@ -133,4 +140,24 @@ func endpointFor(pod *corev1.Pod) discoveryv1.Endpoint {
 		NodeName:   &node,
 		TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name},
 	}
+}
+
+// WeightAnnotation on a pod gives it an IPVS weight (1-65535). The lab's
+// endpoint-slice controller copies it into the slice's
+// svclab.dev/endpoint-weights annotation, which the proxy's IPVS mode uses
+// for the real server's weight (see proxy/model.WeightsAnnotation).
+const WeightAnnotation = "svclab.dev/weight"
+
+func setWeight(slice *discoveryv1.EndpointSlice, ip, weight string) {
+	weights := map[string]int{}
+	if raw, ok := slice.Annotations[model.WeightsAnnotation]; ok {
+		json.Unmarshal([]byte(raw), &weights)
+	}
+	w, _ := strconv.Atoi(weight) // validated when the pod was applied
+	weights[ip] = w
+	data, _ := json.Marshal(weights)
+	if slice.Annotations == nil {
+		slice.Annotations = map[string]string{}
+	}
+	slice.Annotations[model.WeightsAnnotation] = string(data)
 }

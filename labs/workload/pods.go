@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,11 @@ func (c Cluster) applyPod(st *State, pod *corev1.Pod, source string) error {
 	}
 	if err := checkContainerPorts(source, pod); err != nil {
 		return err
+	}
+	if w, ok := pod.Annotations[WeightAnnotation]; ok {
+		if n, err := strconv.Atoi(w); err != nil || n < 1 || n > 65535 {
+			return errorf(source, "Pod %s/%s: metadata.annotations[%s] %q: want a weight from 1 to 65535", pod.Namespace, pod.Name, WeightAnnotation, w)
+		}
 	}
 	if old := st.Pod(pod.Name); old != nil {
 		if pod.Spec.NodeName != "" && pod.Spec.NodeName != old.Spec.NodeName {

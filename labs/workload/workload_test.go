@@ -221,3 +221,28 @@ spec: {nodeName: hostb, containers: [{name: c, image: x}]}`
 		}
 	}
 }
+
+func TestWeightAnnotationReachesTheEndpointSlice(t *testing.T) {
+	pod := func(name, weight string) string {
+		return `
+apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `, labels: {app: w}, annotations: {svclab.dev/weight: "` + weight + `"}}
+spec: {nodeName: hosta, containers: [{name: c, image: x, ports: [{containerPort: 80}]}]}
+---`
+	}
+	st := mustApply(t, &State{}, pod("heavy", "3")+pod("light", "1")+`
+apiVersion: v1
+kind: Service
+metadata: {name: w}
+spec: {selector: {app: w}, ports: [{port: 80}]}`)
+	got := st.EndpointSlices[0].Annotations["svclab.dev/endpoint-weights"]
+	want := `{"` + st.Pod("heavy").Status.PodIP + `":3,"` + st.Pod("light").Status.PodIP + `":1}`
+	if got != want {
+		t.Errorf("slice weights %s, want %s", got, want)
+	}
+	m, _ := Decode([]byte(pod("bad", "0")), "w.yaml")
+	if _, err := lab.Apply(st, m, "w.yaml"); err == nil || !strings.Contains(err.Error(), "svclab.dev/weight") {
+		t.Errorf("weight 0: %v", err)
+	}
+}

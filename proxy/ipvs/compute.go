@@ -227,7 +227,11 @@ func (c *computer) virtualServer(sp *model.ServicePort, name string, ip netip.Ad
 	}
 	rss := make([]kernel.RealServer, 0, len(eps))
 	for _, ep := range eps {
-		rss = append(rss, kernel.RealServer{Address: ep.IP, Port: uint16(ep.Port), Weight: 1})
+		weight := 1 // upstream's fixed weight
+		if ep.Weight > 0 {
+			weight = int(ep.Weight) // svclab's model.WeightsAnnotation, for wrr/wlc
+		}
+		rss = append(rss, kernel.RealServer{Address: ep.IP, Port: uint16(ep.Port), Weight: weight})
 	}
 	slices.SortFunc(rss, compareRealServers)
 	rss = slices.CompactFunc(rss, kernel.RealServer.SameKey)

@@ -154,3 +154,19 @@ func TestComputeEmptySnapshotKeepsFixedRules(t *testing.T) {
 		}
 	}
 }
+
+func TestComputeUsesEndpointWeights(t *testing.T) {
+	snap := snapshot(kubeDNS()...)
+	for _, sp := range snap.ServicePorts {
+		for i := range sp.Endpoints {
+			sp.Endpoints[i].Weight = int32(3 * (i + 1)) // svclab.dev/endpoint-weights
+		}
+	}
+	for _, vs := range Compute(snap, baseSettings()).VirtualServers {
+		for i, rs := range vs.RealServers {
+			if want := 3 * (i + 1); rs.Weight != want {
+				t.Errorf("%s: real server %s weight %d, want %d", vs.Key(), rs.Key(), rs.Weight, want)
+			}
+		}
+	}
+}

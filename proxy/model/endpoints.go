@@ -26,6 +26,7 @@ func endpointsForPort(family corev1.IPFamily, name ServicePortName, slicesOfServ
 	var out []Endpoint
 	index := map[string]int{} // "IP:port" → position in out
 	for _, slice := range slicesOfService {
+		weights := sliceWeights(slice)
 		for _, port := range slice.Ports {
 			if port.Name == nil || *port.Name != name.Port || port.Port == nil || *port.Port == 0 {
 				continue
@@ -42,6 +43,7 @@ func endpointsForPort(family corev1.IPFamily, name ServicePortName, slicesOfServ
 				if !ok {
 					continue
 				}
+				ep.Weight = weights[ep.IP.String()]
 				key := ep.String()
 				if at, exists := index[key]; exists {
 					if !ep.Terminating {

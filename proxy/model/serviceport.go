@@ -78,6 +78,9 @@ type Endpoint struct {
 	NodeName string
 	// IsLocal is true when NodeName is the snapshot's node.
 	IsLocal bool
+	// Weight is the endpoint's IPVS real-server weight (0 means upstream's
+	// fixed 1), from the slice's WeightsAnnotation. iptables mode ignores it.
+	Weight int32
 }
 
 // String gives "IP:port" ("[IPv6]:port" for IPv6), the form upstream uses
