@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -286,17 +285,14 @@ func TestEndpointWeightsAnnotation(t *testing.T) {
 		annotation string
 		want       int32
 	}{{`{"10.0.1.1": 3}`, 3}, {`not json`, 0}, {`{"10.0.1.1": -2}`, 0}, {``, 0}} {
-		slice := &discoveryv1.EndpointSlice{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s-1", Labels: map[string]string{discoveryv1.LabelServiceName: "s"}},
-			Ports:      []discoveryv1.EndpointPort{{Name: ptr(""), Port: ptr(int32(80)), Protocol: ptr(corev1.ProtocolTCP)}},
-			Endpoints:  []discoveryv1.Endpoint{{Addresses: []string{"10.0.1.1"}}},
-		}
+		sl := slice("ns", "s", "s-1", []discoveryv1.EndpointPort{slicePort("", 80)}, ep("10.0.1.1"))
 		if tc.annotation != "" {
-			slice.Annotations = map[string]string{WeightsAnnotation: tc.annotation}
+			sl.Annotations = map[string]string{WeightsAnnotation: tc.annotation}
 		}
-		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"},
-			Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.1", Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}
-		snap := Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice}, "")
+		snap := Build([]*corev1.Service{service("ns", "s", "10.96.0.1", tcpPort("", 80))}, []*discoveryv1.EndpointSlice{sl}, "")
+		if len(snap.ServicePorts) != 1 || len(snap.ServicePorts[0].Endpoints) != 1 {
+			t.Fatalf("snapshot %+v", snap)
+		}
 		if got := snap.ServicePorts[0].Endpoints[0].Weight; got != tc.want {
 			t.Errorf("annotation %q: weight %d, want %d", tc.annotation, got, tc.want)
 		}
