@@ -119,3 +119,26 @@ func TestCleanupWithoutIPVS(t *testing.T) {
 		t.Errorf("leftovers %v, %v", l, err)
 	}
 }
+
+func TestLeftoversForeignTo(t *testing.T) {
+	l := &Leftovers{
+		Chains: map[string][]string{
+			"nat":    {"KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-SVC-2CMXP7HKUVJN7L6M", "KUBE-NODE-PORT", "KUBE-MARK-MASQ"},
+			"filter": {"KUBE-FORWARD", "KUBE-EXTERNAL-SERVICES", "KUBE-IPVS-FILTER"},
+		},
+		Dummy:  true,
+		IPSets: []string{"KUBE-CLUSTER-IP"},
+	}
+	inIPVS := l.ForeignTo("ipvs")
+	if got := inIPVS.Chains["nat"]; !slices.Equal(got, []string{"KUBE-NODEPORTS", "KUBE-SVC-2CMXP7HKUVJN7L6M"}) {
+		t.Errorf("foreign to ipvs, nat: %v", got)
+	}
+	if inIPVS.Dummy || len(inIPVS.IPSets) > 0 || !slices.Equal(inIPVS.Chains["filter"], []string{"KUBE-EXTERNAL-SERVICES"}) {
+		t.Errorf("foreign to ipvs: %+v", inIPVS)
+	}
+	inIPTables := l.ForeignTo("iptables")
+	if !inIPTables.Dummy || len(inIPTables.IPSets) != 1 || !slices.Equal(inIPTables.Chains["nat"], []string{"KUBE-NODE-PORT"}) ||
+		!slices.Equal(inIPTables.Chains["filter"], []string{"KUBE-IPVS-FILTER"}) {
+		t.Errorf("foreign to iptables: %+v", inIPTables)
+	}
+}

@@ -122,3 +122,23 @@ func (l *Leftovers) String() string {
 	}
 	return b.String()
 }
+
+// ForeignTo keeps only what the given mode ("iptables" or "ipvs") would not
+// have made itself: after a switch to that mode, the other mode's leftovers,
+// which upstream kube-proxy (since 1.15) does not clean when it starts.
+func (l *Leftovers) ForeignTo(mode string) *Leftovers {
+	out := &Leftovers{Chains: map[string][]string{}}
+	if mode != Mode { // running iptables mode: IPVS state is foreign
+		out.VirtualServers, out.Dummy, out.DummyAddresses, out.IPSets = l.VirtualServers, l.Dummy, l.DummyAddresses, l.IPSets
+	}
+	for table, chains := range l.Chains {
+		for _, c := range chains {
+			iptablesOnly := c == "KUBE-NODEPORTS" || c == "KUBE-EXTERNAL-SERVICES" || iptables.IsServiceChain(c)
+			ipvsOnly := c == ChainNodePort || c == ChainLoadBalancer || c == ChainIPVSFilter || c == ChainIPVSOutFilter || c == ChainSourceRangesFirewall
+			if (mode == Mode && iptablesOnly) || (mode != Mode && ipvsOnly) {
+				out.Chains[table] = append(out.Chains[table], c)
+			}
+		}
+	}
+	return out
+}

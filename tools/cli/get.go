@@ -38,7 +38,7 @@ func newGet() *cobra.Command {
 			return w.Flush()
 		},
 	})
-	cmd.AddCommand(newGetPods(), newGetConfigMap())
+	cmd.AddCommand(newGetPods(), newGetConfigMap(), newGetLeftovers())
 	return cmd
 }
 

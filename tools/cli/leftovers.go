@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svclab/svclab/labs"
+)
+
+// newGetLeftovers lists, per node, the state the other proxy mode left: a
+// proxy does not clean the other mode's state when it starts (upstream
+// since 1.15); `svclab proxy --cleanup` does.
+func newGetLeftovers() *cobra.Command {
+	var labName string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "leftovers --lab NAME [--all]",
+		Short: "Per node, what the other proxy mode left behind (KUBE-SVC chains, IPVS virtual servers, kube-ipvs0, ipsets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := labs.Open(labName)
+			if err != nil {
+				return err
+			}
+			for _, n := range l.Topology.Spec.Nodes {
+				left, mode, err := l.Leftovers(n.Name)
+				if err != nil {
+					return err
+				}
+				what := "left by the other mode"
+				if !all {
+					left = left.ForeignTo(mode)
+				} else {
+					what = "made by kube-proxy (all modes)"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s (proxy mode %s), %s:\n", n.Name, mode, what)
+				for _, line := range strings.Split(strings.TrimRight(left.String(), "\n"), "\n") {
+					fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", line)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
+	cmd.Flags().BoolVar(&all, "all", false, "list the current mode's state too")
+	return cmd
+}
