@@ -30,7 +30,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Out = io.Discard
 	}
 	if o.Timeout == 0 {
-		o.Timeout = 15 * time.Second
+		o.Timeout = 60 * time.Second // a bound, not a wait: a lab in a TCG VM needs many seconds
 	}
 	return o, nil
 }

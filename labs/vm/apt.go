@@ -13,15 +13,18 @@ import (
 )
 
 // HostPackages are the Debian packages the host needs to run the VM:
-// qemu-system-x86 (qemu-system-x86_64 and its firmware). apt-get and
+// qemu-system-x86 (qemu-system-x86_64 and its firmware) and xz-utils (to
+// uncompress the kernel once, see extractVmlinux). apt-get and
 // dpkg-deb, which fetch and unpack the guest's packages, are part of every
 // Debian system.
-var HostPackages = []string{"qemu-system-x86"}
+var HostPackages = []string{"qemu-system-x86", "xz-utils"}
 
 // GuestPackages make the guest's root filesystem (with their dependencies).
-// usr-is-merged stands in for usrmerge, which would pull in perl.
+// usr-is-merged stands in for usrmerge, which would pull in perl. dash is
+// /bin/sh, as on Debian: busybox's sh would run its own applets (ip, ps,
+// modprobe…) instead of the real tools.
 var GuestPackages = []string{
-	"usr-is-merged", "busybox-static", "bash", "coreutils", "mount", "util-linux", "procps", "kmod",
+	"usr-is-merged", "dash", "busybox-static", "bash", "coreutils", "mount", "util-linux", "procps", "kmod",
 	"netbase", "iproute2", "iptables", "nftables", "ipset", "ipvsadm", "conntrack", "curl", "tcpdump",
 }
 

@@ -15,7 +15,14 @@ import (
 
 // buildFormat changes whenever what a build contains changes for the same
 // packages (finishRoot), so that old caches are rebuilt.
-const buildFormat = "svclab-vm-rootfs-1"
+const buildFormat = "svclab-vm-rootfs-2"
+
+// recipe says what a build is made from besides the package versions: the
+// format and the package names asked for. A cached build of another recipe
+// is not used.
+func recipe() string {
+	return buildFormat + "\n" + KernelPackage + " " + strings.Join(GuestPackages, " ") + "\n"
+}
 
 // aptLists is where apt keeps the package lists; when it changed after a
 // build's versions were checked, they are checked again.
@@ -25,7 +32,7 @@ var aptLists = "/var/lib/apt/lists"
 // packages and cached under CacheDir.
 type Image struct {
 	Dir           string        // the build's directory in the cache
-	Kernel        string        // the kernel (vmlinuz)
+	Kernel        string        // the kernel: vmlinux (uncompressed, booted by its PVH entry), else vmlinuz
 	Root          string        // the root filesystem, shared read-only with the guest
 	KernelVersion string        // as `uname -r` says in the guest: 6.1.0-NN-amd64
 	Packages      []string      // NAME=VERSION of every package in Root, the kernel's included
@@ -101,10 +108,13 @@ func Prepare(ctx context.Context, opts PrepareOptions) (*Image, error) {
 	}
 
 	logf("resolving the guest's Debian packages with apt")
-	kernel, err := resolveKernel(ctx, dir)
-	var pkgs []pkg
-	if err == nil {
-		pkgs, err = resolvePackages(ctx, dir, GuestPackages...)
+	kernel, pkgs, err := resolveAll(ctx, dir)
+	if err != nil && os.Geteuid() == 0 && curErr != nil {
+		// A machine whose package lists were never fetched (or were cleaned).
+		logf("updating the package lists (apt-get update): %v", firstLine(err.Error()))
+		if _, uerr := runCmd(ctx, "", "apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=120"); uerr == nil {
+			kernel, pkgs, err = resolveAll(ctx, dir)
+		}
 	}
 	if err != nil {
 		if curErr == nil {
@@ -139,11 +149,21 @@ func Prepare(ctx context.Context, opts PrepareOptions) (*Image, error) {
 	return done(img)
 }
 
+// resolveAll resolves the kernel package and the guest's packages.
+func resolveAll(ctx context.Context, tmp string) (pkg, []pkg, error) {
+	kernel, err := resolveKernel(ctx, tmp)
+	if err != nil {
+		return pkg{}, nil, err
+	}
+	pkgs, err := resolvePackages(ctx, tmp, GuestPackages...)
+	return kernel, pkgs, err
+}
+
 // buildKey names a build: the kernel version, then a hash of every package
 // version and of the build format.
 func buildKey(kernel pkg, pkgs []pkg) string {
 	h := sha256.New()
-	fmt.Fprintln(h, buildFormat)
+	fmt.Fprint(h, recipe())
 	for _, p := range pkgs {
 		fmt.Fprintln(h, p.String())
 	}
@@ -184,10 +204,16 @@ func build(ctx context.Context, dir, key string, pkgs []pkg, logf func(string, .
 	if err := unpackDebs(ctx, debs, root); err != nil {
 		return fmt.Errorf("vm image: %w", err)
 	}
+	t2 := time.Now()
 	version, err := finishRoot(ctx, root)
 	if err != nil {
 		return fmt.Errorf("vm image: %w", err)
 	}
+	t3 := time.Now()
+	if err := extractVmlinux(ctx, filepath.Join(root, "boot", "vmlinuz-"+version), filepath.Join(tmp, "vmlinux")); err != nil {
+		logf("booting the compressed kernel (slower under TCG): %v", err)
+	}
+	t4 := time.Now()
 	if err := os.RemoveAll(debs); err != nil {
 		return err
 	}
@@ -200,9 +226,10 @@ func build(ctx context.Context, dir, key string, pkgs []pkg, logf func(string, .
 		"kernel-version": version + "\n",
 		"resolved":       "",
 		"inuse":          "",
+		"recipe":         recipe(),
 		"complete":       time.Now().UTC().Format(time.RFC3339) + "\n",
 	}
-	for _, name := range []string{"packages", "kernel-version", "resolved", "inuse", "complete"} {
+	for _, name := range []string{"packages", "kernel-version", "recipe", "resolved", "inuse", "complete"} {
 		if err := os.WriteFile(filepath.Join(tmp, name), []byte(files[name]), 0o644); err != nil {
 			return err
 		}
@@ -213,9 +240,9 @@ func build(ctx context.Context, dir, key string, pkgs []pkg, logf func(string, .
 		return err
 	}
 	ok = true
-	logf("built %s in %s (download %s, unpack and depmod %s), %d MiB",
-		key, time.Since(t0).Round(100*time.Millisecond), t1.Sub(t0).Round(100*time.Millisecond),
-		time.Since(t1).Round(100*time.Millisecond), dirSize(final)>>20)
+	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+	logf("built %s in %s (download %s, unpack %s, depmod and links %s, uncompress the kernel %s), %d MiB",
+		key, r(time.Since(t0)), r(t1.Sub(t0)), r(t2.Sub(t1)), r(t3.Sub(t2)), r(t4.Sub(t3)), dirSize(final)>>20)
 	return nil
 }
 
@@ -223,6 +250,9 @@ func build(ctx context.Context, dir, key string, pkgs []pkg, logf func(string, .
 func loadImage(buildDir string) (*Image, error) {
 	if !exists(filepath.Join(buildDir, "complete")) {
 		return nil, fmt.Errorf("no complete vm build in %s", buildDir)
+	}
+	if r, err := os.ReadFile(filepath.Join(buildDir, "recipe")); err != nil || string(r) != recipe() {
+		return nil, fmt.Errorf("vm build %s is of another recipe (format or packages)", buildDir)
 	}
 	v, err := os.ReadFile(filepath.Join(buildDir, "kernel-version"))
 	if err != nil {
@@ -239,6 +269,9 @@ func loadImage(buildDir string) (*Image, error) {
 		KernelVersion: version,
 		Kernel:        filepath.Join(buildDir, "root", "boot", "vmlinuz-"+version),
 		Packages:      strings.Fields(string(p)),
+	}
+	if vmlinux := filepath.Join(buildDir, "vmlinux"); exists(vmlinux) {
+		img.Kernel = vmlinux
 	}
 	if !exists(img.Kernel) {
 		return nil, fmt.Errorf("vm build %s: no kernel %s", buildDir, img.Kernel)

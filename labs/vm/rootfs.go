@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strings"
+	"sync"
 )
 
 // guestPath is the PATH of commands in the guest. /usr/local/bin holds the
@@ -30,7 +33,8 @@ func init() {
 	}
 }
 
-// unpackDebs extracts each .deb of dir into root. CLI: dpkg-deb -x DEB ROOT
+// unpackDebs extracts each .deb of dir into root, a few at a time, the
+// largest (the kernel) first. CLI: dpkg-deb -x DEB ROOT
 func unpackDebs(ctx context.Context, dir, root string) error {
 	debs, err := filepath.Glob(filepath.Join(dir, "*.deb"))
 	if err != nil {
@@ -39,12 +43,44 @@ func unpackDebs(ctx context.Context, dir, root string) error {
 	if len(debs) == 0 {
 		return fmt.Errorf("no .deb in %s", dir)
 	}
-	for _, d := range debs {
-		if _, err := runCmd(ctx, "", "dpkg-deb", "-x", d, root); err != nil {
-			return err
+	size := func(p string) int64 {
+		info, err := os.Stat(p)
+		if err != nil {
+			return 0
 		}
+		return info.Size()
 	}
-	return nil
+	sort.Slice(debs, func(i, j int) bool { return size(debs[i]) > size(debs[j]) })
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan string)
+	errs := make(chan error, len(debs))
+	var wg sync.WaitGroup
+	for range min(4, max(2, runtime.NumCPU())) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range work {
+				if _, err := runCmd(ctx, "", "dpkg-deb", "-x", d, root); err != nil {
+					errs <- err
+					cancel()
+				}
+			}
+		}()
+	}
+	for _, d := range debs {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- d
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return ctx.Err()
 }
 
 // finishRoot does what unpacked packages miss to be a usable system: the

@@ -72,11 +72,17 @@ func Run(ctx context.Context, opts Options) (int, error) {
 	accel, why := Accelerator(ctx, opts.CacheDir, img)
 	logf("vm: kernel %s, accelerator %s (%s)", img.KernelVersion, accel, why)
 
-	tmp, err := os.MkdirTemp("", "svclab-vm-")
+	sweepStale()
+	tmp, err := os.MkdirTemp("", runDirPrefix)
 	if err != nil {
 		return -1, err
 	}
 	defer os.RemoveAll(tmp)
+	runLock, err := lockFile(ctx, filepath.Join(tmp, "lock"), true)
+	if err != nil {
+		return -1, err
+	}
+	defer runLock.Unlock()
 	runDir := filepath.Join(tmp, "run") // shared with the guest
 	initrd := filepath.Join(tmp, "initrd.cpio")
 	if err := os.Mkdir(runDir, 0o755); err != nil {
@@ -138,22 +144,28 @@ func Run(ctx context.Context, opts Options) (int, error) {
 		return fmt.Errorf("vm: %s\nqemu: %s\nqemu stderr: %s\nconsole (last lines):\n%s",
 			what, commandLine(qemuBinary, args), strings.TrimSpace(qemuErr.String()), lastLines(con.String(), 30))
 	}
+	// Once qemu is gone, the streams end when everything it wrote is read
+	// (bounded, for a writer that does not keep up).
+	drain := func() {
+		timer := time.NewTimer(10 * time.Second)
+		defer timer.Stop()
+		for _, c := range []*channel{stdout, stderr, console} {
+			select {
+			case <-c.done:
+			case <-timer.C:
+				return
+			}
+		}
+	}
 	var waitErr error
 	select {
 	case waitErr = <-exited:
+		drain()
 	case <-ctx.Done():
 		kill(cmd)
 		<-exited
+		drain()
 		return -1, report(fmt.Sprintf("%s after %s: qemu killed", ctxReason(ctx, opts.Timeout), time.Since(start).Round(time.Millisecond)))
-	}
-	// qemu is gone: the streams end once everything it wrote is read.
-	drain := time.NewTimer(10 * time.Second)
-	defer drain.Stop()
-	for _, c := range []*channel{stdout, stderr, console} {
-		select {
-		case <-c.done:
-		case <-drain.C:
-		}
 	}
 	if data, err := os.ReadFile(filepath.Join(runDir, "exit")); err == nil {
 		code, err := strconv.Atoi(strings.TrimSpace(string(data)))
@@ -169,6 +181,30 @@ func Run(ctx context.Context, opts Options) (int, error) {
 		return -1, report(fmt.Sprintf("qemu failed: %v", waitErr))
 	}
 	return -1, report("the VM powered off without running the command (kernel panic or init failure?)")
+}
+
+// runDirPrefix names the temporary directory of each run in os.TempDir().
+const runDirPrefix = "svclab-vm-"
+
+// sweepStale removes the temporary directories of runs that died without
+// cleaning up (killed with SIGKILL; their qemu died with them): older than a
+// minute and not locked by a live run; without a lock file (a run that died
+// at its start), older than an hour.
+func sweepStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), runDirPrefix+"*"))
+	for _, d := range dirs {
+		info, err := os.Stat(d)
+		if err != nil || !info.IsDir() || time.Since(info.ModTime()) < time.Minute {
+			continue
+		}
+		lock := filepath.Join(d, "lock")
+		l, free := tryLockFile(lock)
+		if !free && (exists(lock) || time.Since(info.ModTime()) < time.Hour) {
+			continue // a live run
+		}
+		os.RemoveAll(d)
+		l.Unlock()
+	}
 }
 
 func newChannels() (console, stdout, stderr *channel, err error) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/tools/traffic"
@@ -87,5 +88,7 @@ func (l *Lab) Run(host string, args ...string) (string, error) {
 // Traffic makes n new connections from host to target with svclab traffic
 // and returns every connection's outcome.
 func (l *Lab) Traffic(host, target string, n int) (*traffic.Result, error) {
-	return l.Lab.Traffic(host, traffic.Options{Target: target, Connections: n}, labs.Options{Binary: l.Binary})
+	// Generous bounds: they only matter on a slow machine (a lab in a TCG VM).
+	o := traffic.Options{Target: target, Connections: n, Timeout: 10 * time.Second, Deadline: 10 * time.Minute}
+	return l.Lab.Traffic(host, o, labs.Options{Binary: l.Binary})
 }

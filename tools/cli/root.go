@@ -34,6 +34,6 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newCreate(), newGet(), newDelete(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newTour(), newEdit())
+	root.AddCommand(newCreate(), newGet(), newDelete(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newTour(), newEdit(), newVM())
 	return root
 }

@@ -3,7 +3,9 @@
 # cgroup2), mounts the shares listed in the run directory, runs cmd.sh with
 # stdout and stderr on the virtio-serial ports svclab.stdout and
 # svclab.stderr, writes its exit code to the run directory's "exit" file and
-# powers off.
+# powers off. cmd.sh runs under the root filesystem's /bin/sh (dash): a
+# busybox sh would run its own applets (ip, ps, modprobe…) instead of the
+# real tools.
 bb=/run/svclab/busybox
 host=/run/svclab/host
 exec </dev/null >/dev/console 2>&1
@@ -13,6 +15,7 @@ fail() {
 	echo "stage2: $*" >$host/error
 	$bb sync
 	$bb poweroff -f
+	echo o >/proc/sysrq-trigger
 }
 
 $bb mkdir -p /dev/pts /dev/shm /tmp /sys/fs/cgroup /dev/virtio-ports
@@ -20,7 +23,6 @@ $bb mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 $bb mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
 $bb mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 $bb mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup 2>/dev/null
-$bb mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 $bb ln -sf /proc/self/fd /dev/fd
 $bb ln -sf /proc/self/fd/0 /dev/stdin
 $bb ln -sf /proc/self/fd/1 /dev/stdout
@@ -54,7 +56,8 @@ while :; do
 	$bb sleep 0.1
 done
 
-$bb env -i $bb sh $host/cmd.sh </dev/null >/dev/virtio-ports/svclab.stdout 2>/dev/virtio-ports/svclab.stderr
+$bb env -i /bin/sh $host/cmd.sh </dev/null >/dev/virtio-ports/svclab.stdout 2>/dev/virtio-ports/svclab.stderr
 echo $? >$host/exit
 $bb sync
 $bb poweroff -f
+echo o >/proc/sysrq-trigger

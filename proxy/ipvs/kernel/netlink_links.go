@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
+	"os/exec"
 	"slices"
 
 	"github.com/vishvananda/netlink"
@@ -25,6 +27,7 @@ func (k *Netlink) EnsureDummy(name string) error {
 	if !isLinkNotFound(err) {
 		return fmt.Errorf("ip link show %s: %w", name, err)
 	}
+	loadDummyModuleQuietly()
 	if err := k.nl.LinkAdd(&netlink.Dummy{LinkAttrs: netlink.LinkAttrs{Name: name}}); err != nil {
 		if errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.ENOENT) {
 			return fmt.Errorf("ip link add %s type dummy: %w (the kernel has no dummy device support, CONFIG_DUMMY)", name, err)
@@ -138,4 +141,15 @@ func (k *Netlink) NodeAddresses(except string) ([]netip.Addr, error) {
 	}
 	slices.SortFunc(out, netip.Addr.Compare)
 	return slices.Compact(out), nil
+}
+
+// loadDummyModuleQuietly loads the dummy driver, when it is a module not yet
+// loaded, with numdummies=0. Left to the kernel's autoload, the module's
+// default numdummies=1 creates a device dummy0 in the machine's root network
+// namespace — a change to the host that svclab must not make.
+func loadDummyModuleQuietly() {
+	if _, err := os.Stat("/sys/module/dummy"); err == nil {
+		return // loaded or built in
+	}
+	exec.Command("modprobe", "-q", "dummy", "numdummies=0").Run() //nolint:errcheck // built-in or unavailable: LinkAdd says
 }

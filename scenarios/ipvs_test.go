@@ -1,0 +1,307 @@
+package scenarios
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/proxy/ipvs/kernel"
+	"github.com/svclab/svclab/scenarios/kit"
+)
+
+// The IPVS scenarios need a kernel with IPVS. On one without (this
+// project's CI machine among them), TestIPVSScenariosInVM runs them inside
+// svclab's VM with Debian's stock kernel.
+func skipUnlessIPVS() {
+	if !roottest.HasIPVS() {
+		Skip("this kernel has no IPVS; TestIPVSScenariosInVM runs the IPVS specs in svclab's VM")
+	}
+}
+
+// twoNodeLab is the seed 004 lab (canal); mode is the
+// proxy mode the lab starts with (canal: no bridge, so the VM needs no br_netfilter).
+func twoNodeLab(mode string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(nodePortLab, "{{CNI}}", "canal"), "proxy: {mode: iptables}", "proxy: {mode: "+mode+"}")
+}
+
+// kubeProxyConfig is the kube-system/kube-proxy ConfigMap with the given
+// mode and IPVS scheduler; syncs are quick so that graceful termination
+// finishes within a spec.
+func kubeProxyConfig(mode, scheduler string) string {
+	return fmt.Sprintf(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kube-proxy, namespace: kube-system}
+data:
+  config.conf: |
+    apiVersion: kubeproxy.config.k8s.io/v1alpha1
+    kind: KubeProxyConfiguration
+    clusterCIDR: 10.100.0.0/16
+    metricsBindAddress: 0.0.0.0:10249
+    mode: %q
+    iptables: {minSyncPeriod: 0s, syncPeriod: 1s}
+    ipvs: {minSyncPeriod: 0s, syncPeriod: 1s, scheduler: %q}
+`, mode, scheduler)
+}
+
+// ipvsPods are three bare pods behind Service "web" (port 80 → 8080), two
+// on HOSTA and one on HOSTB, optionally with IPVS weights.
+func ipvsPods(weights ...int) string {
+	var b strings.Builder
+	nodes := []string{"hosta", "hostb", "hosta"}
+	for i, node := range nodes {
+		ann := ""
+		if i < len(weights) {
+			ann = fmt.Sprintf(`, annotations: {svclab.dev/weight: "%d"}`, weights[i])
+		}
+		fmt.Fprintf(&b, `
+apiVersion: v1
+kind: Pod
+metadata: {name: web-%d, labels: {app: web}%s}
+spec:
+  nodeName: %s
+  containers: [{name: netexec, image: svclab/netexec:dev, ports: [{containerPort: 8080}]}]
+---`, i, ann, node)
+	}
+	b.WriteString(`
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+`)
+	return b.String()
+}
+
+// switchMode applies the ConfigMap and deletes the kube-proxy pods, as an
+// operator does (seed 001), then checks /proxyMode on every node.
+func switchMode(ctx SpecContext, lab *kit.Lab, mode, scheduler string) {
+	GinkgoHelper()
+	Expect(lab.Apply(ctx, kubeProxyConfig(mode, scheduler))).To(Succeed())
+	var nodes []string
+	for _, n := range lab.Topology.Spec.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	Expect(lab.RestartProxies(ctx, nodes, labOpts())).To(Succeed())
+	want := mode
+	if want == "" {
+		want = "iptables"
+	}
+	for _, n := range nodes {
+		Expect(lab.Run(n, "curl", "-s", "localhost:10249/proxyMode")).To(Equal(want), "/proxyMode on %s", n)
+	}
+}
+
+// virtualServer finds the IPVS service for addr on a node.
+func virtualServer(lab *kit.Lab, node string, addr netip.AddrPort) kit.VirtualServer {
+	GinkgoHelper()
+	vss, err := lab.IPVS(node)
+	Expect(err).NotTo(HaveOccurred())
+	for _, vs := range vss {
+		if vs.Address == addr.Addr() && vs.Port == addr.Port() && vs.Protocol == kernel.TCP {
+			return vs
+		}
+	}
+	Fail(fmt.Sprintf("no IPVS virtual server %s on %s: %v", addr, node, vss))
+	return kit.VirtualServer{}
+}
+
+var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Ordered, Label("ipvs", "mode-switch"), func() {
+	var (
+		lab  *kit.Lab
+		vip  netip.AddrPort
+		pods map[string]netip.Addr
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		skipUnlessIPVS()
+		var err error
+		lab, err = kit.NewLab(ctx, kit.UniqueName("mode"), twoNodeLab("iptables"), binary)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
+		Expect(lab.Apply(ctx, ipvsPods())).To(Succeed())
+		vip, pods = netip.AddrPortFrom(serviceVIP(lab, "web"), 80), podIPs(lab, "web")
+	})
+
+	It("starts in iptables mode: the ladder, and an even split", func() {
+		rules := kit.Rules(must(lab.IPTablesSave("hosta", "nat", false)), kit.UpstreamChain("KUBE-SVC-", "default/web", "tcp"))
+		Expect(rules).To(HaveLen(4))
+		Expect(rules[1].Spec).To(ContainSubstring("--probability 0.33333333349"))
+		n := sampleSize(0.4, 0.3, 0.3)
+		res, err := lab.Traffic("client", vip.String(), n)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Succeeded).To(Equal(n), describeCounts(res))
+		expectUniform("iptables mode, client → web", countsOf(res.Backends, pods))
+	})
+
+	It("runs IPVS after the ConfigMap says ipvs and the proxy pods are deleted", func(ctx SpecContext) {
+		switchMode(ctx, lab, "ipvs", "")
+		vs := virtualServer(lab, "hosta", vip)
+		Expect(vs.Scheduler).To(Equal("rr"))
+		var got []string
+		for _, rs := range vs.RealServers {
+			Expect(rs.Weight).To(Equal(1))
+			got = append(got, rs.Key())
+		}
+		var want []string
+		for _, ip := range pods {
+			want = append(want, netip.AddrPortFrom(ip, 8080).String())
+		}
+		Expect(got).To(ConsistOf(want), "the real servers are the endpoints")
+		out := must(lab.Run("hosta", "ipvsadm", "-Ln"))
+		Expect(out).To(ContainSubstring(fmt.Sprintf("TCP  %s rr", vip)))
+		for _, w := range want {
+			Expect(out).To(MatchRegexp(`-> %s\s+Masq\s+1`, strings.ReplaceAll(w, ".", `\.`)))
+		}
+		Expect(must(lab.Run("hosta", "ip", "addr", "show", "kube-ipvs0"))).To(ContainSubstring("inet " + vip.Addr().String() + "/32"))
+	})
+
+	It("round-robins new connections exactly evenly, each one in conntrack", func() {
+		const n = 300
+		res, err := lab.Traffic("client", vip.String(), n)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Succeeded).To(Equal(n), describeCounts(res))
+		for name, count := range res.Backends {
+			Expect(count).To(BeNumerically("~", n/3, 1), "rr gives %s a third: %v", name, res.Backends)
+		}
+		flows, err := lab.Conntrack("hosta")
+		Expect(err).NotTo(HaveOccurred())
+		mine := flowsTo(flows, vip, localAddrs(res))
+		Expect(mine).To(HaveLen(n), "net.ipv4.vs.conntrack=1: one conntrack entry per IPVS connection")
+		for _, f := range mine {
+			Expect(pods).To(ContainElement(f.Reply.Src.Addr()), "%s: the reply comes from a pod", f)
+		}
+	})
+
+	It("leaves the iptables chains behind, which --cleanup removes while traffic keeps flowing", func(ctx SpecContext) {
+		left, mode, err := lab.Leftovers("hosta")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(mode).To(Equal("ipvs"))
+		foreign := left.ForeignTo("ipvs")
+		Expect(foreign.Chains["nat"]).To(ContainElement(kit.UpstreamChain("KUBE-SVC-", "default/web", "tcp")), "the old KUBE-SVC chain is a leftover")
+		for _, n := range []string{"hosta", "hostb"} {
+			must(lab.Run(n, binary, "proxy", "--cleanup"))
+		}
+		switchMode(ctx, lab, "ipvs", "") // the running proxies resync; restarting makes it immediate
+		for _, n := range []string{"hosta", "hostb"} {
+			left, _, err := lab.Leftovers(n)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(left.ForeignTo("ipvs").Empty()).To(BeTrue(), "after --cleanup on %s: %s", n, left.ForeignTo("ipvs"))
+		}
+		res, err := lab.Traffic("client", vip.String(), 30)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Succeeded).To(Equal(30), describeCounts(res))
+	})
+
+	It("switches back to iptables and works again", func(ctx SpecContext) {
+		switchMode(ctx, lab, "", "")
+		rules := kit.Rules(must(lab.IPTablesSave("hosta", "nat", false)), kit.UpstreamChain("KUBE-SVC-", "default/web", "tcp"))
+		Expect(rules).To(HaveLen(4), "the ladder is back")
+		res, err := lab.Traffic("client", vip.String(), 30)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Succeeded).To(Equal(30), describeCounts(res))
+		left, _, err := lab.Leftovers("hosta")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(left.ForeignTo("iptables").Dummy).To(BeTrue(), "kube-ipvs0 is left by the IPVS mode")
+	})
+})
+
+var _ = Describe("IPVS schedulers and graceful termination", Ordered, Label("ipvs"), func() {
+	var (
+		lab *kit.Lab
+		vip netip.AddrPort
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		skipUnlessIPVS()
+		var err error
+		lab, err = kit.NewLab(ctx, kit.UniqueName("sched"), twoNodeLab("ipvs"), binary)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
+		Expect(lab.Apply(ctx, ipvsPods(3, 1, 1)+"\n---\n"+`
+apiVersion: v1
+kind: Pod
+metadata: {name: probe-a}
+spec: {nodeName: hosta, containers: [{name: client, image: svclab/netexec:dev}]}
+`)).To(Succeed())
+		vip = netip.AddrPortFrom(serviceVIP(lab, "web"), 80)
+	})
+
+	// First, before other specs leave TIME_WAIT connections (inactive, up to
+	// 2 minutes) on the real servers, which would rightly hold up the deletion.
+	It("drains a removed endpoint: weight 0 while its connection lives, deleted after it ends", func(ctx SpecContext) {
+		switchMode(ctx, lab, "ipvs", "rr")
+		held, err := lab.Hold("client", vip.String())
+		Expect(err).NotTo(HaveOccurred())
+		drained := held.Backend
+		ip := podIPs(lab, "web")[drained]
+		By("taking " + drained + " out of the Service (its label changes; the pod keeps running)")
+		relabeled := strings.Replace(ipvsPods(3, 1, 1), "name: "+drained+", labels: {app: web}", "name: "+drained+", labels: {app: drained}", 1)
+		Expect(lab.Apply(ctx, relabeled)).To(Succeed())
+		rsOf := func() *kernel.RealServer {
+			for _, rs := range virtualServer(lab, "hosta", vip).RealServers {
+				if rs.Address == ip {
+					return &rs
+				}
+			}
+			return nil
+		}
+		rs := rsOf()
+		Expect(rs).NotTo(BeNil(), "the real server stays while a connection uses it")
+		Expect(rs.Weight).To(Equal(0))
+		Expect(rs.ActiveConn).To(BeNumerically(">=", 1))
+		res, err := lab.Traffic("client", vip.String(), 30)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Succeeded).To(Equal(30), describeCounts(res))
+		Expect(res.Backends).NotTo(HaveKey(drained), "no new connection goes to a draining real server")
+		By("ending the held connection (RST); the next syncs delete the real server")
+		Expect(held.Reset()).To(Succeed())
+		for start := time.Now(); rsOf() != nil; time.Sleep(time.Second) {
+			if time.Since(start) > 60*time.Second {
+				conns, _ := lab.Run("hosta", "ipvsadm", "-Lnc")
+				table, _ := lab.Run("hosta", "ipvsadm", "-Ln")
+				Fail(fmt.Sprintf("the drained real server %s is still there 60s after its connection ended\n%s\n%s", ip, table, conns))
+			}
+		}
+	})
+	It("wrr follows the weights (svclab.dev/weight 3:1:1)", func(ctx SpecContext) {
+		Expect(lab.Apply(ctx, ipvsPods(3, 1, 1))).To(Succeed()) // the drained pod is back in the Service
+		switchMode(ctx, lab, "ipvs", "wrr")
+		vs := virtualServer(lab, "hosta", vip)
+		Expect(vs.Scheduler).To(Equal("wrr"))
+		const n = 500
+		res, err := lab.Traffic("client", vip.String(), n)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Succeeded).To(Equal(n), describeCounts(res))
+		Expect(res.Backends["web-0"]).To(BeNumerically("~", 300, 3), "weight 3 of 5: %v", res.Backends)
+		Expect(res.Backends["web-1"]).To(BeNumerically("~", 100, 3), "weight 1 of 5: %v", res.Backends)
+		Expect(res.Backends["web-2"]).To(BeNumerically("~", 100, 3), "weight 1 of 5: %v", res.Backends)
+	})
+
+	It("sh sends one client to one backend", func(ctx SpecContext) {
+		switchMode(ctx, lab, "ipvs", "sh")
+		for _, from := range []string{"client", "probe-a"} {
+			res, err := lab.Traffic(from, vip.String(), 50)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Succeeded).To(Equal(50), describeCounts(res))
+			Expect(res.Backends).To(HaveLen(1), "source hashing: every connection from %s to one backend: %v", from, res.Backends)
+		}
+	})
+})
+
+// countsOf orders per-backend counts by pod name.
+func countsOf(backends map[string]int, pods map[string]netip.Addr) []float64 {
+	var out []float64
+	for _, name := range slices.Sorted(maps.Keys(pods)) {
+		out = append(out, float64(backends[name]))
+	}
+	return out
+}

@@ -1,0 +1,24 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/labs/vm/vmtest"
+)
+
+// TestIPVSScenariosInVM runs the IPVS specs (mode switch, schedulers,
+// graceful termination) inside svclab's VM when this kernel has no IPVS.
+// On a kernel with IPVS, TestScenarios runs them directly.
+func TestIPVSScenariosInVM(t *testing.T) {
+	if roottest.HasIPVS() {
+		t.Skip("this kernel has IPVS: TestScenarios runs the IPVS specs directly")
+	}
+	out := vmtest.Run(t, vmtest.Options{
+		Package: "./scenarios",
+		Args:    []string{"-test.run", "^TestScenarios$", "-test.v", "-ginkgo.label-filter", "ipvs", "-ginkgo.v", "-ginkgo.no-color"},
+	})
+	if n := vmtest.GinkgoSpecsRun(out); n < 8 {
+		t.Errorf("only %d IPVS specs ran in the VM, want 8", n)
+	}
+}
