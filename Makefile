@@ -4,13 +4,14 @@
 # PATH is reset, so Go is looked up where the Go installer puts it too.
 GO       ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN      := bin/svclab
-# Debian packages the labs and tests use; installed when missing.
-APT_PKGS := iptables iproute2 conntrack ipset procps
+# Debian packages the labs and tests use; installed when missing (qemu runs
+# the IPVS tests in a VM with Debian's stock kernel when this one lacks IPVS).
+APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build root-check lab-nodeport lab test test-unit test-scenarios bench clean-labs clean
+.PHONY: help deps build root-check lab-nodeport lab test test-vm test-unit test-scenarios bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -36,6 +37,9 @@ lab: root-check deps build ## the single-node tour: 3000 connections over 3 pods
 
 test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root)
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
+	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/
 
 test-unit: ## run the tests that need no root (root tests skip with a message)
 	$(GO) test ./...

@@ -55,6 +55,9 @@ func Run(t *testing.T, opts Options) string {
 	if os.Getenv("SVCLAB_VM") == "1" {
 		t.Skip("already inside svclab's VM")
 	}
+	if _, err := vm.EnsureHostPackages(context.Background(), os.Stderr, vm.HostPackages...); err != nil {
+		t.Fatalf("installing qemu: %v", err)
+	}
 	root := moduleRoot(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "pkg.test")
