@@ -287,20 +287,33 @@ func TestIntegrationBadProxyConfigKeepsRules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setMode("foo")
-	err = lab.RestartProxies(context.Background(), []string{"node1"}, opts)
-	if err == nil || !strings.Contains(err.Error(), `kube-system/kube-proxy config.conf: mode "foo": unknown proxy mode`) {
-		t.Fatalf("restart with mode foo: %v", err)
-	}
-	if after := rules(); after != good {
-		t.Errorf("the rules changed after a bad configuration:\nbefore:\n%s\nafter:\n%s", good, after)
-	}
-	health, _ := exec.Command("ip", "netns", "exec", network.NamespaceName(name, "node1"), "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "localhost:10256/healthz").Output()
-	if string(health) != "503" {
-		t.Errorf("/healthz answered %q, want 503", health)
-	}
-	if h := lab.Health(); !strings.Contains(h, "unhealthy") {
-		t.Errorf("lab health %q", h)
+	for _, bad := range []struct{ conf, want string }{
+		{"", `kube-system/kube-proxy config.conf: mode "foo": unknown proxy mode`}, // setMode("foo") below
+		{"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: [iptables\n", "kube-system/kube-proxy config.conf"},
+		{"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\niptables: {masqueradeBits: 14}\n", "iptables.masqueradeBits: unknown field"},
+	} {
+		if bad.conf == "" {
+			setMode("foo")
+		} else {
+			cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube-proxy, namespace: kube-system}\ndata:\n  config.conf: |\n    " + strings.ReplaceAll(strings.TrimRight(bad.conf, "\n"), "\n", "\n    ") + "\n"
+			if err := lab.Apply(context.Background(), writeFile(t, "cm.yaml", cm), opts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err = lab.RestartProxies(context.Background(), []string{"node1"}, opts)
+		if err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Fatalf("restart with a bad config: %v, want an error saying %q", err, bad.want)
+		}
+		if after := rules(); after != good {
+			t.Errorf("the rules changed after a bad configuration:\nbefore:\n%s\nafter:\n%s", good, after)
+		}
+		health, _ := exec.Command("ip", "netns", "exec", network.NamespaceName(name, "node1"), "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "localhost:10256/healthz").Output()
+		if string(health) != "503" {
+			t.Errorf("/healthz answered %q, want 503", health)
+		}
+		if h := lab.Health(); !strings.Contains(h, "unhealthy") {
+			t.Errorf("lab health %q", h)
+		}
 	}
 	setMode("")
 	if err := lab.RestartProxies(context.Background(), []string{"node1"}, opts); err != nil {

@@ -42,15 +42,14 @@ func Run(ctx context.Context, opts Options) error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	src, cfg, cfgErr := opts.source()
-	if cfgErr == nil {
+	if cfgErr != nil {
+		cfg = config.Default() // serve /healthz (unhealthy) on the default addresses
+	} else {
 		cfgErr = cfg.CheckModeSupported(SupportedModes...)
 	}
 	var backend Backend
 	if cfgErr == nil {
 		backend, cfgErr = newBackend(cfg, opts.IPTablesBackend, log)
-	}
-	if cfgErr != nil {
-		cfg = config.Default()
 	}
 	mode := string(cfg.Mode)
 	if backend != nil {

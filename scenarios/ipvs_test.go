@@ -295,6 +295,19 @@ spec: {nodeName: hosta, containers: [{name: client, image: svclab/netexec:dev}]}
 			Expect(res.Backends).To(HaveLen(1), "source hashing: every connection from %s to one backend: %v", from, res.Backends)
 		}
 	})
+
+	It("rejects a scheduler the kernel lacks: a clear error, the node's IPVS state kept, /healthz unhealthy", func(ctx SpecContext) {
+		before := virtualServer(lab, "hosta", vip)
+		Expect(lab.Apply(ctx, kubeProxyConfig("ipvs", "foo"))).To(Succeed())
+		err := lab.RestartProxies(ctx, []string{"hosta"}, labOpts())
+		Expect(err).To(MatchError(ContainSubstring(`ipvs.scheduler "foo": the kernel has no IPVS scheduler foo`)))
+		Expect(virtualServer(lab, "hosta", vip)).To(Equal(before), "nothing flushed")
+		Expect(lab.Run("hosta", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "localhost:10256/healthz")).To(Equal("503"))
+		res, err := lab.Traffic("client", vip.String(), 10)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Succeeded).To(Equal(10), "traffic still flows through the kept state: %s", describeCounts(res))
+		switchMode(ctx, lab, "ipvs", "rr")
+	})
 })
 
 // countsOf orders per-backend counts by pod name.

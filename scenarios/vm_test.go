@@ -18,7 +18,7 @@ func TestIPVSScenariosInVM(t *testing.T) {
 		Package: "./scenarios",
 		Args:    []string{"-test.run", "^TestScenarios$", "-test.v", "-ginkgo.label-filter", "ipvs", "-ginkgo.v", "-ginkgo.no-color"},
 	})
-	if n := vmtest.GinkgoSpecsRun(out); n < 8 {
-		t.Errorf("only %d IPVS specs ran in the VM, want 8", n)
+	if n := vmtest.GinkgoSpecsRun(out); n < 9 {
+		t.Errorf("only %d IPVS specs ran in the VM, want 9", n)
 	}
 }
