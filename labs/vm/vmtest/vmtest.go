@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,7 +80,7 @@ func Run(t *testing.T, opts Options) string {
 	if timeout == 0 {
 		timeout = 10 * time.Minute
 	}
-	var out bytes.Buffer
+	var out lockedBuffer // stdout, stderr and the log are written concurrently
 	start := time.Now()
 	code, err := vm.Run(context.Background(), vm.Options{
 		Command: append([]string{bin}, opts.Args...),
@@ -122,4 +123,22 @@ func GinkgoSpecsRun(output string) int {
 	}
 	n, _ := strconv.Atoi(m[1])
 	return n
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writers.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
