@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -71,6 +72,7 @@ func (s EnableBridgeNF) Command() string {
 }
 
 func (s EnableBridgeNF) apply(x *executor) error {
+	loadBridgeNetfilter()
 	c, err := x.conn(s.NS)
 	if err != nil {
 		return err
@@ -88,6 +90,19 @@ func (s EnableBridgeNF) apply(x *executor) error {
 		}
 		return writeSysctl(bridgeNFKey, "1")
 	})
+}
+
+// loadBridgeNetfilter loads br_netfilter when the kernel has it as a module
+// not yet loaded (as a kubeadm node's set-up does): without it, bridged pod
+// traffic skips iptables. It creates no device and changes no namespace's
+// settings; a kernel without the module is reported by the step.
+//
+//	modprobe br_netfilter
+func loadBridgeNetfilter() {
+	if _, err := os.Stat("/sys/module/br_netfilter"); err == nil {
+		return
+	}
+	exec.Command("modprobe", "-q", "br_netfilter").Run() //nolint:errcheck // the sysctl read says if it is missing
 }
 
 // kernelAtLeast compares the running kernel's major.minor version.
