@@ -56,23 +56,21 @@ func (l *Lab) update(ctx context.Context, opts Options, change func(*workload.St
 	if err != nil {
 		return err
 	}
-	// Pods first: a Service's endpoints must answer before the proxy sends
-	// traffic to them.
-	for _, old := range cur.Pods {
-		if p := next.Pod(old.Name); p == nil || p.Status.PodIP != old.Status.PodIP {
-			if err := l.stopPod(old.Name); err != nil {
-				return err
-			}
-			fmt.Fprintf(opts.Out, "pod/%s deleted\n", old.Name)
-		}
-	}
+	// New pods first, so that a Service's new endpoints answer before the
+	// proxies send traffic to them; a pod that fails to start undoes the
+	// ones started before it, and nothing of the change is stored.
+	var started []string
 	for _, pod := range next.Pods {
-		if old := cur.Pod(pod.Name); old != nil && old.Status.PodIP == pod.Status.PodIP {
-			continue
+		if cur.Pod(pod.Name) != nil {
+			continue // pods keep their name, node and IP for life
 		}
 		if err := l.startPod(ctx, pod, opts); err != nil {
+			for _, name := range append(started, pod.Name) {
+				l.stopPod(name) //nolint:errcheck // best effort: the error that matters is err
+			}
 			return err
 		}
+		started = append(started, pod.Name)
 		fmt.Fprintf(opts.Out, "pod/%s created on %s with IP %s\n", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
 	}
 	gen, err := l.Store.WriteObjects(next)
@@ -84,7 +82,17 @@ func (l *Lab) update(ctx context.Context, opts Options, change func(*workload.St
 			fmt.Fprintf(opts.Out, "service/%s created: cluster IP %s%s\n", svc.Name, svc.Spec.ClusterIP, nodePorts(svc.Spec.Ports))
 		}
 	}
-	return l.waitForProxies(ctx, gen, opts, true)
+	syncErr := l.waitForProxies(ctx, gen, opts, true)
+	// Gone pods last: the proxies have stopped sending them new traffic.
+	for _, old := range cur.Pods {
+		if next.Pod(old.Name) == nil {
+			if err := l.stopPod(old.Name); err != nil {
+				return err
+			}
+			fmt.Fprintf(opts.Out, "pod/%s deleted\n", old.Name)
+		}
+	}
+	return syncErr
 }
 
 func mustAddr(s string) netip.Addr {
