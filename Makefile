@@ -11,7 +11,7 @@ TEST_TIMEOUT ?= 30m
 CNI      ?= canal
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build root-check lab-nodeport lab test test-vm test-unit test-scenarios bench clean-labs clean
+.PHONY: help deps build root-check lab-nodeport lab test test-vm e2e-kind test-unit test-scenarios bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -40,6 +40,9 @@ test: root-check deps build ## run every test: unit, kernel integration and the 
 
 test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/
+
+e2e-kind: root-check deps build ## kind clusters, offline: build the node image if missing, run the kind end-to-end test (minutes; cold build ~10 min)
+	SVCLAB_E2E_KIND=1 SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 90m -run 'TestIntegrationKind' -v ./labs/kind/
 
 test-unit: ## run the tests that need no root (root tests skip with a message)
 	$(GO) test ./...

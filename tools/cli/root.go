@@ -34,6 +34,10 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newCreate(), newGet(), newDelete(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newTour(), newEdit(), newVM())
+	create, get, del := newCreate(), newGet(), newDelete()
+	create.AddCommand(newCreateCluster())
+	get.AddCommand(newGetClusters())
+	del.AddCommand(newDeleteCluster())
+	root.AddCommand(create, get, del, newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newTour(), newEdit(), newVM(), newKind(), newCNI())
 	return root
 }

@@ -1,0 +1,89 @@
+package cni
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+)
+
+// masqRules are the NAT rules the variant's real agent installs, so that
+// pod traffic leaving the pod network (to a node, to the API server behind
+// kube-proxy's DNAT) comes back the way it went (kind's nodes filter
+// reverse paths strictly):
+//
+//   - flannel-vxlan: flanneld --ip-masq's FLANNEL-POSTRTG (and its
+//     FLANNEL-FWD accepts), as labs/network renders them;
+//   - calico-proxyarp: Felix's natOutgoing for the pool (cali-nat-outgoing).
+//
+// 0x4000/0x4000 is kube-proxy's masquerade mark: it masquerades those itself.
+func masqRules(variant, cluster, podCIDR string) (rules string, jumps [][]string) {
+	switch variant {
+	case FlannelVXLAN:
+		const masq = `-m comment --comment "flanneld masq"`
+		const fwd = `-m comment --comment "flanneld forward"`
+		return fmt.Sprintf(`*nat
+:FLANNEL-POSTRTG - [0:0]
+-A POSTROUTING %[3]s -j FLANNEL-POSTRTG
+-A FLANNEL-POSTRTG -m mark --mark 0x4000/0x4000 %[3]s -j RETURN
+-A FLANNEL-POSTRTG -s %[2]s -d %[1]s %[3]s -j RETURN
+-A FLANNEL-POSTRTG -s %[1]s -d %[2]s %[3]s -j RETURN
+-A FLANNEL-POSTRTG ! -s %[1]s -d %[2]s %[3]s -j RETURN
+-A FLANNEL-POSTRTG -s %[1]s ! -d 224.0.0.0/4 %[3]s -j MASQUERADE --random-fully
+-A FLANNEL-POSTRTG ! -s %[1]s -d %[1]s %[3]s -j MASQUERADE --random-fully
+COMMIT
+*filter
+:FLANNEL-FWD - [0:0]
+-A FORWARD %[4]s -j FLANNEL-FWD
+-A FLANNEL-FWD -s %[1]s %[4]s -j ACCEPT
+-A FLANNEL-FWD -d %[1]s %[4]s -j ACCEPT
+COMMIT
+`, cluster, podCIDR, masq, fwd), [][]string{
+				{"-t", "nat", "-D", "POSTROUTING", "-m", "comment", "--comment", "flanneld masq", "-j", "FLANNEL-POSTRTG"},
+				{"-t", "filter", "-D", "FORWARD", "-m", "comment", "--comment", "flanneld forward", "-j", "FLANNEL-FWD"},
+			}
+	case CalicoProxyARP:
+		return fmt.Sprintf(`*nat
+:cali-nat-outgoing - [0:0]
+-A POSTROUTING -m comment --comment "svclab: calico natOutgoing" -j cali-nat-outgoing
+-A cali-nat-outgoing -s %[1]s ! -d %[1]s -m comment --comment "svclab: calico natOutgoing" -j MASQUERADE --random-fully
+COMMIT
+`, cluster), [][]string{
+				{"-t", "nat", "-D", "POSTROUTING", "-m", "comment", "--comment", "svclab: calico natOutgoing", "-j", "cali-nat-outgoing"},
+			}
+	}
+	return "", nil
+}
+
+// applyMasq installs the rules with the node's own iptables (the agent's
+// image has none: the node's root is mounted at hostRoot), removing the
+// jumps an earlier agent added first so that they are never doubled.
+func applyMasq(ctx context.Context, hostRoot, variant, cluster, podCIDR string) error {
+	rules, jumps := masqRules(variant, cluster, podCIDR)
+	if rules == "" {
+		return nil
+	}
+	for _, j := range jumps {
+		for i := 0; i < 10; i++ {
+			if hostCommand(ctx, hostRoot, append([]string{"/usr/sbin/iptables", "-w", "5"}, j...)...).Run() != nil {
+				break
+			}
+		}
+	}
+	cmd := hostCommand(ctx, hostRoot, "/usr/sbin/iptables-restore", "-w", "5", "--noflush")
+	cmd.Stdin = strings.NewReader(rules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("chroot %s iptables-restore -w 5 --noflush: %v: %s", hostRoot, err, out)
+	}
+	return nil
+}
+
+// hostCommand runs a program of the node's (argv[0] is its path there)
+// chrooted into hostRoot: the agent's image has no iptables.
+func hostCommand(ctx context.Context, hostRoot string, argv ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: hostRoot}
+	cmd.Dir = "/"
+	return cmd
+}

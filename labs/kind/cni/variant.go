@@ -1,0 +1,57 @@
+package cni
+
+import (
+	"crypto/sha1"
+	"fmt"
+	"net"
+
+	"github.com/svclab/svclab/labs/network"
+)
+
+// The variants.
+const (
+	FlannelVXLAN   = "flannel-vxlan"
+	CalicoProxyARP = "calico-proxyarp"
+)
+
+// Variants lists them.
+var Variants = []string{FlannelVXLAN, CalicoProxyARP}
+
+// Overlay is a variant's VXLAN device.
+type Overlay struct {
+	Device string
+	VNI    int
+	Port   int
+}
+
+// OverlayOf returns the variant's overlay.
+func OverlayOf(variant string) (Overlay, error) {
+	switch variant {
+	case FlannelVXLAN:
+		return Overlay{Device: network.FlannelDevice, VNI: network.FlannelVNI, Port: network.FlannelPort}, nil
+	case CalicoProxyARP:
+		return Overlay{Device: network.CalicoVXLANDevice, VNI: network.CalicoVNI, Port: network.CalicoVXLANPort}, nil
+	}
+	return Overlay{}, fmt.Errorf("cni %q: want one of %v", variant, Variants)
+}
+
+// Validate checks a variant name.
+func Validate(variant string) error {
+	_, err := OverlayOf(variant)
+	return err
+}
+
+// vxlanOverhead is what VXLAN over IPv4 adds to a frame.
+const vxlanOverhead = 50
+
+// PodMTU is the MTU of pod interfaces and VXLAN devices.
+const PodMTU = network.UnderlayMTU - vxlanOverhead
+
+// VTEPMAC is the VXLAN device's MAC on node: stable, locally administered,
+// derived like labs/network's.
+func VTEPMAC(node, dev string) net.HardwareAddr {
+	sum := sha1.Sum([]byte("vtep/" + dev + "/" + node))
+	mac := net.HardwareAddr(sum[:6])
+	mac[0] = mac[0]&^0x01 | 0x02
+	return mac
+}

@@ -1,0 +1,161 @@
+package kind
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+
+	"github.com/svclab/svclab/labs/kind/cni"
+	"github.com/svclab/svclab/labs/kind/host"
+)
+
+// Proxy choices.
+const (
+	ProxyStock  = "stock"  // kind's kube-proxy (kubeProxyMode from the config)
+	ProxySvclab = "svclab" // svclab's proxy as a DaemonSet, kubeProxyMode none
+)
+
+// Defaults for what a config leaves out.
+const (
+	DefaultPodSubnet     = "10.244.0.0/16"
+	DefaultServiceSubnet = "10.96.0.0/16"
+	DefaultName          = "svclab"
+)
+
+// LoadConfig reads a kind v1alpha4 Cluster config strictly: unknown
+// fields, another kind or apiVersion, or several documents are errors.
+func LoadConfig(path string) (*v1alpha4.Cluster, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := ParseConfig(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig is LoadConfig on bytes.
+func ParseConfig(raw []byte) (*v1alpha4.Cluster, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	cfg := &v1alpha4.Cluster{}
+	if err := dec.Decode(cfg); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("empty config: want a kind v1alpha4 Cluster")
+		}
+		return nil, fmt.Errorf("not a valid kind v1alpha4 Cluster config: %w", err)
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("more than one YAML document: want a single kind v1alpha4 Cluster")
+	}
+	if cfg.Kind != "Cluster" || cfg.APIVersion != "kind.x-k8s.io/v1alpha4" {
+		return nil, fmt.Errorf("kind %q apiVersion %q: want kind Cluster, apiVersion kind.x-k8s.io/v1alpha4", cfg.Kind, cfg.APIVersion)
+	}
+	return cfg, nil
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// ValidateName checks a cluster name (it becomes container and host names).
+func ValidateName(name string) error {
+	if len(name) > 50 || !nameRE.MatchString(name) {
+		return fmt.Errorf("cluster name %q: want lower-case letters, digits and '-', at most 50 characters", name)
+	}
+	return nil
+}
+
+// Settings are the choices Create makes from the flags and the config.
+type Settings struct {
+	Name      string
+	CNI       string
+	Proxy     string
+	ProxyMode string // iptables, nftables, ipvs or none
+}
+
+// resolveSettings validates the flags against the config.
+func resolveSettings(cfg *v1alpha4.Cluster, opts CreateOptions, ipvs bool) (Settings, error) {
+	s := Settings{Name: opts.Name, CNI: opts.CNI, Proxy: opts.Proxy}
+	if s.Name == "" {
+		s.Name = cfg.Name
+	}
+	if s.Name == "" {
+		s.Name = DefaultName
+	}
+	if err := ValidateName(s.Name); err != nil {
+		return s, err
+	}
+	if s.CNI == "" {
+		s.CNI = cni.FlannelVXLAN
+	}
+	if err := cni.Validate(s.CNI); err != nil {
+		return s, fmt.Errorf("--cni: %w", err)
+	}
+	if s.Proxy == "" {
+		s.Proxy = ProxyStock
+	}
+	mode := string(cfg.Networking.KubeProxyMode)
+	switch s.Proxy {
+	case ProxyStock:
+		if mode == "" {
+			mode = string(v1alpha4.IPTablesProxyMode)
+		}
+		switch v1alpha4.ProxyMode(mode) {
+		case v1alpha4.IPTablesProxyMode, v1alpha4.NFTablesProxyMode:
+		case v1alpha4.IPVSProxyMode:
+			if !ipvs {
+				return s, fmt.Errorf("kubeProxyMode ipvs: this kernel has no IPVS (/proc/net/ip_vs); use iptables or nftables")
+			}
+		case "none":
+			return s, fmt.Errorf("kubeProxyMode none with --proxy stock leaves the cluster without a Service proxy; use --proxy svclab")
+		default:
+			return s, fmt.Errorf("kubeProxyMode %q: want iptables, nftables, ipvs or none", mode)
+		}
+	case ProxySvclab:
+		if mode != "" && mode != "none" && mode != string(v1alpha4.IPTablesProxyMode) {
+			return s, fmt.Errorf("--proxy svclab runs svclab's proxy in iptables mode, but the config asks kubeProxyMode %q", mode)
+		}
+		mode = "none"
+	default:
+		return s, fmt.Errorf("--proxy %q: want stock or svclab", s.Proxy)
+	}
+	s.ProxyMode = mode
+	return s, nil
+}
+
+// kubeletCgroupV1Patch lets kubelet ≥ 1.35 run on a cgroup v1 host.
+const kubeletCgroupV1Patch = `kind: KubeletConfiguration
+apiVersion: kubelet.config.k8s.io/v1beta1
+failCgroupV1: false
+`
+
+// adaptConfig returns the config kind gets: the user's, with the pod
+// network disabled (svclab installs its own), default subnets, the proxy
+// mode, and the host's patches.
+func adaptConfig(in *v1alpha4.Cluster, s Settings, q host.Quirks) *v1alpha4.Cluster {
+	cfg := in.DeepCopy()
+	cfg.Name = s.Name
+	cfg.Networking.DisableDefaultCNI = true
+	if cfg.Networking.PodSubnet == "" {
+		cfg.Networking.PodSubnet = DefaultPodSubnet
+	}
+	if cfg.Networking.ServiceSubnet == "" {
+		cfg.Networking.ServiceSubnet = DefaultServiceSubnet
+	}
+	cfg.Networking.KubeProxyMode = v1alpha4.ProxyMode(s.ProxyMode)
+	if q.CgroupV1 {
+		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, kubeletCgroupV1Patch)
+	}
+	if len(cfg.Nodes) == 0 {
+		cfg.Nodes = []v1alpha4.Node{{Role: v1alpha4.ControlPlaneRole}}
+	}
+	return cfg
+}

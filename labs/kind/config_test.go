@@ -1,0 +1,66 @@
+package kind
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/svclab/svclab/labs/kind/cni"
+	"github.com/svclab/svclab/labs/kind/host"
+)
+
+func TestParseConfigIsStrict(t *testing.T) {
+	_, err := ParseConfig([]byte("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnetworking:\n  podSubnett: 10.0.0.0/16\n"))
+	if err == nil || !strings.Contains(err.Error(), "podSubnett") {
+		t.Fatalf("unknown field: got %v, want an error naming podSubnett", err)
+	}
+	if _, err := ParseConfig([]byte("kind: Lab\napiVersion: svclab.dev/v1\n")); err == nil {
+		t.Fatal("another kind: want an error")
+	}
+	if _, err := ParseConfig([]byte("")); err == nil {
+		t.Fatal("empty: want an error")
+	}
+}
+
+func TestClusterConfigsInTheRepositoryParse(t *testing.T) {
+	for _, f := range []string{"flannel-vxlan", "calico-proxyarp", "svclab-proxy", "single-node"} {
+		if _, err := LoadConfig("../../clusters/kind/" + f + ".yaml"); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestResolveSettingsAndAdaptConfig(t *testing.T) {
+	cfg, err := ParseConfig([]byte("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nname: x\nnetworking:\n  kubeProxyMode: ipvs\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resolveSettings(cfg, CreateOptions{}, false); err == nil || !strings.Contains(err.Error(), "IPVS") {
+		t.Fatalf("ipvs without IPVS: got %v", err)
+	}
+	s, err := resolveSettings(cfg, CreateOptions{Proxy: ProxySvclab, Name: "y"}, false)
+	if err == nil {
+		t.Fatalf("--proxy svclab with kubeProxyMode ipvs: got %+v, want an error", s)
+	}
+	cfg.Networking.KubeProxyMode = ""
+	s, err = resolveSettings(cfg, CreateOptions{Proxy: ProxySvclab, CNI: cni.CalicoProxyARP}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "x" || s.ProxyMode != "none" || s.CNI != cni.CalicoProxyARP {
+		t.Fatalf("settings %+v", s)
+	}
+	out := adaptConfig(cfg, s, host.Quirks{CgroupV1: true})
+	if !out.Networking.DisableDefaultCNI || out.Networking.KubeProxyMode != "none" || out.Networking.PodSubnet != DefaultPodSubnet ||
+		len(out.KubeadmConfigPatches) != 1 || len(out.Nodes) != 1 {
+		t.Fatalf("adapted config %+v", out)
+	}
+	if cfg.Networking.DisableDefaultCNI {
+		t.Fatal("adaptConfig changed its input")
+	}
+	if _, err := resolveSettings(cfg, CreateOptions{CNI: "weave"}, false); err == nil {
+		t.Fatal("unknown cni: want an error")
+	}
+	if _, err := resolveSettings(cfg, CreateOptions{Name: "Bad_Name"}, false); err == nil {
+		t.Fatal("bad name: want an error")
+	}
+}

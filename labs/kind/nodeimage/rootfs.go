@@ -1,0 +1,237 @@
+package nodeimage
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/svclab/svclab/labs/kind/cmdrun"
+	"github.com/svclab/svclab/labs/kind/host"
+)
+
+// NodePackages are the Debian packages of the node's root filesystem:
+// kind's base image's list, with Debian's containerd, runc and CNI plugins
+// instead of kind's own builds, and ipset for kube-proxy's IPVS mode.
+var NodePackages = []string{
+	"systemd", "systemd-sysv", "dbus",
+	"containerd", "runc", "containernetworking-plugins",
+	"conntrack", "iptables", "nftables", "ipset", "iproute2", "ethtool",
+	"util-linux", "mount", "kmod", "libseccomp2", "pigz",
+	"bash", "ca-certificates", "curl", "jq", "procps", "socat", "iputils-ping",
+}
+
+// debootstrapArgs is the debootstrap command for the node root filesystem.
+func debootstrapArgs(v Versions, dir string) []string {
+	return []string{"debootstrap", "--variant=minbase", "--include=" + strings.Join(NodePackages, ","), v.Suite, dir, v.Mirror}
+}
+
+// rootfsKey is the cache key of the root filesystem.
+func rootfsKey(v Versions, pauseImage string, q host.Quirks) []string {
+	return []string{v.Suite, v.Mirror, strings.Join(NodePackages, ","), v.Kind, pauseImage, q.String(), "rootfs-3"}
+}
+
+// buildRootfs makes the node's root filesystem in dir/rootfs and packs it
+// into dir/rootfs.tar (what `docker import` reads); the tree is removed.
+func buildRootfs(ctx context.Context, v Versions, kindDir, pauseImage string, q host.Quirks, dir string) error {
+	root := filepath.Join(dir, "rootfs")
+	if err := cmdrun.Command(debootstrapArgs(v, root)...).Run(ctx); err != nil {
+		return err
+	}
+	if err := customizeRootfs(ctx, root, kindDir, pauseImage, q); err != nil {
+		return err
+	}
+	if err := cmdrun.Command("tar", "--numeric-owner", "--xattrs", "-C", root, "-cf", filepath.Join(dir, "rootfs.tar"), ".").Run(ctx); err != nil {
+		return err
+	}
+	return os.RemoveAll(root)
+}
+
+// customizeRootfs does what kind's base image Dockerfile does, on Debian's
+// packages, and works around the host's quirks.
+func customizeRootfs(ctx context.Context, root, kindDir, pauseImage string, q host.Quirks) error {
+	if err := copyKindBaseFiles(filepath.Join(kindDir, "images", "base", "files"), root); err != nil {
+		return err
+	}
+	// kind's units expect its own binaries' places.
+	for link, target := range map[string]string{
+		"usr/local/bin/containerd":              "/usr/bin/containerd",
+		"usr/local/bin/ctr":                     "/usr/bin/ctr",
+		"usr/local/bin/containerd-shim-runc-v2": "/usr/bin/containerd-shim-runc-v2",
+		"usr/local/sbin/runc":                   "/usr/sbin/runc",
+	} {
+		if err := symlink(target, filepath.Join(root, link)); err != nil {
+			return err
+		}
+	}
+	// The CNI plugins where containerd looks for them.
+	plugins, err := os.ReadDir(filepath.Join(root, "usr/lib/cni"))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(root, "opt/cni/bin"), 0o755); err != nil {
+		return err
+	}
+	for _, p := range plugins {
+		if err := symlink("/usr/lib/cni/"+p.Name(), filepath.Join(root, "opt/cni/bin", p.Name())); err != nil {
+			return err
+		}
+	}
+	for _, glob := range []string{
+		"lib/systemd/system/multi-user.target.wants/*", "etc/systemd/system/*.wants/*",
+		"lib/systemd/system/local-fs.target.wants/*", "lib/systemd/system/sockets.target.wants/*udev*",
+		"lib/systemd/system/sockets.target.wants/*initctl*", "lib/systemd/system/basic.target.wants/*",
+		"lib/systemd/system/sysinit.target.wants/systemd-tmpfiles-setup.service",
+		// systemd's defaults that are not per network namespace (pid_max)
+		// would change the host's sysctls from inside a privileged node.
+		"usr/lib/sysctl.d/50-pid-max.conf",
+		"usr/share/doc/*", "usr/share/man/*", "usr/share/locale/*", "var/cache/apt/archives/*.deb", "var/cache/apt/*.bin", "var/lib/apt/lists/*",
+	} {
+		matches, _ := filepath.Glob(filepath.Join(root, glob))
+		for _, m := range matches {
+			if err := os.RemoveAll(m); err != nil {
+				return err
+			}
+		}
+	}
+	if err := appendFile(filepath.Join(root, "etc/systemd/journald.conf"), "ReadKMsg=no\n"); err != nil {
+		return err
+	}
+	for _, args := range [][]string{
+		{"systemctl", "enable", "kubelet.service", "containerd.service", "undo-mount-hacks.service"},
+		{"systemctl", "mask", "systemd-binfmt.service"},
+	} {
+		if err := cmdrun.Command(append([]string{"chroot", root}, args...)...).Run(ctx); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"etc/kubernetes/manifests", "kind/manifests"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return err
+		}
+	}
+	// kind's runtime spec: ctr's default plus the product-files hook, no rlimits.
+	spec, err := cmdrun.Command("chroot", root, "sh", "-c",
+		`ctr oci spec | jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' | jq 'del(.process.rlimits)'`).Output(ctx)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(root, "etc/containerd/cri-base.json"), spec, 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(root, "kind/manifests/default-storage.yaml"), []byte(defaultStorageManifest), 0o644); err != nil {
+		return err
+	}
+	configPath := filepath.Join(root, "etc/containerd/config.toml")
+	config, err := os.ReadFile(configPath)
+	if err != nil {
+		return err
+	}
+	patched, err := containerdConfig(string(config), pauseImage, q)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(configPath, []byte(patched), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(root, "usr/local/sbin/svclab-runc"), []byte(host.RuncWrapper), 0o755); err != nil {
+		return err
+	}
+	if q.NoCapSysResource {
+		// systemd refuses to start a unit whose OOMScoreAdjust it cannot set.
+		if err := writeFile(filepath.Join(root, "etc/systemd/system/containerd.service.d/10-svclab-oom.conf"),
+			"# written by svclab: this host has no CAP_SYS_RESOURCE, negative OOM scores cannot be set\n[Service]\nOOMScoreAdjust=0\n"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// containerdConfig adapts kind's containerd config: the sandbox image is
+// kubeadm's pause image, and on a host without CAP_SYS_RESOURCE runc is the
+// svclab-runc wrapper and OOM scores are restricted.
+func containerdConfig(config, pauseImage string, q host.Quirks) (string, error) {
+	lines := strings.Split(config, "\n")
+	found := false
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, "sandbox_image"):
+			lines[i] = fmt.Sprintf("  sandbox_image = %q", pauseImage)
+			found = true
+		case q.NoCapSysResource && strings.HasPrefix(t, "restrict_oom_score_adj"):
+			lines[i] = "  restrict_oom_score_adj = true"
+		case q.NoCapSysResource && strings.HasPrefix(t, "SystemdCgroup"):
+			lines[i] = l + "\n    BinaryName = \"/usr/local/sbin/svclab-runc\""
+		}
+	}
+	if !found {
+		return "", fmt.Errorf("kind's containerd config has no sandbox_image line")
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// copyKindBaseFiles copies kind's images/base/files tree into root with
+// the modes kind's Dockerfile gives them: executables in usr/local/bin and
+// kind/bin, everything else 0644.
+func copyKindBaseFiles(src, root string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		dst := filepath.Join(root, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(rel, "usr/local/bin/") || strings.HasPrefix(rel, "kind/bin/") {
+			mode = 0o755
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		os.Remove(dst)
+		return os.WriteFile(dst, data, mode)
+	})
+}
+
+const defaultStorageManifest = `# host-path based default storage class (no provisioner image offline)
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "true"
+provisioner: kubernetes.io/host-path
+`
+
+func symlink(target, link string) error {
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		return err
+	}
+	os.Remove(link)
+	return os.Symlink(target, link)
+}
+
+func writeFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o644)
+}
+
+func appendFile(path, content string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

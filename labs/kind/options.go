@@ -1,0 +1,37 @@
+package kind
+
+import (
+	"io"
+	"time"
+)
+
+// CreateOptions configure Create.
+type CreateOptions struct {
+	ConfigFile string // a kind v1alpha4 Cluster config (required)
+	Name       string // default: the config's name, else "svclab"
+	CNI        string // cni.FlannelVXLAN (default) or cni.CalicoProxyARP
+	Proxy      string // ProxyStock (default) or ProxySvclab
+	// SvclabBinary is put into the svclab images (CNI agent and plugin,
+	// proxy, netexec); default: $SVCLAB_BIN, else this executable.
+	SvclabBinary string
+	Out          io.Writer     // progress; nil is quiet
+	ReadyTimeout time.Duration // for nodes and system pods (default 3m)
+}
+
+// Cluster is a kind cluster svclab knows.
+type Cluster struct {
+	Name       string
+	Nodes      []string // container names (N-control-plane, N-worker…)
+	CNI        string
+	Proxy      string
+	ProxyMode  string
+	NodeImage  string
+	Kubeconfig string // kind's kubeconfig (reaches 127.0.0.1 in the daemon's namespace)
+	// DockerHost is DOCKER_HOST for `docker exec` into the nodes ("" for
+	// the default daemon).
+	DockerHost string
+	// Namespace is the network namespace the nodes' network is in
+	// (dockerhost.Namespace when svclab runs Docker, "" otherwise).
+	Namespace string
+	Took      time.Duration
+}

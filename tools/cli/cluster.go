@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svclab/svclab/labs/kind"
+	"github.com/svclab/svclab/labs/kind/cni"
+	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/nodeimage"
+)
+
+// newKind is `svclab kind …`: the kind backend's build and housekeeping.
+func newKind() *cobra.Command {
+	cmd := &cobra.Command{Use: "kind", Short: "kind clusters as a second backend: build the offline images, manage svclab's dockerd"}
+	var version string
+	build := &cobra.Command{
+		Use:   "build-image",
+		Short: "Build the offline kind node image and the component images (cached)",
+		Long: "Builds Kubernetes, etcd and CoreDNS from their Go modules, the component images under the tags " +
+			"`kubeadm config images list` prints, a Debian node root filesystem with debootstrap and kind's base files, " +
+			"and the node image with the component images preloaded. Every step is cached under the svclab cache " +
+			"directory; a second run only checks. Prints each step and how long it took.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			out := cmd.OutOrStdout()
+			d, err := dockerhost.Ensure(ctx, out)
+			if err != nil {
+				return err
+			}
+			defer dockerhost.Release(ctx, d, out)
+			v := nodeimage.DefaultVersions()
+			if version != "" {
+				v.Kubernetes = version
+			}
+			res, err := nodeimage.Build(ctx, d, nodeimage.Options{Versions: v, Out: out})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "node image %s ready in %s\n", res.NodeImage, res.Took.Round(time.Second/10))
+			return nil
+		},
+	}
+	build.Flags().StringVar(&version, "kubernetes-version", "", "Kubernetes version to build (default "+nodeimage.DefaultKubernetes+")")
+	stopDocker := &cobra.Command{
+		Use:   "stop-docker",
+		Short: "Stop svclab's dockerd (deleting whatever runs on it), delete its namespace, restore the host",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return dockerhost.Stop(cmd.Context(), cmd.OutOrStdout())
+		},
+	}
+	cmd.AddCommand(build, stopDocker)
+	return cmd
+}
+
+// newCreateCluster is `svclab create cluster` (a subcommand of create).
+func newCreateCluster() *cobra.Command {
+	var opts kind.CreateOptions
+	var config string
+	cmd := &cobra.Command{
+		Use:   "cluster --config FILE [--name N] [--cni flannel-vxlan|calico-proxyarp] [--proxy stock|svclab]",
+		Short: "Create a kind cluster, offline, from a kind v1alpha4 Cluster config (clusters/kind/*.yaml)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if config == "" {
+				return fmt.Errorf("--config: required (a kind v1alpha4 Cluster config, e.g. clusters/kind/flannel-vxlan.yaml)")
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			opts.ConfigFile = config
+			opts.Out = cmd.OutOrStdout()
+			c, err := kind.Create(ctx, opts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cluster %s is up in %s (%d nodes, cni %s, proxy %s, kube-proxy mode %s)\n"+
+				"kubeconfig: %s\n", c.Name, c.Took.Round(time.Second/10), len(c.Nodes), c.CNI, c.Proxy, c.ProxyMode, c.Kubeconfig)
+			if c.DockerHost != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "docker:     export DOCKER_HOST=%s   (then: docker exec -it %s-control-plane bash)\n", c.DockerHost, c.Name)
+				fmt.Fprintf(cmd.OutOrStdout(), "kubectl:    ip netns exec %s kubectl --kubeconfig %s get nodes\n", dockerhost.Namespace, c.Kubeconfig)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&config, "config", "", "kind v1alpha4 Cluster config file")
+	f.StringVar(&opts.Name, "name", "", "cluster name (default: the config's name, else svclab)")
+	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (default "+cni.FlannelVXLAN+")")
+	f.StringVar(&opts.Proxy, "proxy", "", "Service proxy: stock (kube-proxy) or svclab (svclab's proxy as a DaemonSet, kubeProxyMode none)")
+	return cmd
+}
+
+// newDeleteCluster is `svclab delete cluster --name N` (idempotent).
+func newDeleteCluster() *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "cluster --name N",
+		Short: "Delete a kind cluster (its logs are exported first); idempotent",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if name == "" {
+				return fmt.Errorf("--name: required")
+			}
+			return kind.Delete(cmd.Context(), name, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "cluster name")
+	return cmd
+}
+
+// newGetClusters is `svclab get clusters`.
+func newGetClusters() *cobra.Command {
+	return &cobra.Command{
+		Use:     "clusters",
+		Aliases: []string{"cluster"},
+		Short:   "List the kind clusters",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cs, err := kind.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tNODES\tCNI\tPROXY\tKUBECONFIG")
+			for _, c := range cs {
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", c.Name, len(c.Nodes), c.CNI, c.Proxy, c.Kubeconfig)
+			}
+			return w.Flush()
+		},
+	}
+}
+
+// newCNI is `svclab cni …`: the kind CNI's node agent and plugin, run by
+// the svclab-cni DaemonSet and by containerd.
+func newCNI() *cobra.Command {
+	cmd := &cobra.Command{Use: "cni", Short: "svclab's CNI for kind clusters (run inside the nodes)", Hidden: true}
+	var variant, clusterCIDR string
+	agent := &cobra.Command{
+		Use:   "agent --variant flannel-vxlan|calico-proxyarp",
+		Short: "Per-node agent: installs the plugin and config, programs the VXLAN overlay from the Node objects",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return cni.RunAgent(ctx, cni.AgentOptions{Variant: variant, ClusterCIDR: clusterCIDR, NodeName: os.Getenv("NODE_NAME"), Out: cmd.OutOrStdout()})
+		},
+	}
+	agent.Flags().StringVar(&variant, "variant", cni.FlannelVXLAN, "CNI variant")
+	agent.Flags().StringVar(&clusterCIDR, "cluster-cidr", "", "the cluster's pod network (for the masquerade rules)")
+	plugin := &cobra.Command{
+		Use:   "plugin",
+		Short: "The CNI plugin (CNI_COMMAND=ADD|DEL|CHECK|VERSION, config on stdin)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return cni.RunPlugin(os.Stdin, os.Stdout)
+		},
+	}
+	cmd.AddCommand(agent, plugin)
+	return cmd
+}
