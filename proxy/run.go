@@ -54,6 +54,9 @@ func Run(ctx context.Context, opts Options) error {
 	mode := string(cfg.Mode)
 	if backend != nil {
 		mode = backend.Mode()
+		if c, ok := backend.(interface{ Close() }); ok {
+			defer c.Close() // netlink handles of the IPVS mode
+		}
 	}
 	srv := server.New(server.Options{
 		MetricsAddress: cfg.MetricsBindAddress,
