@@ -41,15 +41,15 @@ func (calicoOverlay) nodeSteps(lab *topology.Lab, self *Host, peers []*Host) []S
 		IptablesRestore{
 			NS:     self.Namespace,
 			Binary: lab.Spec.Proxy.IPTablesBackend.RestoreCommand(),
-			Rules:  calicoNATOutgoingRules(lab.Spec.PodSubnet.String()),
+			Rules:  CalicoNATOutgoingRules(lab.Spec.PodSubnet.String()),
 		})
 }
 
-// calicoNATOutgoingRules imitate Felix's natOutgoing for the IP pool:
+// CalicoNATOutgoingRules imitate Felix's natOutgoing for the IP pool:
 // traffic from pods to anything outside the pool is masqueraded. Felix
 // matches ipsets of all pools (cali40masq-ipam-pools, cali40all-ipam-pools);
 // a lab has one pool, so plain CIDRs say the same.
-func calicoNATOutgoingRules(pool string) string {
+func CalicoNATOutgoingRules(pool string) string {
 	return fmt.Sprintf(`*nat
 :cali-nat-outgoing - [0:0]
 -A POSTROUTING -m comment --comment "svclab: calico natOutgoing" -j cali-nat-outgoing

@@ -34,16 +34,16 @@ func (flannelOverlay) nodeSteps(lab *topology.Lab, self *Host, peers []*Host) []
 	return append(steps, IptablesRestore{
 		NS:     self.Namespace,
 		Binary: lab.Spec.Proxy.IPTablesBackend.RestoreCommand(),
-		Rules:  flannelRules(lab.Spec.PodSubnet.String(), self.Node.PodCIDR.String()),
+		Rules:  FlannelMasqRules(lab.Spec.PodSubnet.String(), self.Node.PodCIDR.String()),
 	})
 }
 
-// flannelRules are the rules flanneld installs with --ip-masq (its
+// FlannelMasqRules are the rules flanneld installs with --ip-masq (its
 // FLANNEL-POSTRTG chain, from pkg/trafficmngr/iptables masqRules, on an
 // iptables that has --random-fully) and its FORWARD rules (FLANNEL-FWD).
 // 0x4000/0x4000 is kube-proxy's masquerade mark: traffic kube-proxy will
 // masquerade itself is left alone.
-func flannelRules(cluster, podCIDR string) string {
+func FlannelMasqRules(cluster, podCIDR string) string {
 	const masq = `-m comment --comment "flanneld masq"`
 	const fwd = `-m comment --comment "flanneld forward"`
 	return fmt.Sprintf(`*nat

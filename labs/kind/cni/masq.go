@@ -3,6 +3,7 @@ package cni
 import (
 	"context"
 	"fmt"
+	"github.com/svclab/svclab/labs/network"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -21,37 +22,14 @@ import (
 func masqRules(variant, cluster, podCIDR string) (rules string, jumps [][]string) {
 	switch variant {
 	case FlannelVXLAN:
-		const masq = `-m comment --comment "flanneld masq"`
-		const fwd = `-m comment --comment "flanneld forward"`
-		return fmt.Sprintf(`*nat
-:FLANNEL-POSTRTG - [0:0]
--A POSTROUTING %[3]s -j FLANNEL-POSTRTG
--A FLANNEL-POSTRTG -m mark --mark 0x4000/0x4000 %[3]s -j RETURN
--A FLANNEL-POSTRTG -s %[2]s -d %[1]s %[3]s -j RETURN
--A FLANNEL-POSTRTG -s %[1]s -d %[2]s %[3]s -j RETURN
--A FLANNEL-POSTRTG ! -s %[1]s -d %[2]s %[3]s -j RETURN
--A FLANNEL-POSTRTG -s %[1]s ! -d 224.0.0.0/4 %[3]s -j MASQUERADE --random-fully
--A FLANNEL-POSTRTG ! -s %[1]s -d %[1]s %[3]s -j MASQUERADE --random-fully
-COMMIT
-*filter
-:FLANNEL-FWD - [0:0]
--A FORWARD %[4]s -j FLANNEL-FWD
--A FLANNEL-FWD -s %[1]s %[4]s -j ACCEPT
--A FLANNEL-FWD -d %[1]s %[4]s -j ACCEPT
-COMMIT
-`, cluster, podCIDR, masq, fwd), [][]string{
-				{"-t", "nat", "-D", "POSTROUTING", "-m", "comment", "--comment", "flanneld masq", "-j", "FLANNEL-POSTRTG"},
-				{"-t", "filter", "-D", "FORWARD", "-m", "comment", "--comment", "flanneld forward", "-j", "FLANNEL-FWD"},
-			}
+		return network.FlannelMasqRules(cluster, podCIDR), [][]string{
+			{"-t", "nat", "-D", "POSTROUTING", "-m", "comment", "--comment", "flanneld masq", "-j", "FLANNEL-POSTRTG"},
+			{"-t", "filter", "-D", "FORWARD", "-m", "comment", "--comment", "flanneld forward", "-j", "FLANNEL-FWD"},
+		}
 	case CalicoProxyARP:
-		return fmt.Sprintf(`*nat
-:cali-nat-outgoing - [0:0]
--A POSTROUTING -m comment --comment "svclab: calico natOutgoing" -j cali-nat-outgoing
--A cali-nat-outgoing -s %[1]s ! -d %[1]s -m comment --comment "svclab: calico natOutgoing" -j MASQUERADE --random-fully
-COMMIT
-`, cluster), [][]string{
-				{"-t", "nat", "-D", "POSTROUTING", "-m", "comment", "--comment", "svclab: calico natOutgoing", "-j", "cali-nat-outgoing"},
-			}
+		return network.CalicoNATOutgoingRules(cluster), [][]string{
+			{"-t", "nat", "-D", "POSTROUTING", "-m", "comment", "--comment", "svclab: calico natOutgoing", "-j", "cali-nat-outgoing"},
+		}
 	}
 	return "", nil
 }
