@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -94,6 +93,3 @@ func Delta(before, after []Rule) ([]int64, error) {
 	}
 	return out, nil
 }
-
-// Itoa is strconv.Itoa for specs that build expected rule text.
-func Itoa(i int) string { return strconv.Itoa(i) }
