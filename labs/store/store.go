@@ -1,13 +1,15 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/svclab/svclab/labs/flock"
 )
 
 // DefaultRoot is where labs keep their state; SVCLAB_STATE_DIR overrides it.
@@ -74,18 +76,11 @@ func (s *Store) Remove() error {
 // Lock takes the lab's exclusive lock, so that two svclab commands never
 // change one lab at once. The lock dies with the process.
 func (s *Store) Lock() (unlock func(), err error) {
-	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(s.Path("lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	l, err := flock.Acquire(context.Background(), s.Path("lock"), true)
 	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("lab %s: lock: %w", s.Lab, err)
 	}
-	return func() { f.Close() }, nil
+	return l.Unlock, nil
 }
 
 // WriteFile writes data to a file below the store atomically.

@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/svclab/svclab/labs/flock"
 )
 
 // Dir is the root of the kind backend's cache: $SVCLAB_KIND_CACHE, else
@@ -77,27 +77,9 @@ func Product(ctx context.Context, root, name, key string, build func(tmp string)
 // Lock takes an exclusive flock on path (created if missing), waiting
 // until it is free or ctx is done. The returned function releases it.
 func Lock(ctx context.Context, path string) (func(), error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	l, err := flock.Acquire(ctx, path, true)
 	if err != nil {
 		return nil, err
 	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if err != syscall.EWOULDBLOCK {
-			f.Close()
-			return nil, fmt.Errorf("flock %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("waiting for the lock %s: %w", path, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	return l.Unlock, nil
 }

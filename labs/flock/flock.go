@@ -1,0 +1,71 @@
+// Package flock is svclab's one file lock: flock(2) on a file, exclusive
+// for whoever builds or changes a thing, shared for those who only use it
+// (CLI: flock FILE). A lock dies with its process, so a crash never leaves
+// one held.
+package flock
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Lock is a held flock.
+type Lock struct{ f *os.File }
+
+// Acquire takes the lock on path (made, with its directory, if missing),
+// waiting until it is free or ctx is done.
+func Acquire(ctx context.Context, path string, exclusive bool) (*Lock, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if err == nil {
+			return &Lock{f}, nil
+		}
+		if err != syscall.EWOULDBLOCK {
+			f.Close()
+			return nil, fmt.Errorf("flock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for the lock %s: %w", path, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// TryAcquire takes the exclusive lock on an existing path only if it is
+// free now.
+func TryAcquire(path string) (*Lock, bool) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, false
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil, false
+	}
+	return &Lock{f}, true
+}
+
+// Unlock releases the lock; it may be called more than once.
+func (l *Lock) Unlock() {
+	if l != nil && l.f != nil {
+		l.f.Close() // closing drops the flock
+		l.f = nil
+	}
+}
