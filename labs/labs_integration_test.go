@@ -232,10 +232,15 @@ func BenchmarkBringUp(b *testing.B) {
 	roottest.Require(b, "creates network namespaces")
 	opts := labs.Options{Binary: svclabBinary(b)}
 	manifest := writeFile(b, "web.yaml", threePods)
+	benchBringUp(b, opts, "bench", func(name string) string { return strings.ReplaceAll(topology, "NAME", name) }, manifest)
+}
+
+// benchBringUp times Create + Apply of a fresh lab per iteration (the
+// delete is not timed).
+func benchBringUp(b *testing.B, opts labs.Options, prefix string, topo func(name string) string, manifest string) {
 	for i := 0; i < b.N; i++ {
-		name := kit.UniqueName("bench")
-		file := writeFile(b, "lab.yaml", strings.ReplaceAll(topology, "NAME", name))
-		lab, _, err := labs.Create(context.Background(), file, opts)
+		name := kit.UniqueName(prefix)
+		lab, _, err := labs.Create(context.Background(), writeFile(b, "lab.yaml", topo(name)), opts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -340,20 +345,7 @@ func BenchmarkBringUpNodePort(b *testing.B) {
 		b.Fatal(err)
 	}
 	manifest := filepath.Join(clusters, "workloads", "httpserver.yaml")
-	for i := 0; i < b.N; i++ {
-		name := kit.UniqueName("benchnp")
-		file := writeFile(b, "lab.yaml", strings.Replace(string(topo), "name: nodeport", "name: "+name, 1))
-		lab, _, err := labs.Create(context.Background(), file, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := lab.Apply(context.Background(), manifest, opts); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		if err := labs.Delete(name); err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-	}
+	benchBringUp(b, opts, "benchnp", func(name string) string {
+		return strings.Replace(string(topo), "name: nodeport", "name: "+name, 1)
+	}, manifest)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,17 +12,14 @@ import (
 )
 
 func newTour() *cobra.Command {
-	var opts tour.Options
+	opts := tour.Options{Out: os.Stdout} // a terminal gets colours
 	cmd := &cobra.Command{Use: "tour", Short: "Guided walk-throughs: bring up a lab, send traffic, show what the kernel did"}
 	single := &cobra.Command{
 		Use:   "single-node",
 		Short: "Seed 001's nginx over 3 pods: the 1/3, 1/2, 1 probability ladder",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			opts.Out = os.Stdout
-			return tour.SingleNode(ctx, opts)
+			return tourRun(cmd, func(ctx context.Context) error { return tour.SingleNode(ctx, opts) })
 		},
 	}
 	var cni string
@@ -30,10 +28,7 @@ func newTour() *cobra.Command {
 		Short: "Seed 004: a NodePort request from an outside client, across nodes over VXLAN, SNATed, hop by hop",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			opts.Out = os.Stdout
-			return tour.NodePort(ctx, opts, cni)
+			return tourRun(cmd, func(ctx context.Context) error { return tour.NodePort(ctx, opts, cni) })
 		},
 	}
 	nodeport.Flags().StringVar(&cni, "cni", os.Getenv("CNI"), "CNI variant: canal (the article's), flannel-vxlan or calico-proxyarp (also CNI=)")
@@ -41,4 +36,12 @@ func newTour() *cobra.Command {
 	cmd.PersistentFlags().BoolVar(&opts.Keep, "keep", os.Getenv("KEEP") == "1", "keep the lab running at the end (also KEEP=1)")
 	cmd.AddCommand(single)
 	return cmd
+}
+
+// tourRun runs a tour with a context that Ctrl-C and SIGTERM cancel: the
+// tour then deletes its lab before it returns.
+func tourRun(cmd *cobra.Command, run func(context.Context) error) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx)
 }
