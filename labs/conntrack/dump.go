@@ -20,6 +20,14 @@ func Dump(namespace string) ([]Flow, error) {
 		return nil, fmt.Errorf("conntrack in %s: %w", namespace, err)
 	}
 	defer h.Close()
+	return dumpAt(h, namespace)
+}
+
+// DumpHere is Dump for the calling process's own network namespace (a
+// hostNetwork pod reads its node's table).
+func DumpHere() ([]Flow, error) { return dumpAt(netns.None(), "this namespace") }
+
+func dumpAt(h netns.NsHandle, namespace string) ([]Flow, error) {
 	sock, err := nl.GetNetlinkSocketAt(h, netns.None(), unix.NETLINK_NETFILTER)
 	if err != nil {
 		return nil, fmt.Errorf("conntrack in %s: netlink socket: %w", namespace, err)

@@ -1,0 +1,34 @@
+package conformance
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/scenarios/kit"
+)
+
+// TestConformanceOnLabs runs the conformance scenarios on svclab's netns
+// labs, and checks that the host's root namespace is as it was.
+// (`svclab conformance --kubeconfig` runs the same specs on a cluster.)
+func TestConformanceOnLabs(t *testing.T) {
+	roottest.Require(t, "the scenarios build labs from network namespaces and run iptables in them")
+	dir := t.TempDir()
+	Setup = func(context.Context) (kit.Target, error) {
+		bin, err := kit.Binary(dir)
+		if err != nil {
+			return nil, err
+		}
+		return &kit.LabTarget{Binary: bin, CNI: os.Getenv("SVCLAB_CNI")}, nil
+	}
+	before := kit.SnapshotHost()
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "svclab conformance (netns labs)")
+	if diff := before.Diff(kit.SnapshotHost()); len(diff) > 0 {
+		t.Errorf("the scenarios changed the host's root network namespace: %v", diff)
+	}
+}

@@ -1,0 +1,108 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Image is the scenario backend image: svclab's netexec (agnhost
+// netexec's /hostname, /clientip, /) with svclab's traffic client in it.
+// Clusters svclab creates have it preloaded; for other clusters the
+// runner may name another reference (a registry copy).
+var Image = "svclab/netexec:dev"
+
+// PullPolicy is the image pull policy of the scenario pods: Never on
+// clusters svclab loaded the image into, IfNotPresent otherwise.
+var PullPolicy = "IfNotPresent"
+
+// tolerateAll lets the scenario pods run on control-plane nodes too (a
+// kind cluster's first node is one).
+const tolerateAll = `tolerations: [{operator: Exists}]`
+
+// webService is a Deployment of `replicas` netexec pods labelled app=web
+// and a ClusterIP Service "web" (port 80 → 8080) over them, plus a pod
+// "probe" (app=probe) that pod-to-Service traffic is sent from.
+func webService(replicas int) string {
+	return fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      %s
+      containers:
+      - name: netexec
+        image: %s
+        imagePullPolicy: %s
+        args: [netexec, --http-port=8080]
+        ports: [{containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /hostname, port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+%s`, replicas, tolerateAll, Image, PullPolicy, probePod("probe", ""))
+}
+
+// probePod is a netexec pod labelled app=probe to send traffic from; on
+// the given node when node is not "".
+func probePod(name, node string) string {
+	pin := ""
+	if node != "" {
+		pin = "nodeName: " + node
+	}
+	return fmt.Sprintf(`---
+apiVersion: v1
+kind: Pod
+metadata: {name: %s, labels: {app: probe}}
+spec:
+  %s
+  %s
+  containers:
+  - name: netexec
+    image: %s
+    imagePullPolicy: %s
+    args: [netexec, --http-port=8080]
+    readinessProbe: {httpGet: {path: /hostname, port: 8080}, periodSeconds: 1}
+`, name, tolerateAll, pin, Image, PullPolicy)
+}
+
+// nodePortService is one netexec pod on node `node` behind a NodePort
+// Service "echo" (port 80 → 8080, the node port allocated).
+func nodePortService(node string) string {
+	return strings.TrimSpace(fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: echo}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: echo}}
+  template:
+    metadata: {labels: {app: echo}}
+    spec:
+      %s
+      nodeName: %s
+      containers:
+      - name: netexec
+        image: %s
+        imagePullPolicy: %s
+        args: [netexec, --http-port=8080]
+        ports: [{containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /hostname, port: 8080}, periodSeconds: 1}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: echo}
+spec:
+  type: NodePort
+  selector: {app: echo}
+  ports: [{port: 80, targetPort: 8080}]
+`, tolerateAll, node, Image, PullPolicy))
+}

@@ -1,0 +1,200 @@
+package kit
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/conntrack"
+	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/tools/traffic"
+)
+
+// LabTarget runs the conformance scenarios on svclab's netns labs: each
+// workspace is a lab of its own (one node, or seed 004's two), with a
+// client outside the cluster behind the lab's edge router, and the
+// embedded proxy in iptables mode.
+type LabTarget struct {
+	Binary string // the svclab executable the labs run
+	CNI    string // flannel-vxlan (default), calico-proxyarp or canal
+}
+
+// labTopology is a lab of one or two nodes ({{NODES}}) on a /20 and a
+// client on its own LAN; {{NAME}} and {{CNI}} are filled in.
+const labTopology = `
+apiVersion: svclab.dev/v1alpha1
+kind: Lab
+metadata: {name: "{{NAME}}"}
+spec:
+  cni: {{CNI}}
+  podSubnet: 10.244.0.0/16
+  serviceSubnet: 10.96.0.0/16
+  proxy: {mode: iptables}
+  nodes:
+{{NODES}}
+  clients:
+  - {name: client, ip: 192.168.55.230/24}
+`
+
+var labNodes = []string{
+	"  - {name: node1, ip: 192.168.16.73/20, podCIDR: 10.244.1.0/24}",
+	"  - {name: node2, ip: 192.168.16.139/20, podCIDR: 10.244.2.0/24}",
+}
+
+func (t *LabTarget) Backend() string { return "netns" }
+
+func (t *LabTarget) Workspace(ctx context.Context, prefix string, nodes int) (Workspace, error) {
+	if nodes > len(labNodes) {
+		return nil, ErrTooFewNodes
+	}
+	cni := t.CNI
+	if cni == "" {
+		cni = "flannel-vxlan"
+	}
+	topo := strings.NewReplacer("{{CNI}}", cni, "{{NODES}}", strings.Join(labNodes[:max(nodes, 1)], "\n")).Replace(labTopology)
+	lab, err := NewLab(ctx, UniqueName(prefix), topo, t.Binary)
+	if err != nil {
+		return nil, err
+	}
+	return &labWorkspace{lab: lab}, nil
+}
+
+func (t *LabTarget) Close(context.Context) error { return nil }
+
+// labWorkspace is a Workspace on one lab.
+type labWorkspace struct{ lab *Lab }
+
+func (w *labWorkspace) Name() string                           { return w.lab.Name() }
+func (w *labWorkspace) Delete(context.Context) error           { return w.lab.Delete() }
+func (w *labWorkspace) Apply(ctx context.Context, m string) error { return w.lab.Apply(ctx, m) }
+
+func (w *labWorkspace) Service(_ context.Context, name string) (*corev1.Service, error) {
+	objs, _, err := w.lab.Store.ReadObjects()
+	if err != nil {
+		return nil, err
+	}
+	svc := objs.Service("default", name)
+	if svc == nil {
+		return nil, fmt.Errorf("lab %s: no Service default/%s", w.lab.Name(), name)
+	}
+	return svc, nil
+}
+
+func (w *labWorkspace) Pods(_ context.Context, app string) ([]corev1.Pod, error) {
+	objs, _, err := w.lab.Store.ReadObjects()
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Pod
+	for _, p := range objs.Pods {
+		if p.Labels["app"] == app {
+			out = append(out, *p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func (w *labWorkspace) Nodes(context.Context) ([]Node, error) {
+	var out []Node
+	for _, n := range w.lab.Topology.Spec.Nodes {
+		out = append(out, Node{Name: n.Name, IP: n.IP.Addr()})
+	}
+	return out, nil
+}
+
+// Traffic runs from the pod's own namespace, or from the lab's client
+// (outside the cluster, routed through the edge router to the node).
+func (w *labWorkspace) Traffic(_ context.Context, from Client, target netip.AddrPort, n int) (*traffic.Result, error) {
+	host := from.Pod
+	if host == "" {
+		host = "client"
+	}
+	return w.lab.Traffic(host, target.String(), n)
+}
+
+func (w *labWorkspace) IPTablesSave(_ context.Context, node, table string, counters bool) (string, error) {
+	return w.lab.IPTablesSave(node, table, counters)
+}
+
+func (w *labWorkspace) NFTables(_ context.Context, node string) (string, error) {
+	return w.lab.Run(node, "nft", "list", "table", "ip", "kube-proxy")
+}
+
+func (w *labWorkspace) Conntrack(_ context.Context, node string) ([]conntrack.Flow, error) {
+	return w.lab.Conntrack(node)
+}
+
+func (w *labWorkspace) RouteSource(_ context.Context, node string, dst netip.Addr) (netip.Addr, error) {
+	name, err := w.lab.Namespace(node)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	ns, err := netns.GetFromName(name)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	defer ns.Close()
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	defer h.Close()
+	routes, err := h.RouteGet(dst.AsSlice())
+	if err != nil || len(routes) == 0 {
+		return netip.Addr{}, fmt.Errorf("%s: route to %s: %v", node, dst, err)
+	}
+	src, ok := netip.AddrFromSlice(routes[0].Src)
+	if !ok {
+		return netip.Addr{}, fmt.Errorf("%s: route to %s has no source address", node, dst)
+	}
+	return src.Unmap(), nil
+}
+
+func (w *labWorkspace) ProxyMode(_ context.Context, node string) (string, error) {
+	out, err := w.lab.Run(node, w.lab.Binary, "node", "get", "http://127.0.0.1:10249/proxyMode")
+	return strings.TrimSpace(out), err
+}
+
+// ProxyModes: the embedded proxy runs iptables, and ipvs where the
+// kernel has IP_VS.
+func (w *labWorkspace) ProxyModes(context.Context) ([]string, error) {
+	if roottest.HasIPVS() {
+		return []string{"iptables", "ipvs"}, nil
+	}
+	return []string{"iptables"}, nil
+}
+
+func (w *labWorkspace) SwitchProxyMode(ctx context.Context, mode string) error {
+	objs, _, err := w.lab.Store.ReadObjects()
+	if err != nil {
+		return err
+	}
+	cm := objs.ConfigMap("kube-system", "kube-proxy")
+	if cm == nil {
+		return fmt.Errorf("lab %s: no ConfigMap kube-system/kube-proxy", w.lab.Name())
+	}
+	manifest, err := ProxyConfigMapWithMode(cm, mode)
+	if err != nil {
+		return err
+	}
+	if err := w.lab.Apply(ctx, manifest); err != nil {
+		return err
+	}
+	var nodes []string
+	for _, n := range w.lab.Topology.Spec.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	if err := w.lab.RestartProxies(ctx, nodes, labs.Options{Binary: w.lab.Binary}); err != nil {
+		return err
+	}
+	return WaitProxyMode(ctx, w, nodes, mode, time.Minute)
+}

@@ -1,0 +1,93 @@
+package kit
+
+import (
+	"context"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/svclab/svclab/labs/conntrack"
+	"github.com/svclab/svclab/tools/traffic"
+)
+
+// Target is where the conformance scenarios run: svclab's netns labs
+// (LabTarget) or a Kubernetes cluster reached through a kubeconfig
+// (kube.Target), kind or not. The scenarios see only this interface, so
+// one spec runs unchanged on either.
+type Target interface {
+	// Backend names the backend ("netns" or "kubernetes").
+	Backend() string
+	// Workspace makes a place for one scenario's workload, on a cluster
+	// of at least the given number of nodes: a lab of its own (netns), or
+	// a namespace of its own (kubernetes). ErrTooFewNodes if the cluster
+	// is smaller.
+	Workspace(ctx context.Context, prefix string, nodes int) (Workspace, error)
+	// Close releases what the target made for the whole run.
+	Close(ctx context.Context) error
+}
+
+// Workspace is one scenario's workload and what it can see of the nodes.
+type Workspace interface {
+	// Name is the lab's or the namespace's name.
+	Name() string
+	// Apply creates the objects of the manifests (Pods, Deployments,
+	// Services, ConfigMaps) and returns when the pods are ready, the
+	// Services' EndpointSlices list them, and every node's proxy has
+	// synced since.
+	Apply(ctx context.Context, manifests string) error
+	// Delete removes the workspace and everything in it.
+	Delete(ctx context.Context) error
+
+	Service(ctx context.Context, name string) (*corev1.Service, error)
+	// Pods are the workspace's pods labelled app=<app>, with their node
+	// and IP.
+	Pods(ctx context.Context, app string) ([]corev1.Pod, error)
+	// Nodes are the cluster's nodes, in a stable order.
+	Nodes(ctx context.Context) ([]Node, error)
+
+	// Traffic opens n new connections from a client to target, each
+	// asking GET /hostname, and returns every connection's outcome.
+	Traffic(ctx context.Context, from Client, target netip.AddrPort, n int) (*traffic.Result, error)
+
+	// IPTablesSave is iptables-save of a table on a node (-c with counters).
+	IPTablesSave(ctx context.Context, node, table string, counters bool) (string, error)
+	// NFTables is `nft list table ip kube-proxy` on a node.
+	NFTables(ctx context.Context, node string) (string, error)
+	// Conntrack is a node's conntrack table, read over netlink.
+	Conntrack(ctx context.Context, node string) ([]conntrack.Flow, error)
+	// RouteSource is the source address a node's kernel picks to reach
+	// dst: the address MASQUERADE rewrites a connection to dst to.
+	RouteSource(ctx context.Context, node string, dst netip.Addr) (netip.Addr, error)
+
+	// ProxyMode is what the node's proxy answers on :10249/proxyMode.
+	ProxyMode(ctx context.Context, node string) (string, error)
+	// ProxyModes are the modes the proxy and the nodes' kernels can run.
+	ProxyModes(ctx context.Context) ([]string, error)
+	// SwitchProxyMode does what seed 001 does: edit `mode` in
+	// kube-system/kube-proxy's config.conf, delete the proxy pods, wait
+	// for new ones, and wait until every node's /proxyMode says mode.
+	SwitchProxyMode(ctx context.Context, mode string) error
+}
+
+// Node is a cluster node.
+type Node struct {
+	Name string
+	IP   netip.Addr // the node's InternalIP
+}
+
+// Client is where a scenario's connections come from.
+type Client struct {
+	// Pod is a pod of the workspace; "" is a client outside the cluster's
+	// pod network (the lab's client, or a node's host network).
+	Pod string
+	// Node is the node the connections enter the cluster at: the pod's
+	// node, or the node an outside client sits on or routes through.
+	Node string
+}
+
+// ErrTooFewNodes says a scenario needs a bigger cluster than the target's.
+var ErrTooFewNodes = errTooFewNodes{}
+
+type errTooFewNodes struct{}
+
+func (errTooFewNodes) Error() string { return "the cluster has too few nodes for this scenario" }
