@@ -3,7 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"slices"
 	"time"
 
@@ -92,8 +91,6 @@ func expectProgrammedIn(g Gomega, ctx context.Context, mode string, w *web) {
 	case "nftables":
 		table, err := ws.NFTables(ctx, node)
 		g.Expect(err).NotTo(HaveOccurred())
-		for _, p := range w.pods {
-			g.Expect(table).To(ContainSubstring("dnat to "+netip.AddrPortFrom(netip.MustParseAddr(p.Status.PodIP), 8080).String()), "table ip kube-proxy on %s", node)
-		}
+		g.Expect(nftServiceProblem(table, w.svc, w.pods, 8080)).To(BeEmpty(), "table ip kube-proxy on %s", node)
 	}
 }

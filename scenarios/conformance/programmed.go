@@ -69,21 +69,38 @@ func expectIPTablesService(ctx context.Context, ws kit.Workspace, node string, s
 }
 
 // expectNFTablesService checks, on a node, kube-proxy's nftables rules of
-// the Service: a service chain whose numgen vmap picks one of the pods'
-// endpoint chains with equal weight, each DNATting to its pod.
+// the Service: a service chain that picks one of the pods with equal
+// weight by numgen — since Kubernetes 1.36 one `dnat ip to numgen random
+// mod N map { 0 : IP . PORT, … }`, before that a `numgen random mod N
+// vmap` of endpoint chains, each DNATting to its pod.
 func expectNFTablesService(ctx context.Context, ws kit.Workspace, node string, svc *corev1.Service, pods []corev1.Pod, targetPort int) {
 	GinkgoHelper()
 	table, err := ws.NFTables(ctx, node)
 	Expect(err).NotTo(HaveOccurred())
+	Expect(nftServiceProblem(table, svc, pods, targetPort)).To(BeEmpty())
+}
+
+// nftServiceProblem says what is missing from table for the Service ("" if
+// nothing).
+func nftServiceProblem(table string, svc *corev1.Service, pods []corev1.Pod, targetPort int) string {
 	portName := svc.Namespace + "/" + svc.Name + "/tcp/"
 	chain := regexp.MustCompile(`(?m)^\s*chain (service-\w+-` + regexp.QuoteMeta(portName) + `) \{\n((?:.*\n)*?)\s*\}`).FindStringSubmatch(table)
-	Expect(chain).NotTo(BeNil(), "a service chain for %s in table ip kube-proxy:\n%s", portName, table)
-	Expect(chain[2]).To(MatchRegexp(`numgen random mod %d vmap \{ `, len(pods)), "the service chain spreads with numgen over %d endpoints", len(pods))
-	for _, pod := range pods {
-		to := netip.AddrPortFrom(netip.MustParseAddr(pod.Status.PodIP), uint16(targetPort))
-		Expect(table).To(MatchRegexp(`(?m)^\s*chain endpoint-\w+-`+regexp.QuoteMeta(portName)+`\S* \{\n(?:.*\n)*?.*dnat to `+regexp.QuoteMeta(to.String())+`\b`),
-			"pod %s has an endpoint chain DNATting to %s", pod.Name, to)
+	if chain == nil {
+		return fmt.Sprintf("no service chain for %s in table ip kube-proxy on the node", portName)
 	}
+	body := chain[2]
+	if !regexp.MustCompile(fmt.Sprintf(`numgen random mod %d (vmap|map) \{ `, len(pods))).MatchString(body) {
+		return fmt.Sprintf("chain %s does not spread with numgen over %d endpoints:\n%s", chain[1], len(pods), body)
+	}
+	for _, pod := range pods {
+		direct := pod.Status.PodIP + " . " + fmt.Sprint(targetPort)
+		to := netip.AddrPortFrom(netip.MustParseAddr(pod.Status.PodIP), uint16(targetPort)).String()
+		viaChain := regexp.MustCompile(`(?m)^\s*chain endpoint-\w+-` + regexp.QuoteMeta(portName) + `\S* \{\n(?:.*\n)*?.*dnat (ip )?to ` + regexp.QuoteMeta(to) + `\b`)
+		if !strings.Contains(body, direct) && !viaChain.MatchString(table) {
+			return fmt.Sprintf("chain %s does not DNAT to pod %s (%s):\n%s", chain[1], pod.Name, to, body)
+		}
+	}
+	return ""
 }
 
 // expectProgrammed checks the Service's rules on a node in whatever mode

@@ -53,7 +53,9 @@ func (w *web) vip() netip.AddrPort {
 
 // fromProbe is the probe pod as a client; fromOutside is a client
 // outside the pod network entering at the first node.
-func (w *web) fromProbe() kit.Client   { return kit.Client{Pod: w.probe.Name, Node: w.probe.Spec.NodeName} }
+func (w *web) fromProbe() kit.Client {
+	return kit.Client{Pod: w.probe.Name, Node: w.probe.Spec.NodeName}
+}
 func (w *web) fromOutside() kit.Client { return kit.Client{Node: w.nodes[0].Name} }
 
 // split sends n connections from a client to the Service and checks

@@ -72,8 +72,8 @@ func (t *LabTarget) Close(context.Context) error { return nil }
 // labWorkspace is a Workspace on one lab.
 type labWorkspace struct{ lab *Lab }
 
-func (w *labWorkspace) Name() string                           { return w.lab.Name() }
-func (w *labWorkspace) Delete(context.Context) error           { return w.lab.Delete() }
+func (w *labWorkspace) Name() string                              { return w.lab.Name() }
+func (w *labWorkspace) Delete(context.Context) error              { return w.lab.Delete() }
 func (w *labWorkspace) Apply(ctx context.Context, m string) error { return w.lab.Apply(ctx, m) }
 
 func (w *labWorkspace) Service(_ context.Context, name string) (*corev1.Service, error) {

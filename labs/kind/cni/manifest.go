@@ -164,13 +164,15 @@ kind: DaemonSet
 metadata:
   name: svclab-proxy
   namespace: kube-system
-  labels: {k8s-app: svclab-proxy}
+  labels: {k8s-app: kube-proxy, app.kubernetes.io/name: svclab-proxy}
 spec:
+  # k8s-app=kube-proxy, as kube-proxy's own pods: what an operator deletes
+  # to restart the proxy after editing the ConfigMap (seed 001).
   selector:
-    matchLabels: {k8s-app: svclab-proxy}
+    matchLabels: {k8s-app: kube-proxy}
   template:
     metadata:
-      labels: {k8s-app: svclab-proxy}
+      labels: {k8s-app: kube-proxy, app.kubernetes.io/name: svclab-proxy}
     spec:
       serviceAccountName: kube-proxy
       hostNetwork: true
