@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 	"strconv"
-	"strings"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/svclab/svclab/labs"
@@ -19,9 +19,11 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // Statistics, stated once for every distribution assertion of the suite.
 //
 // Each assertion is a chi-square goodness-of-fit test that fails when its
-// p-value is below alpha = 1e-7. The suite makes 5 such assertions (and
-// tools/cli one more), so a correct proxy fails a run of `make test` with
-// probability below 10 × 1e-7 = 1e-6 (Bonferroni, with room to spare for
+// p-value is below alpha = 1e-7. This suite makes 1 such assertion,
+// tools/cli 1 more, and the conformance suite (scenarios/conformance, the
+// two-pod split and the ladder on netns labs) 5 at alpha 1e-8, so a
+// correct proxy fails a run of `make test` with probability below
+// 2 × 1e-7 + 5 × 1e-8 = 2.5e-7 < 1e-6 (Bonferroni, with room to spare for
 // the chi-square approximation's slightly heavier exact tail). The number of connections
 // is the least n for which the test also catches a skew — 60/40 on two
 // backends, 40/30/30 on three — with probability at least 1 − 1e-6
@@ -79,19 +81,6 @@ func podIPs(lab *kit.Lab, app string) map[string]netip.Addr {
 	return out
 }
 
-// sepChainFor finds, in the KUBE-SVC chain rules, the KUBE-SEP chain whose
-// DNAT goes to ip:port, by the upstream hash.
-func sepChainFor(servicePortName string, ip netip.Addr, port int) string {
-	return kit.UpstreamChain("KUBE-SEP-", servicePortName, "tcp", netip.AddrPortFrom(ip, uint16(port)).String())
-}
-
-// jumpTarget returns the -j target of a rule spec.
-func jumpTarget(spec string) string {
-	i := strings.LastIndex(spec, "-j ")
-	Expect(i).To(BeNumerically(">=", 0), "rule %q has no jump", spec)
-	return strings.Fields(spec[i+3:])[0]
-}
-
 // flowsTo returns the conntrack entries whose original destination is dst
 // and whose original source is one of the given client addresses.
 func flowsTo(flows []conntrack.Flow, dst netip.AddrPort, sources map[netip.AddrPort]bool) []conntrack.Flow {
@@ -121,3 +110,9 @@ func describeCounts(res *traffic.Result) string {
 
 // labOpts are the options the scenarios' lab operations run with.
 func labOpts() labs.Options { return labs.Options{Binary: binary} }
+
+func must(s string, err error) string {
+	GinkgoHelper()
+	Expect(err).NotTo(HaveOccurred())
+	return s
+}

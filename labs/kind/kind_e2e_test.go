@@ -1,8 +1,7 @@
 package kind
 
 import (
-	"context"
-	"fmt"
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,180 +11,152 @@ import (
 
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
-	"github.com/svclab/svclab/labs/kind/nodeimage"
 	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/scenarios/kit"
 )
 
-// e2eWorkload: two netexec pods (one per node: they tolerate the
-// control-plane taint and avoid each other), a NodePort Service in front,
-// and a client pod with curl (kube-proxy's image: the node's Debian with
-// curl, preloaded on every node).
-const e2eWorkload = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: netexec}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: netexec}}
-  template:
-    metadata: {labels: {app: netexec}}
-    spec:
-      tolerations: [{operator: Exists}]
-      affinity:
-        podAntiAffinity:
-          requiredDuringSchedulingIgnoredDuringExecution:
-          - labelSelector: {matchLabels: {app: netexec}}
-            topologyKey: kubernetes.io/hostname
-      containers:
-      - name: netexec
-        image: svclab/netexec:dev
-        imagePullPolicy: Never
-        args: [netexec, --http-port=8080]
-        ports: [{containerPort: 8080}]
-        readinessProbe: {httpGet: {path: /hostname, port: 8080}, periodSeconds: 1}
----
-apiVersion: v1
-kind: Service
-metadata: {name: netexec}
-spec:
-  type: NodePort
-  selector: {app: netexec}
-  ports: [{port: 80, targetPort: 8080, nodePort: 30080}]
----
-apiVersion: v1
-kind: Pod
-metadata: {name: client}
-spec:
-  tolerations: [{operator: Exists}]
-  containers:
-  - name: client
-    image: registry.k8s.io/kube-proxy:KUBERNETES_VERSION
-    imagePullPolicy: Never
-    command: [sleep, infinity]
-`
-
-// TestIntegrationKindClusters creates a two-node cluster per CNI variant
-// (building the images first if they are missing), checks that a client
-// pod's connections to a ClusterIP spread over both backend pods and that
-// a NodePort answers from the host side (in svclab-docker's namespace),
-// deletes the cluster and checks nothing is left.
-func TestIntegrationKindClusters(t *testing.T) {
-	if os.Getenv("SVCLAB_E2E_KIND") != "1" {
-		t.Skip("set SVCLAB_E2E_KIND=1 to run the kind end-to-end test (it takes minutes; a cold image build ~10 min)")
-	}
-	roottest.Require(t, "runs dockerd and kind clusters")
-	bin := e2eBinary(t)
-	for _, variant := range cni.Variants {
-		t.Run(variant, func(t *testing.T) { e2eCluster(t, bin, variant, ProxyStock, variant+".yaml") })
-	}
-	// svclab's proxy in place of kube-proxy (kubeProxyMode none).
-	t.Run("svclab-proxy", func(t *testing.T) { e2eCluster(t, bin, cni.FlannelVXLAN, ProxySvclab, "svclab-proxy.yaml") })
+// kindRuns are the clusters `make e2e-kind` runs the conformance
+// scenarios on through e2e-framework (scenarios/conformance,
+// TestConformanceOnKind): the stock kube-proxy on both pod networks, one
+// starting in iptables mode and one in nftables mode (each switches to the
+// other and back).
+var kindRuns = []struct{ config, cni string }{
+	{"flannel-vxlan.yaml", cni.FlannelVXLAN},
+	{"calico-proxyarp.yaml", cni.CalicoProxyARP},
 }
 
-func e2eCluster(t *testing.T, bin, variant, proxy, config string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
-	defer cancel()
-	name := "e2e-" + strings.Split(variant, "-")[0]
-	if proxy == ProxySvclab {
-		name = "e2e-svclab-proxy"
+// TestIntegrationKind is `make e2e-kind`: bad input first (nothing may be
+// left), then the conformance suite on a kind cluster per pod network
+// with the stock kube-proxy (e2e-framework creates and deletes them), then
+// svclab's proxy on a cluster made with `svclab create cluster`, tested
+// by `svclab conformance --kubeconfig` as a cluster it did not create,
+// and deleted with `svclab delete cluster`. JUnit reports go to
+// $SVCLAB_ARTIFACTS (default _out/). At the end the host is as it was:
+// links, addresses, routes, iptables, sysctls, no namespace, no daemon.
+func TestIntegrationKind(t *testing.T) {
+	if os.Getenv("SVCLAB_E2E_KIND") != "1" {
+		t.Skip("set SVCLAB_E2E_KIND=1 to run the kind end-to-end test (`make e2e-kind`; minutes, a cold image build ~10 min)")
 	}
-	start := time.Now()
-	c, err := Create(ctx, CreateOptions{
-		ConfigFile: filepath.Join("..", "..", "clusters", "kind", config),
-		Name:       name, CNI: variant, Proxy: proxy, SvclabBinary: bin, Out: testLog{t},
-	})
+	roottest.Require(t, "runs dockerd and kind clusters")
+	if others, _ := List(t.Context()); len(others) > 0 {
+		t.Fatalf("kind clusters exist already (%v): the end-to-end test needs a host without svclab clusters", others)
+	}
+	bin := e2eBinary(t)
+	artifacts := os.Getenv("SVCLAB_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = filepath.Join("..", "..", "_out")
+	}
+	artifacts, _ = filepath.Abs(artifacts)
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hostBefore := kit.SnapshotHost()
+	sysctlsBefore, err := dockerhost.SnapshotSysctls()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("MEASURE create %s (cni %s, proxy %s): %s", name, variant, proxy, time.Since(start).Round(100*time.Millisecond))
-	deleted := false
-	defer func() {
-		if !deleted {
-			Delete(context.Background(), name, testLog{t})
-		}
-	}()
-	d, ok := dockerhost.Running(ctx)
-	if !ok {
-		t.Fatal("no Docker daemon after Create")
+
+	t.Run("bad input builds nothing", func(t *testing.T) { e2eBadInput(t, bin) })
+
+	for _, run := range kindRuns {
+		t.Run("conformance/"+strings.TrimSuffix(run.config, ".yaml"), func(t *testing.T) {
+			junit := filepath.Join(artifacts, "junit-kind-"+strings.TrimSuffix(run.config, ".yaml")+".xml")
+			start := time.Now()
+			cmd := exec.Command(goCommand(), "test", "-v", "-count=1", "-timeout", "40m", "-run", "^TestConformanceOnKind$",
+				"./scenarios/conformance", "-args", "-ginkgo.junit-report="+junit, "-ginkgo.v")
+			cmd.Dir = filepath.Join("..", "..")
+			cmd.Env = append(os.Environ(), "SVCLAB_E2E_KIND=1", "SVCLAB_BIN="+bin,
+				"SVCLAB_KIND_CONFIG=clusters/kind/"+run.config, "SVCLAB_KIND_CNI="+run.cni, "SVCLAB_KIND_PROXY="+ProxyStock)
+			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+			err := cmd.Run()
+			t.Logf("MEASURE conformance on kind %s (create, 8 specs, delete): %s; report %s", run.config, time.Since(start).Round(time.Second), junit)
+			if err != nil {
+				t.Fatalf("conformance on kind %s: %v", run.config, err)
+			}
+		})
 	}
-	// Bad input: the name is taken; the error says so and the cluster stays.
-	if _, err := Create(ctx, CreateOptions{ConfigFile: filepath.Join("..", "..", "clusters", "kind", config), Name: name, CNI: variant, Proxy: proxy, SvclabBinary: bin}); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Fatalf("second create with the name %s: got %v, want an 'already exists' error", name, err)
-	}
-	kubectl := func(stdin string, args ...string) string {
-		t.Helper()
-		a := append([]string{"exec", "-i", name + "-control-plane", "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf"}, args...)
-		cmd := d.Command(a...)
-		if stdin != "" {
-			cmd = cmd.WithStdin(strings.NewReader(stdin))
-		}
-		out, err := cmd.Text(ctx)
+
+	t.Run("conformance/svclab-proxy via the CLI", func(t *testing.T) {
+		const name = "e2e-svclab-proxy"
+		junit := filepath.Join(artifacts, "junit-kind-svclab-proxy.xml")
+		start := time.Now()
+		run(t, bin, "create", "cluster", "--config", filepath.Join("..", "..", "clusters", "kind", "svclab-proxy.yaml"), "--name", name, "--proxy", ProxySvclab)
+		defer run(t, bin, "delete", "cluster", "--name", name)
+		kubeconfig := kubeconfigPath(name)
+		out, err := runErr(bin, "conformance", "--kubeconfig", kubeconfig, "--netns", dockerhost.Namespace,
+			"--pull-policy", "Never", "--junit", junit)
+		t.Logf("MEASURE svclab proxy cluster: create + conformance: %s; report %s", time.Since(start).Round(time.Second), junit)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("svclab conformance on %s: %v\n%s", name, err, out)
 		}
-		return out
-	}
-	kubectl(strings.ReplaceAll(e2eWorkload, "KUBERNETES_VERSION", nodeimage.DefaultKubernetes), "apply", "-f", "-")
-	kubectl("", "rollout", "status", "deployment/netexec", "--timeout=180s")
-	kubectl("", "wait", "--for=condition=Ready", "pod/client", "--timeout=180s")
-	t.Log(kubectl("", "get", "pods", "-o", "wide"))
-	clusterIP := kubectl("", "get", "service", "netexec", "-o", "jsonpath={.spec.clusterIP}")
+	})
 
-	// A client pod's connections spread over both pods.
-	const n = 60
-	out := kubectl("", "exec", "client", "--", "sh", "-c",
-		fmt.Sprintf(`for i in $(seq %d); do curl -s --max-time 3 http://%s/hostname; echo; done`, n, clusterIP))
-	counts := map[string]int{}
-	for _, l := range strings.Fields(out) {
-		counts[l]++
+	// Nothing is left.
+	if cs, _ := List(t.Context()); len(cs) > 0 {
+		t.Fatalf("clusters left: %v", cs)
 	}
-	t.Logf("%d connections to %s:80 from the client pod: %v", n, clusterIP, counts)
-	if len(counts) != 2 {
-		t.Fatalf("connections reached %d backends (%v), want both pods", len(counts), counts)
+	if _, err := os.Stat("/run/netns/" + dockerhost.Namespace); err == nil {
+		t.Errorf("namespace %s left after the last cluster was deleted", dockerhost.Namespace)
 	}
-	total := 0
-	for _, c := range counts {
-		total += c
+	if dockerhost.Leftovers() {
+		t.Errorf("svclab's dockerd left something behind")
 	}
-	if total != n {
-		t.Fatalf("%d of %d connections answered", total, n)
+	if diff := hostBefore.Diff(kit.SnapshotHost()); diff != "" {
+		t.Errorf("the host's root namespace changed:\n%s", diff)
 	}
-
-	// The NodePort answers from the host side, on both nodes.
-	for _, node := range c.Nodes {
-		ip, err := d.Command("inspect", "-f", "{{.NetworkSettings.Networks.kind.IPAddress}}", node).Text(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := d.NetnsCommand("curl", "-s", "--max-time", "5", fmt.Sprintf("http://%s:30080/hostname", ip)).Text(ctx)
-		if err != nil || !strings.HasPrefix(got, "netexec-") {
-			t.Fatalf("NodePort %s:30080 from the host side: %q %v", ip, got, err)
-		}
-		t.Logf("NodePort %s:30080 (%s) answered from %s", ip, node, got)
-	}
-
-	// Delete, and nothing is left.
-	d.Done()
-	start = time.Now()
-	if err := Delete(ctx, name, testLog{t}); err != nil {
+	sysctlsAfter, err := dockerhost.SnapshotSysctls()
+	if err != nil {
 		t.Fatal(err)
 	}
-	deleted = true
-	t.Logf("MEASURE delete %s: %s", name, time.Since(start).Round(100*time.Millisecond))
-	if d.Managed {
-		if others, _ := List(ctx); len(others) == 0 {
-			if _, err := os.Stat("/run/netns/" + dockerhost.Namespace); err == nil {
-				t.Fatalf("namespace %s left after the last cluster was deleted", dockerhost.Namespace)
-			}
-			if dockerhost.Leftovers() {
-				t.Fatalf("svclab's dockerd left something behind")
-			}
+	for k, v := range sysctlsBefore {
+		if sysctlsAfter[k] != v {
+			t.Errorf("sysctl %s: %q before, %q after", k, strings.TrimSpace(v), strings.TrimSpace(sysctlsAfter[k]))
 		}
-	} else if cs, _ := dockerhost.KindClusters(ctx, d); strings.Contains(strings.Join(cs, " "), name) {
-		t.Fatalf("containers of %s left: %v", name, cs)
 	}
-	if d.Managed && exec.Command("ip", "link", "show", "docker0").Run() == nil {
-		t.Fatalf("docker0 in the host's namespace")
+}
+
+// e2eBadInput: a kind config with an unknown field, an unreachable
+// kubeconfig — clear errors naming the file, and nothing is built.
+func e2eBadInput(t *testing.T, bin string) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad-kind.yaml")
+	os.WriteFile(bad, []byte("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnetworking:\n  podSubnett: 10.244.0.0/16\n"), 0o644)
+	out, err := runErr(bin, "create", "cluster", "--config", bad, "--name", "e2e-bad")
+	if err == nil || !strings.Contains(out, bad) || !strings.Contains(out, "podSubnett") {
+		t.Errorf("create cluster with an unknown field: err %v, output %q: want an error naming %s and podSubnett", err, out, bad)
 	}
+	unreachable := filepath.Join(dir, "unreachable.kubeconfig")
+	os.WriteFile(unreachable, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600)
+	out, err = runErr(bin, "conformance", "--kubeconfig", unreachable)
+	if err == nil || !strings.Contains(out, unreachable) || !strings.Contains(out, "does not answer") {
+		t.Errorf("conformance with an unreachable kubeconfig: err %v, output %q: want an error naming the file and saying the server does not answer", err, out)
+	}
+	if _, err := os.Stat("/run/netns/" + dockerhost.Namespace); err == nil {
+		t.Errorf("bad input started svclab's dockerd (namespace %s exists)", dockerhost.Namespace)
+	}
+}
+
+func run(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	out, err := runErr(bin, args...)
+	if err != nil {
+		t.Fatalf("svclab %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func runErr(bin string, args ...string) (string, error) {
+	var b bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &b, &b
+	err := cmd.Run()
+	return b.String(), err
 }
 
 // e2eBinary is the svclab binary the cluster's images are made from:
@@ -202,9 +173,10 @@ func e2eBinary(t *testing.T) string {
 	return out
 }
 
-type testLog struct{ t *testing.T }
-
-func (l testLog) Write(p []byte) (int, error) {
-	l.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+// goCommand is $GO (the Makefile's), else go.
+func goCommand() string {
+	if g := os.Getenv("GO"); g != "" {
+		return g
+	}
+	return "go"
 }

@@ -53,9 +53,7 @@ var _ = Describe("cross-node NodePort with SNAT", Ordered, Label("nodeport"), fu
 
 		masq, err := (*ws).RouteSource(ctx, a.Name, podAddr.Addr())
 		Expect(err).NotTo(HaveOccurred())
-		flows, err := (*ws).Conntrack(ctx, a.Name)
-		Expect(err).NotTo(HaveOccurred())
-		mine := flowsTo(flows, target, localAddrs(res))
+		mine := trackedFlows(ctx, *ws, a.Name, target, localAddrs(res))
 		Expect(mine).To(HaveLen(n), "one conntrack entry per connection on %s", a.Name)
 		for _, f := range mine {
 			Expect(f.Reply.Src).To(Equal(podAddr), "conntrack %v: DNAT to the pod on %s", f, b.Name)

@@ -119,10 +119,9 @@ func (w *web) split(ctx context.Context, from kit.Client, n int) (counts []float
 	}
 
 	// Conntrack on the node the connections entered at.
-	flows, err := ws.Conntrack(ctx, node)
-	Expect(err).NotTo(HaveOccurred())
 	sources := localAddrs(res)
-	mine := flowsTo(flows, w.vip(), sources)
+	Expect(sources).To(HaveLen(n), "every connection had a client address of its own")
+	mine := trackedFlows(ctx, ws, node, w.vip(), sources)
 	Expect(mine).To(HaveLen(n), "one conntrack entry per connection on %s", node)
 	backendOf := map[netip.AddrPort]string{}
 	for _, c := range res.Connections {

@@ -149,3 +149,8 @@ func restoreHostState() ([]string, error) {
 	}
 	return restored, os.Remove(hostStateFile)
 }
+
+// SnapshotSysctls is every writable sysctl of the root namespace that
+// svclab's dockerd saves and restores (for tests that check the host is
+// left as it was).
+func SnapshotSysctls() (map[string]string, error) { return snapshotSysctls() }
