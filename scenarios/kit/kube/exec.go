@@ -61,4 +61,3 @@ func (t *Target) executor(url *neturl.URL) (remotecommand.Executor, error) {
 func newClientset(cfg *rest.Config) (*kubernetes.Clientset, error) {
 	return kubernetes.NewForConfig(cfg)
 }
-
