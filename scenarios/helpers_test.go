@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"fmt"
 	"net/netip"
 	"strconv"
 
@@ -9,7 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/conntrack"
 	"github.com/svclab/svclab/scenarios/kit"
 	"github.com/svclab/svclab/tools/traffic"
 )
@@ -79,33 +77,6 @@ func podIPs(lab *kit.Lab, app string) map[string]netip.Addr {
 		}
 	}
 	return out
-}
-
-// flowsTo returns the conntrack entries whose original destination is dst
-// and whose original source is one of the given client addresses.
-func flowsTo(flows []conntrack.Flow, dst netip.AddrPort, sources map[netip.AddrPort]bool) []conntrack.Flow {
-	var out []conntrack.Flow
-	for _, f := range flows {
-		if f.Orig.Dst == dst && sources[f.Orig.Src] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// localAddrs returns the client addresses of the successful connections.
-func localAddrs(res *traffic.Result) map[netip.AddrPort]bool {
-	out := map[netip.AddrPort]bool{}
-	for _, c := range res.Connections {
-		if c.Backend != "" {
-			out[netip.MustParseAddrPort(c.LocalAddress)] = true
-		}
-	}
-	return out
-}
-
-func describeCounts(res *traffic.Result) string {
-	return fmt.Sprintf("%d/%d succeeded, backends %v, failures %v", res.Succeeded, res.Attempted, res.Backends, res.Failures)
 }
 
 // labOpts are the options the scenarios' lab operations run with.

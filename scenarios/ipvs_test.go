@@ -138,7 +138,7 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 		n := sampleSize(0.4, 0.3, 0.3)
 		res, err := lab.Traffic("client", vip.String(), n)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(n), describeCounts(res))
+		Expect(res.Succeeded).To(Equal(n), kit.DescribeTraffic(res))
 		expectUniform("iptables mode, client → web", countsOf(res.Backends, pods))
 	})
 
@@ -168,13 +168,13 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 		const n = 300
 		res, err := lab.Traffic("client", vip.String(), n)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(n), describeCounts(res))
+		Expect(res.Succeeded).To(Equal(n), kit.DescribeTraffic(res))
 		for name, count := range res.Backends {
 			Expect(count).To(BeNumerically("~", n/3, 1), "rr gives %s a third: %v", name, res.Backends)
 		}
 		flows, err := lab.Conntrack("hosta")
 		Expect(err).NotTo(HaveOccurred())
-		mine := flowsTo(flows, vip, localAddrs(res))
+		mine := kit.FlowsTo(flows, vip, kit.ClientAddrs(res))
 		Expect(mine).To(HaveLen(n), "net.ipv4.vs.conntrack=1: one conntrack entry per IPVS connection")
 		for _, f := range mine {
 			Expect(pods).To(ContainElement(f.Reply.Src.Addr()), "%s: the reply comes from a pod", f)
@@ -198,7 +198,7 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 		}
 		res, err := lab.Traffic("client", vip.String(), 30)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(30), describeCounts(res))
+		Expect(res.Succeeded).To(Equal(30), kit.DescribeTraffic(res))
 	})
 
 	It("switches back to iptables and works again", func(ctx SpecContext) {
@@ -207,7 +207,7 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 		Expect(rules).To(HaveLen(4), "the ladder is back")
 		res, err := lab.Traffic("client", vip.String(), 30)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(30), describeCounts(res))
+		Expect(res.Succeeded).To(Equal(30), kit.DescribeTraffic(res))
 		left, _, err := lab.Leftovers("hosta")
 		Expect(err).NotTo(HaveOccurred())
 		Expect(left.ForeignTo("iptables").Dummy).To(BeTrue(), "kube-ipvs0 is left by the IPVS mode")
@@ -260,7 +260,7 @@ spec: {nodeName: hosta, containers: [{name: client, image: svclab/netexec:dev}]}
 		Expect(rs.ActiveConn).To(BeNumerically(">=", 1))
 		res, err := lab.Traffic("client", vip.String(), 30)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(30), describeCounts(res))
+		Expect(res.Succeeded).To(Equal(30), kit.DescribeTraffic(res))
 		Expect(res.Backends).NotTo(HaveKey(drained), "no new connection goes to a draining real server")
 		By("ending the held connection (RST); the next syncs delete the real server")
 		Expect(held.Reset()).To(Succeed())
@@ -280,7 +280,7 @@ spec: {nodeName: hosta, containers: [{name: client, image: svclab/netexec:dev}]}
 		const n = 500
 		res, err := lab.Traffic("client", vip.String(), n)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(n), describeCounts(res))
+		Expect(res.Succeeded).To(Equal(n), kit.DescribeTraffic(res))
 		Expect(res.Backends["web-0"]).To(BeNumerically("~", 300, 3), "weight 3 of 5: %v", res.Backends)
 		Expect(res.Backends["web-1"]).To(BeNumerically("~", 100, 3), "weight 1 of 5: %v", res.Backends)
 		Expect(res.Backends["web-2"]).To(BeNumerically("~", 100, 3), "weight 1 of 5: %v", res.Backends)
@@ -291,7 +291,7 @@ spec: {nodeName: hosta, containers: [{name: client, image: svclab/netexec:dev}]}
 		for _, from := range []string{"client", "probe-a"} {
 			res, err := lab.Traffic(from, vip.String(), 50)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(res.Succeeded).To(Equal(50), describeCounts(res))
+			Expect(res.Succeeded).To(Equal(50), kit.DescribeTraffic(res))
 			Expect(res.Backends).To(HaveLen(1), "source hashing: every connection from %s to one backend: %v", from, res.Backends)
 		}
 	})
@@ -305,7 +305,7 @@ spec: {nodeName: hosta, containers: [{name: client, image: svclab/netexec:dev}]}
 		Expect(lab.Run("hosta", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "localhost:10256/healthz")).To(Equal("503"))
 		res, err := lab.Traffic("client", vip.String(), 10)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(10), "traffic still flows through the kept state: %s", describeCounts(res))
+		Expect(res.Succeeded).To(Equal(10), "traffic still flows through the kept state: %s", kit.DescribeTraffic(res))
 		switchMode(ctx, lab, "ipvs", "rr")
 	})
 })

@@ -116,7 +116,7 @@ var _ = Describe("cross-node NodePort with SNAT", Label("iptables", "nodeport", 
 				GinkgoHelper()
 				res, err := lab.Lab.Traffic(from, traffic.Options{Target: target, Connections: count, Path: "/clientip"}, labOpts())
 				Expect(err).NotTo(HaveOccurred())
-				Expect(res.Succeeded).To(Equal(count), describeCounts(res))
+				Expect(res.Succeeded).To(Equal(count), kit.DescribeTraffic(res))
 				seen := map[netip.AddrPort]netip.AddrPort{}
 				for _, c := range res.Connections {
 					seen[netip.MustParseAddrPort(c.LocalAddress)] = netip.MustParseAddrPort(c.Backend)
@@ -181,7 +181,7 @@ var _ = Describe("cross-node NodePort with SNAT", Label("iptables", "nodeport", 
 				}
 				res, err := lab.Lab.Traffic("client", traffic.Options{Target: netip.AddrPortFrom(nodeA, 30001).String(), Connections: 3, Timeout: 500e6}, labOpts())
 				Expect(err).NotTo(HaveOccurred())
-				Expect(res.Failures).To(Equal(map[traffic.FailureKind]int{traffic.FailureTimeout: 3}), "HOSTA has no local endpoint: dropped, %s", describeCounts(res))
+				Expect(res.Failures).To(Equal(map[traffic.FailureKind]int{traffic.FailureTimeout: 3}), "HOSTA has no local endpoint: dropped, %s", kit.DescribeTraffic(res))
 			})
 
 			It("does not masquerade pod → ClusterIP across nodes, but does node → ClusterIP from outside the cluster CIDR", func() {

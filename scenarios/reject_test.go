@@ -46,7 +46,7 @@ spec:
 			const n = 5
 			res, err := lab.Traffic(from, vip.String()+":80", n)
 			Expect(err).NotTo(HaveOccurred())
-			Expect(res.Failures).To(Equal(map[traffic.FailureKind]int{traffic.FailureRefused: n}), describeCounts(res))
+			Expect(res.Failures).To(Equal(map[traffic.FailureKind]int{traffic.FailureRefused: n}), kit.DescribeTraffic(res))
 		})
 	}
 })

@@ -49,7 +49,7 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 		const n = 100
 		res, err := (*w.ws).Traffic(ctx, w.fromProbe(), w.vip(), n)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(n), "every connection answers in %s mode: %s", mode, describe(res))
+		Expect(res.Succeeded).To(Equal(n), "every connection answers in %s mode: %s", mode, kit.DescribeTraffic(res))
 		Expect(res.Backends).To(HaveLen(len(w.pods)), "both pods answer in %s mode: %v", mode, res.Backends)
 	}
 

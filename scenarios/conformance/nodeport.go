@@ -48,12 +48,12 @@ var _ = Describe("cross-node NodePort with SNAT", Ordered, Label("nodeport"), fu
 		By(fmt.Sprintf("%d connections from outside the pod network (via %s) to %s (node %s); the pod %s runs on %s", n, b.Name, target, a.Name, podAddr, b.Name))
 		res, err := (*ws).Traffic(ctx, kit.Client{Node: b.Name}, target, n)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(n), "every connection answers: %s", describe(res))
+		Expect(res.Succeeded).To(Equal(n), "every connection answers: %s", kit.DescribeTraffic(res))
 		Expect(res.Backends).To(Equal(map[string]int{pod.Name: n}), "the one pod answers")
 
 		masq, err := (*ws).RouteSource(ctx, a.Name, podAddr.Addr())
 		Expect(err).NotTo(HaveOccurred())
-		mine := trackedFlows(ctx, *ws, a.Name, target, localAddrs(res))
+		mine := trackedFlows(ctx, *ws, a.Name, target, kit.ClientAddrs(res))
 		Expect(mine).To(HaveLen(n), "one conntrack entry per connection on %s", a.Name)
 		for _, f := range mine {
 			Expect(f.Reply.Src).To(Equal(podAddr), "conntrack %v: DNAT to the pod on %s", f, b.Name)

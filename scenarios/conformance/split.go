@@ -9,9 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/svclab/svclab/labs/conntrack"
 	"github.com/svclab/svclab/scenarios/kit"
-	"github.com/svclab/svclab/tools/traffic"
 )
 
 // web is the workload of the split and ladder scenarios, read back after
@@ -84,7 +82,7 @@ func (w *web) split(ctx context.Context, from kit.Client, n int) (counts []float
 	}
 	res, err := ws.Traffic(ctx, from, w.vip(), n)
 	Expect(err).NotTo(HaveOccurred())
-	Expect(res.Succeeded).To(Equal(n), "every connection answers: %s", describe(res))
+	Expect(res.Succeeded).To(Equal(n), "every connection answers: %s", kit.DescribeTraffic(res))
 	Expect(res.Backends).To(HaveLen(len(w.pods)), "only the Service's pods answer, all of them: %v", res.Backends)
 	for _, name := range podNames(w.pods) {
 		counts = append(counts, float64(res.Backends[name]))
@@ -119,7 +117,7 @@ func (w *web) split(ctx context.Context, from kit.Client, n int) (counts []float
 	}
 
 	// Conntrack on the node the connections entered at.
-	sources := localAddrs(res)
+	sources := kit.ClientAddrs(res)
 	Expect(sources).To(HaveLen(n), "every connection had a client address of its own")
 	backendOf := map[netip.AddrPort]string{}
 	for _, c := range res.Connections {
@@ -217,30 +215,3 @@ var _ = Describe("three-pod ladder", Ordered, Label("distribution"), func() {
 		expectUniform("probe → web over 3 pods", counts)
 	})
 })
-
-// flowsTo are the conntrack entries whose original destination is dst and
-// whose original source is one of the given client addresses.
-func flowsTo(flows []conntrack.Flow, dst netip.AddrPort, sources map[netip.AddrPort]bool) []conntrack.Flow {
-	var out []conntrack.Flow
-	for _, f := range flows {
-		if f.Orig.Dst == dst && sources[f.Orig.Src] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// localAddrs are the client addresses of the connections that answered.
-func localAddrs(res *traffic.Result) map[netip.AddrPort]bool {
-	out := map[netip.AddrPort]bool{}
-	for _, c := range res.Connections {
-		if c.Backend != "" {
-			out[netip.MustParseAddrPort(c.LocalAddress)] = true
-		}
-	}
-	return out
-}
-
-func describe(res *traffic.Result) string {
-	return fmt.Sprintf("%d/%d succeeded, backends %v, failures %v", res.Succeeded, res.Attempted, res.Backends, res.Failures)
-}

@@ -32,7 +32,7 @@ func trackedFlows(ctx context.Context, ws kit.Workspace, node string, dst netip.
 		flows, err := ws.Conntrack(ctx, node)
 		Expect(err).NotTo(HaveOccurred())
 		last = flows
-		for _, f := range flowsTo(flows, dst, sources) {
+		for _, f := range kit.FlowsTo(flows, dst, sources) {
 			if _, ok := found[f.Orig.Src]; !ok {
 				found[f.Orig.Src] = f
 			}
