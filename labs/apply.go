@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 
+	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs/workload"
 )
 
@@ -23,7 +24,7 @@ func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) erro
 	if err != nil {
 		return err
 	}
-	return l.update(ctx, opts, func(cur *workload.State) (*workload.State, error) {
+	return l.update(ctx, opts, func(cur *labstore.State) (*labstore.State, error) {
 		return l.Cluster().Apply(cur, m, manifestFile)
 	})
 }
@@ -31,14 +32,14 @@ func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) erro
 // DeletePods deletes pods by name; a Deployment's pods come back with new
 // names and IPs, as the ReplicaSet controller would make them.
 func (l *Lab) DeletePods(ctx context.Context, names []string, opts Options) error {
-	return l.update(ctx, opts, func(cur *workload.State) (*workload.State, error) {
+	return l.update(ctx, opts, func(cur *labstore.State) (*labstore.State, error) {
 		return l.Cluster().DeletePods(cur, names)
 	})
 }
 
 // update runs one change of the lab's objects under the lab's lock and makes
 // the kernel follow it.
-func (l *Lab) update(ctx context.Context, opts Options, change func(*workload.State) (*workload.State, error)) error {
+func (l *Lab) update(ctx context.Context, opts Options, change func(*labstore.State) (*labstore.State, error)) error {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return err

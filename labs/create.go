@@ -8,10 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs/network"
-	"github.com/svclab/svclab/labs/store"
 	"github.com/svclab/svclab/labs/topology"
-	"github.com/svclab/svclab/labs/workload"
 )
 
 // Create builds the lab described by the topology file: its namespaces and
@@ -29,7 +28,7 @@ func Create(ctx context.Context, topologyFile string, opts Options) (*Lab, time.
 		return nil, 0, err
 	}
 	name := topo.Name()
-	st := store.Open(name)
+	st := labstore.Open(name)
 	if st.Exists() {
 		return nil, 0, fmt.Errorf("lab %q: already exists (svclab delete lab --name %s)", name, name)
 	}
@@ -65,7 +64,7 @@ func (l *Lab) create(ctx context.Context, topologyFile string, opts Options) err
 	if _, err := network.Build(l.Topology); err != nil {
 		return err
 	}
-	gen, err := l.Store.WriteObjects(&workload.State{ConfigMaps: []*corev1.ConfigMap{kubeProxyConfigMap(l.Topology)}})
+	gen, err := l.Store.WriteObjects(&labstore.State{ConfigMaps: []*corev1.ConfigMap{kubeProxyConfigMap(l.Topology)}})
 	if err != nil {
 		return err
 	}

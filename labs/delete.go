@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs/network"
 	"github.com/svclab/svclab/labs/process"
-	"github.com/svclab/svclab/labs/store"
 )
 
 // Delete removes a lab completely: every process in its namespaces, the
@@ -24,7 +24,7 @@ func Delete(name string) error {
 	if err := network.Destroy(name); err != nil {
 		errs = append(errs, err)
 	}
-	if err := store.Open(name).Remove(); err != nil {
+	if err := labstore.Open(name).Remove(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -54,7 +54,7 @@ func DeleteAll() ([]string, error) {
 func List() ([]string, error) {
 	seen := map[string]bool{}
 	var names []string
-	fromStore, err := store.List()
+	fromStore, err := labstore.List()
 	if err != nil {
 		return nil, err
 	}

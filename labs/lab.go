@@ -3,8 +3,8 @@ package labs
 import (
 	"fmt"
 
+	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs/network"
-	"github.com/svclab/svclab/labs/store"
 	"github.com/svclab/svclab/labs/topology"
 	"github.com/svclab/svclab/labs/workload"
 )
@@ -12,12 +12,12 @@ import (
 // Lab is a running lab: its topology and its store.
 type Lab struct {
 	Topology *topology.Lab
-	Store    *store.Store
+	Store    *labstore.Store
 }
 
 // Open returns the running lab called name.
 func Open(name string) (*Lab, error) {
-	st := store.Open(name)
+	st := labstore.Open(name)
 	if !st.Exists() {
 		return nil, fmt.Errorf("lab %q: not found (svclab get labs lists the labs)", name)
 	}

@@ -12,12 +12,11 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/svclab/svclab/internal/labstore"
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/labs/network"
 	"github.com/svclab/svclab/labs/process"
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/labs/store"
-	"github.com/svclab/svclab/scenarios/kit"
 )
 
 const topology = `
@@ -62,7 +61,7 @@ func svclabBinary(tb testing.TB) string {
 			binaryErr = err
 			return
 		}
-		binary, binaryErr = kit.Binary(dir)
+		binary, binaryErr = roottest.Binary(dir)
 	})
 	if binaryErr != nil {
 		tb.Fatal(binaryErr)
@@ -90,11 +89,11 @@ func assertGone(t *testing.T, name string) {
 	if len(ns) > 0 {
 		t.Errorf("lab %s left namespaces %v", name, ns)
 	}
-	if store.Open(name).Exists() {
+	if labstore.Open(name).Exists() {
 		t.Errorf("lab %s left its state directory", name)
 	}
-	if _, err := os.Stat(store.Open(name).Dir); err == nil {
-		t.Errorf("lab %s left %s", name, store.Open(name).Dir)
+	if _, err := os.Stat(labstore.Open(name).Dir); err == nil {
+		t.Errorf("lab %s left %s", name, labstore.Open(name).Dir)
 	}
 }
 
@@ -109,7 +108,7 @@ func TestIntegrationBadTopologiesBuildNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			name := kit.UniqueName("bad")
+			name := roottest.UniqueName("bad")
 			topo := strings.ReplaceAll(topology, "NAME", name)
 			switch tc.name {
 			case "malformed":
@@ -139,7 +138,7 @@ func TestIntegrationBadTopologiesBuildNothing(t *testing.T) {
 
 func TestIntegrationCreateApplyDelete(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
-	name := kit.UniqueName("life")
+	name := roottest.UniqueName("life")
 	file := writeFile(t, "lab.yaml", strings.ReplaceAll(topology, "NAME", name))
 	opts := labs.Options{Binary: svclabBinary(t)}
 	lab, took, err := labs.Create(context.Background(), file, opts)
@@ -189,7 +188,7 @@ func TestIntegrationCreateApplyDelete(t *testing.T) {
 
 func TestIntegrationDeleteCleansACrashedLab(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
-	name := kit.UniqueName("crash")
+	name := roottest.UniqueName("crash")
 	file := writeFile(t, "lab.yaml", strings.ReplaceAll(topology, "NAME", name))
 	opts := labs.Options{Binary: svclabBinary(t)}
 	lab, _, err := labs.Create(context.Background(), file, opts)
@@ -239,7 +238,7 @@ func BenchmarkBringUp(b *testing.B) {
 // delete is not timed).
 func benchBringUp(b *testing.B, opts labs.Options, prefix string, topo func(name string) string, manifest string) {
 	for i := 0; i < b.N; i++ {
-		name := kit.UniqueName(prefix)
+		name := roottest.UniqueName(prefix)
 		lab, _, err := labs.Create(context.Background(), writeFile(b, "lab.yaml", topo(name)), opts)
 		if err != nil {
 			b.Fatal(err)
@@ -261,7 +260,7 @@ func benchBringUp(b *testing.B, opts labs.Options, prefix string, topo func(name
 // the ConfigMap and restarting again recovers.
 func TestIntegrationBadProxyConfigKeepsRules(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
-	name := kit.UniqueName("badcfg")
+	name := roottest.UniqueName("badcfg")
 	opts := labs.Options{Binary: svclabBinary(t)}
 	lab, _, err := labs.Create(context.Background(), writeFile(t, "lab.yaml", strings.ReplaceAll(topology, "NAME", name)), opts)
 	if err != nil {

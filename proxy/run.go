@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/svclab/svclab/labs/store"
+	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/proxy/config"
 	"github.com/svclab/svclab/proxy/server"
 	"github.com/svclab/svclab/proxy/sources"
@@ -73,7 +73,7 @@ func Run(ctx context.Context, opts Options) error {
 	if cfgErr != nil {
 		log.Error("cannot start proxying; the node's rules are left as they are", "err", cfgErr)
 		srv.SetUnhealthy(cfgErr.Error())
-		status(store.ProxyStatus{Mode: mode, Healthy: false, Error: cfgErr.Error()})
+		status(labstore.ProxyStatus{Mode: mode, Healthy: false, Error: cfgErr.Error()})
 		select {
 		case <-ctx.Done():
 			return cfgErr
@@ -92,7 +92,7 @@ func Run(ctx context.Context, opts Options) error {
 		Log:           log,
 		Changed:       srv.QueuedUpdate,
 		Report: func(o Outcome) {
-			st := store.ProxyStatus{Mode: mode, Backend: backend.Describe(), Generation: o.Generation, LastSync: time.Now(), Healthy: o.Err == nil}
+			st := labstore.ProxyStatus{Mode: mode, Backend: backend.Describe(), Generation: o.Generation, LastSync: time.Now(), Healthy: o.Err == nil}
 			if o.Err != nil {
 				srv.SyncFailed(o.Err)
 				st.Error = o.Err.Error()
@@ -119,7 +119,7 @@ func Run(ctx context.Context, opts Options) error {
 // source picks the Source and reads the configuration it comes with.
 func (o Options) source() (sources.Source, config.Config, error) {
 	if o.LabDir != "" {
-		st := store.OpenDir(o.LabDir)
+		st := labstore.OpenDir(o.LabDir)
 		src := &sources.LabStore{Store: st}
 		if o.ConfigFile != "" {
 			cfg, err := configFromFile(o.ConfigFile)
@@ -148,12 +148,12 @@ func configFromFile(path string) (config.Config, error) {
 }
 
 // statusWriter reports to the lab's store (lab mode only).
-func (o Options) statusWriter(log *slog.Logger) func(store.ProxyStatus) {
+func (o Options) statusWriter(log *slog.Logger) func(labstore.ProxyStatus) {
 	if o.LabDir == "" {
-		return func(store.ProxyStatus) {}
+		return func(labstore.ProxyStatus) {}
 	}
-	st := store.OpenDir(o.LabDir)
-	return func(s store.ProxyStatus) {
+	st := labstore.OpenDir(o.LabDir)
+	return func(s labstore.ProxyStatus) {
 		s.Node, s.PID = o.NodeName, os.Getpid()
 		if err := st.WriteProxyStatus(s); err != nil {
 			log.Error("writing the lab status failed", "err", err)

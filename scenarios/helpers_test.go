@@ -8,8 +8,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/scenarios/kit"
-	"github.com/svclab/svclab/tools/traffic"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/scenarios/kit"
 )
@@ -124,7 +124,7 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 	BeforeAll(func(ctx SpecContext) {
 		skipUnlessIPVS()
 		var err error
-		lab, err = kit.NewLab(ctx, kit.UniqueName("mode"), twoNodeLab("iptables"), binary)
+		lab, err = kit.NewLab(ctx, roottest.UniqueName("mode"), twoNodeLab("iptables"), binary)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 		Expect(lab.Apply(ctx, ipvsPods())).To(Succeed())
@@ -223,7 +223,7 @@ var _ = Describe("IPVS schedulers and graceful termination", Ordered, Label("ipv
 	BeforeAll(func(ctx SpecContext) {
 		skipUnlessIPVS()
 		var err error
-		lab, err = kit.NewLab(ctx, kit.UniqueName("sched"), twoNodeLab("ipvs"), binary)
+		lab, err = kit.NewLab(ctx, roottest.UniqueName("sched"), twoNodeLab("ipvs"), binary)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 		Expect(lab.Apply(ctx, ipvsPods(3, 1, 1)+"\n---\n"+`

@@ -8,10 +8,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/conntrack"
 	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/scenarios/kit"
-	"github.com/svclab/svclab/tools/traffic"
 )
 
 // nodePortLab is seed 004's lab with the CNI variant left open: the client
@@ -100,7 +101,7 @@ var _ = Describe("cross-node NodePort with SNAT", Label("iptables", "nodeport", 
 
 			BeforeAll(func(ctx SpecContext) {
 				var err error
-				lab, err = kit.NewLab(ctx, kit.UniqueName("np"), strings.ReplaceAll(nodePortLab, "{{CNI}}", cni), binary)
+				lab, err = kit.NewLab(ctx, roottest.UniqueName("np"), strings.ReplaceAll(nodePortLab, "{{CNI}}", cni), binary)
 				Expect(err).NotTo(HaveOccurred())
 				DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 				Expect(lab.Apply(ctx, httpserver)).To(Succeed())

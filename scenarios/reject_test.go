@@ -6,8 +6,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/scenarios/kit"
-	"github.com/svclab/svclab/tools/traffic"
 )
 
 var _ = Describe("a Service that selects nothing", Ordered, Label("iptables"), func() {
@@ -15,7 +16,7 @@ var _ = Describe("a Service that selects nothing", Ordered, Label("iptables"), f
 
 	BeforeAll(func(ctx SpecContext) {
 		var err error
-		lab, err = kit.NewLab(ctx, kit.UniqueName("reject"), singleNode, binary)
+		lab, err = kit.NewLab(ctx, roottest.UniqueName("reject"), singleNode, binary)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 		Expect(lab.Apply(ctx, webService(1)+`

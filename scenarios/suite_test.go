@@ -7,8 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/internal/roottest"
 )
 
 // binary is the svclab executable the scenarios' labs run.
@@ -22,18 +21,18 @@ func TestScenarios(t *testing.T) {
 
 // hostBefore is the host's root namespace before the suite: the suite ends by
 // checking that no scenario changed it.
-var hostBefore kit.HostSnapshot
+var hostBefore roottest.HostSnapshot
 
 var _ = BeforeSuite(func() {
-	hostBefore = kit.SnapshotHost()
+	hostBefore = roottest.SnapshotHost()
 	dir, err := os.MkdirTemp("", "svclab-bin-")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dir)
-	binary, err = kit.Binary(dir)
+	binary, err = roottest.Binary(dir)
 	Expect(err).NotTo(HaveOccurred())
 })
 
 var _ = AfterSuite(func() {
-	Expect(hostBefore.Diff(kit.SnapshotHost())).To(BeEmpty(),
+	Expect(hostBefore.Diff(roottest.SnapshotHost())).To(BeEmpty(),
 		"the scenarios changed the host's root network namespace (links, addresses, routes or iptables rules)")
 })

@@ -3,8 +3,8 @@ package scenarios
 import (
 	"testing"
 
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/labs/vm/vmtest"
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/internal/vm/vmtest"
 )
 
 // TestIPVSScenariosInVM runs the IPVS specs (mode switch, schedulers,

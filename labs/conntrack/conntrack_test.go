@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/network"
-	"github.com/svclab/svclab/labs/roottest"
 )
 
 // nla builds a netlink attribute: host-endian header, padded to 4 bytes.

@@ -13,8 +13,8 @@ import (
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/kind/images"
 	"github.com/svclab/svclab/labs/kind/nodeimage"
-	"github.com/svclab/svclab/tools/images"
 )
 
 // Create makes a cluster: it checks the input, makes sure Docker runs and

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/scenarios/kit"
 )
 
 // kindRuns are the clusters `make e2e-kind` runs the conformance
@@ -50,7 +49,7 @@ func TestIntegrationKind(t *testing.T) {
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	hostBefore := kit.SnapshotHost()
+	hostBefore := roottest.SnapshotHost()
 	sysctlsBefore, err := dockerhost.SnapshotSysctls()
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +100,7 @@ func TestIntegrationKind(t *testing.T) {
 	if dockerhost.Leftovers() {
 		t.Errorf("svclab's dockerd left something behind")
 	}
-	if diff := hostBefore.Diff(kit.SnapshotHost()); diff != "" {
+	if diff := hostBefore.Diff(roottest.SnapshotHost()); diff != "" {
 		t.Errorf("the host's root namespace changed:\n%s", diff)
 	}
 	sysctlsAfter, err := dockerhost.SnapshotSysctls()

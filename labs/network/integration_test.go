@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/labs/topology"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs/topology"
 )
 
 // uniqueLabName is a fresh lab name, so that tests never meet another

@@ -7,10 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/svclab/svclab/labs/topology"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/svclab/svclab/labs/topology"
 )
 
 // PodNet says which pod to attach and with what address.

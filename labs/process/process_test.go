@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/internal/roottest"
 )
 
 func TestIntegrationStartFindStop(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/svclab/svclab/internal/labstore"
 )
 
 // Apply returns the state after applying m to cur, like `kubectl apply`: an
@@ -12,7 +14,7 @@ import (
 // Services get their cluster IP and node ports, and the EndpointSlices of
 // every Service are recomputed. cur is not modified; on error nothing of m
 // is applied. source names the manifest in errors.
-func (c Cluster) Apply(cur *State, m *Manifests, source string) (*State, error) {
+func (c Cluster) Apply(cur *labstore.State, m *Manifests, source string) (*labstore.State, error) {
 	next := cur.Clone()
 	for _, cm := range m.ConfigMaps {
 		cm = cm.DeepCopy()
@@ -40,7 +42,7 @@ func (c Cluster) Apply(cur *State, m *Manifests, source string) (*State, error) 
 
 // DeletePods removes the named pods. Pods owned by a Deployment are
 // recreated, as the ReplicaSet controller would, with new names and IPs.
-func (c Cluster) DeletePods(cur *State, names []string) (*State, error) {
+func (c Cluster) DeletePods(cur *labstore.State, names []string) (*labstore.State, error) {
 	next := cur.Clone()
 	for _, name := range names {
 		if next.Pod(name) == nil {

@@ -7,12 +7,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/svclab/svclab/internal/labstore"
 )
 
 // A Deployment owns its pods directly here (svclab has no ReplicaSets): each
 // pod is named <deployment>-<pod-template-hash>-<5 random characters> as the
 // ReplicaSet controller names them, and carries the pod-template-hash label.
-func (c Cluster) applyDeployment(st *State, d *appsv1.Deployment, source string) error {
+func (c Cluster) applyDeployment(st *labstore.State, d *appsv1.Deployment, source string) error {
 	defaultNamespace(&d.ObjectMeta)
 	if err := checkName(source, "Deployment", d.ObjectMeta); err != nil {
 		return err
@@ -41,7 +43,7 @@ func (c Cluster) applyDeployment(st *State, d *appsv1.Deployment, source string)
 
 // reconcileDeployment makes the pods of d match its template and replicas:
 // pods of an older template are replaced, extra pods removed, missing ones made.
-func (c Cluster) reconcileDeployment(st *State, d *appsv1.Deployment, source string) error {
+func (c Cluster) reconcileDeployment(st *labstore.State, d *appsv1.Deployment, source string) error {
 	hash := hashOf(d.Spec.Template)
 	var keep []*corev1.Pod
 	var others []*corev1.Pod
@@ -77,7 +79,7 @@ func (c Cluster) reconcileDeployment(st *State, d *appsv1.Deployment, source str
 	return nil
 }
 
-func uniquePodName(st *State, prefix string) string {
+func uniquePodName(st *labstore.State, prefix string) string {
 	for {
 		if name := prefix + randomSuffix(); st.Pod(name) == nil {
 			return name

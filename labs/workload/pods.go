@@ -10,11 +10,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/svclab/svclab/internal/labstore"
 )
 
 // applyPod places a pod (a bare Pod manifest, or one made for a Deployment)
 // and gives it an IP. A pod that exists keeps its node and IP.
-func (c Cluster) applyPod(st *State, pod *corev1.Pod, source string) error {
+func (c Cluster) applyPod(st *labstore.State, pod *corev1.Pod, source string) error {
 	defaultNamespace(&pod.ObjectMeta)
 	if err := checkName(source, "Pod", pod.ObjectMeta); err != nil {
 		return err
@@ -66,7 +68,7 @@ func (c Cluster) applyPod(st *State, pod *corev1.Pod, source string) error {
 // schedule picks the pod's node: spec.nodeName or the nodeSelector
 // kubernetes.io/hostname when given, else the node with the fewest pods
 // (ties broken by the topology's order) — enough to spread replicas.
-func (c Cluster) schedule(st *State, pod *corev1.Pod, source string) (Node, error) {
+func (c Cluster) schedule(st *labstore.State, pod *corev1.Pod, source string) (Node, error) {
 	want, field := pod.Spec.NodeName, "spec.nodeName"
 	if want == "" {
 		want, field = pod.Spec.NodeSelector["kubernetes.io/hostname"], "spec.nodeSelector[kubernetes.io/hostname]"

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/svclab/svclab/internal/labstore"
 )
 
 // The NodePort range of a default API server (--service-node-port-range).
@@ -18,7 +20,7 @@ const (
 // API server allocates: the cluster IP from the service subnet, node ports
 // from 30000-32767, protocol and targetPort defaults. A Service that exists
 // keeps what was allocated to it unless the manifest asks otherwise.
-func (c Cluster) applyService(st *State, svc *corev1.Service, source string) error {
+func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source string) error {
 	defaultNamespace(&svc.ObjectMeta)
 	if err := checkName(source, "Service", svc.ObjectMeta); err != nil {
 		return err

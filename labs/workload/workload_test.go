@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/svclab/svclab/internal/labstore"
 )
 
 var lab = Cluster{
@@ -41,7 +43,7 @@ spec:
   - {name: alt, port: 8080}
 `
 
-func mustApply(t *testing.T, st *State, manifest string) *State {
+func mustApply(t *testing.T, st *labstore.State, manifest string) *labstore.State {
 	t.Helper()
 	m, err := Decode([]byte(manifest), "test.yaml")
 	if err != nil {
@@ -55,7 +57,7 @@ func mustApply(t *testing.T, st *State, manifest string) *State {
 }
 
 func TestDeploymentSpreadsPodsAndServiceGetsEndpoints(t *testing.T) {
-	st := mustApply(t, &State{}, httpserver)
+	st := mustApply(t, &labstore.State{}, httpserver)
 	if len(st.Pods) != 3 {
 		t.Fatalf("want 3 pods, got %d", len(st.Pods))
 	}
@@ -108,7 +110,7 @@ func TestDeploymentSpreadsPodsAndServiceGetsEndpoints(t *testing.T) {
 }
 
 func TestDeletePodRecreatesDeploymentPod(t *testing.T) {
-	st := mustApply(t, &State{}, httpserver)
+	st := mustApply(t, &labstore.State{}, httpserver)
 	gone := st.Pods[0].Name
 	next, err := lab.DeletePods(st, []string{gone})
 	if err != nil {
@@ -120,7 +122,7 @@ func TestDeletePodRecreatesDeploymentPod(t *testing.T) {
 }
 
 func TestServiceWithoutMatchingPodsHasEmptySlice(t *testing.T) {
-	st := mustApply(t, &State{}, `
+	st := mustApply(t, &labstore.State{}, `
 apiVersion: v1
 kind: Service
 metadata: {name: lonely}
@@ -134,7 +136,7 @@ spec:
 }
 
 func TestBadManifests(t *testing.T) {
-	base := mustApply(t, &State{}, httpserver)
+	base := mustApply(t, &labstore.State{}, httpserver)
 	cases := []struct{ name, manifest, want string }{
 		{"unknown field", `
 apiVersion: v1
@@ -207,14 +209,14 @@ metadata:
   annotations: {cni.projectcalico.org/ipAddrs: '["` + ip + `"]'}
 spec: {nodeName: hostb, containers: [{name: c, image: x}]}`
 	}
-	st := mustApply(t, &State{}, pod("10.100.81.180"))
+	st := mustApply(t, &labstore.State{}, pod("10.100.81.180"))
 	if got := st.Pod("httpserver").Status.PodIP; got != "10.100.81.180" {
 		t.Errorf("pod IP %s, want the annotated 10.100.81.180", got)
 	}
 	for _, bad := range []string{"10.100.40.7", "10.100.81.1", "banana"} {
 		m, err := Decode([]byte(pod(bad)), "pin.yaml")
 		if err == nil {
-			_, err = lab.Apply(&State{}, m, "pin.yaml")
+			_, err = lab.Apply(&labstore.State{}, m, "pin.yaml")
 		}
 		if err == nil || !strings.Contains(err.Error(), "cni.projectcalico.org/ipAddrs") {
 			t.Errorf("annotation %q: error %v, want one naming the annotation", bad, err)
@@ -231,7 +233,7 @@ metadata: {name: ` + name + `, labels: {app: w}, annotations: {svclab.dev/weight
 spec: {nodeName: hosta, containers: [{name: c, image: x, ports: [{containerPort: 80}]}]}
 ---`
 	}
-	st := mustApply(t, &State{}, pod("heavy", "3")+pod("light", "1")+`
+	st := mustApply(t, &labstore.State{}, pod("heavy", "3")+pod("light", "1")+`
 apiVersion: v1
 kind: Service
 metadata: {name: w}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
 )

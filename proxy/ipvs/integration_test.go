@@ -20,7 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/proxy/model"

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/labs/vm/vmtest"
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/internal/vm/vmtest"
 )
 
 // TestIntegrationsInVM runs this package's kernel tests inside svclab's VM

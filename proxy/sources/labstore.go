@@ -8,14 +8,14 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/svclab/svclab/labs/store"
+	"github.com/svclab/svclab/internal/labstore"
 )
 
 // LabStore reads a lab's object store (see package labs/store). The lab
 // bumps objects/GENERATION after every change; the source watches for that
 // with inotify and, as a safety net, polls the generation every second.
 type LabStore struct {
-	Store *store.Store
+	Store *labstore.Store
 }
 
 // Run implements Source.

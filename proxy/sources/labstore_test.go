@@ -8,12 +8,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/svclab/svclab/labs/store"
-	"github.com/svclab/svclab/labs/workload"
+	"github.com/svclab/svclab/internal/labstore"
 )
 
 func TestLabStoreNotifiesOnEveryWrite(t *testing.T) {
-	st := store.OpenDir(t.TempDir())
+	st := labstore.OpenDir(t.TempDir())
 	src := &LabStore{Store: st}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -22,7 +21,7 @@ func TestLabStoreNotifiesOnEveryWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
-	if _, err := st.WriteObjects(&workload.State{Services: []*corev1.Service{svc}}); err != nil {
+	if _, err := st.WriteObjects(&labstore.State{Services: []*corev1.Service{svc}}); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -14,12 +14,12 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
 
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/e2eprovider"
-	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/labs/kind/images"
 	"github.com/svclab/svclab/scenarios/kit"
 	"github.com/svclab/svclab/scenarios/kit/kube"
-	"github.com/svclab/svclab/tools/images"
 )
 
 // TestConformanceOnKind runs the conformance scenarios on a kind cluster
@@ -48,7 +48,7 @@ func TestConformanceOnKind(t *testing.T) {
 	name := "e2e-" + strings.TrimSuffix(filepath.Base(config), ".yaml")
 	dir := t.TempDir()
 	Setup = func(ctx context.Context) (kit.Target, error) {
-		bin, err := kit.Binary(dir)
+		bin, err := roottest.Binary(dir)
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
@@ -22,16 +22,16 @@ func TestConformanceOnLabs(t *testing.T) {
 	roottest.Require(t, "the scenarios build labs from network namespaces and run iptables in them")
 	dir := t.TempDir()
 	Setup = func(context.Context) (kit.Target, error) {
-		bin, err := kit.Binary(dir)
+		bin, err := roottest.Binary(dir)
 		if err != nil {
 			return nil, err
 		}
 		return &kit.LabTarget{Binary: bin, CNI: os.Getenv("SVCLAB_CNI")}, nil
 	}
-	before := kit.SnapshotHost()
+	before := roottest.SnapshotHost()
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "svclab conformance (netns labs)")
-	if diff := before.Diff(kit.SnapshotHost()); len(diff) > 0 {
+	if diff := before.Diff(roottest.SnapshotHost()); len(diff) > 0 {
 		t.Errorf("the scenarios changed the host's root network namespace: %v", diff)
 	}
 }

@@ -3,7 +3,7 @@ package conformance
 import (
 	. "github.com/onsi/gomega"
 
-	"github.com/svclab/svclab/tools/traffic"
+	"github.com/svclab/svclab/labs/traffic"
 )
 
 // Statistics, stated once for every distribution assertion of the suite.

@@ -5,7 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/svclab/svclab/labs/conntrack"
-	"github.com/svclab/svclab/tools/traffic"
+	"github.com/svclab/svclab/labs/traffic"
 )
 
 // FlowsTo returns the conntrack entries whose original destination is dst

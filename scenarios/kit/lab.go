@@ -3,7 +3,6 @@ package kit
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,7 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/tools/traffic"
+	"github.com/svclab/svclab/labs/traffic"
 )
 
 // Lab is a lab made for one scenario.
@@ -19,18 +18,6 @@ type Lab struct {
 	*labs.Lab
 	Binary string
 	dir    string
-}
-
-// UniqueName returns a lab name that no other run uses: prefix + 5 random
-// lowercase characters.
-func UniqueName(prefix string) string {
-	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 5)
-	rand.Read(b)
-	for i := range b {
-		b[i] = letters[int(b[i])%len(letters)]
-	}
-	return prefix + "-" + string(b)
 }
 
 // NewLab creates a lab from a topology whose metadata.name is written as

@@ -12,10 +12,10 @@ import (
 	"github.com/vishvananda/netns"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/labs/conntrack"
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/tools/traffic"
+	"github.com/svclab/svclab/labs/traffic"
 )
 
 // LabTarget runs the conformance scenarios on svclab's netns labs: each
@@ -60,7 +60,7 @@ func (t *LabTarget) Workspace(ctx context.Context, prefix string, nodes int) (Wo
 		cni = "flannel-vxlan"
 	}
 	topo := strings.NewReplacer("{{CNI}}", cni, "{{NODES}}", strings.Join(labNodes[:max(nodes, 1)], "\n")).Replace(labTopology)
-	lab, err := NewLab(ctx, UniqueName(prefix), topo, t.Binary)
+	lab, err := NewLab(ctx, roottest.UniqueName(prefix), topo, t.Binary)
 	if err != nil {
 		return nil, err
 	}

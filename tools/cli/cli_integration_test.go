@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/network"
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/scenarios/kit"
 )
 
 // TestIntegrationCLI is the foundation's acceptance walk, as a user types it:
@@ -22,11 +21,11 @@ func TestIntegrationCLI(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin, err := kit.Binary(t.TempDir())
+	bin, err := roottest.Binary(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := kit.UniqueName("cli")
+	name := roottest.UniqueName("cli")
 	topo, err := os.ReadFile(filepath.Join(root, "clusters", "single-node.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/svclab/svclab/labs/netnsdial"
+	"github.com/svclab/svclab/internal/netnsdial"
 	"github.com/svclab/svclab/scenarios/conformance"
 	"github.com/svclab/svclab/scenarios/kit"
 	"github.com/svclab/svclab/scenarios/kit/kube"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/tools/netexec"
+	"github.com/svclab/svclab/labs/netexec"
 )
 
 func newNetexec() *cobra.Command {

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/tools/traffic"
+	"github.com/svclab/svclab/labs/traffic"
 )
 
 func newTraffic() *cobra.Command {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs/vm"
+	"github.com/svclab/svclab/internal/vm"
 )
 
 // newVM is `svclab vm`: commands in a VM that boots Debian's stock kernel,

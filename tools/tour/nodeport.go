@@ -11,8 +11,8 @@ import (
 	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/labs/network"
 	"github.com/svclab/svclab/labs/topology"
+	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/proxy/iptables"
-	"github.com/svclab/svclab/tools/traffic"
 )
 
 // NodePort is seed 004's walk-through: an outside client opens HOSTA's

@@ -8,15 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/network"
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/scenarios/kit"
 )
 
 func tourOptions(t *testing.T, out *bytes.Buffer) Options {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	bin, err := kit.Binary(t.TempDir())
+	bin, err := roottest.Binary(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,9 +26,9 @@ func tourOptions(t *testing.T, out *bytes.Buffer) Options {
 // CNI variant and checks the walk-through shows what seed 004 shows.
 func TestIntegrationNodePortTour(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
-	host := kit.SnapshotHost()
+	host := roottest.SnapshotHost()
 	t.Cleanup(func() {
-		if diff := host.Diff(kit.SnapshotHost()); diff != "" {
+		if diff := host.Diff(roottest.SnapshotHost()); diff != "" {
 			t.Errorf("the tour changed the host's root namespace:\n%s", diff)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/svclab/svclab/labs/flock"
+	"github.com/svclab/svclab/internal/flock"
 )
 
 // Dir is the root of the kind backend's cache: $SVCLAB_KIND_CACHE, else

@@ -3,10 +3,11 @@ package cni
 import (
 	"context"
 	"fmt"
-	"github.com/svclab/svclab/labs/network"
 	"os/exec"
 	"strings"
 	"syscall"
+
+	"github.com/svclab/svclab/labs/network"
 )
 
 // masqRules are the NAT rules the variant's real agent installs, so that

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/internal/roottest"
 )
 
 // TestIntegrationDaemonInItsNamespace starts svclab's dockerd (unless a

@@ -7,7 +7,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/svclab/svclab/labs/netnsdial"
+	"github.com/svclab/svclab/internal/netnsdial"
 )
 
 // RestConfig reads a kubeconfig file (its current context) and returns a

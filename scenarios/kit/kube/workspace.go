@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
 	"github.com/svclab/svclab/labs/conntrack"
+	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/scenarios/kit"
-	"github.com/svclab/svclab/tools/traffic"
 )
 
 // workspace is one scenario's namespace.

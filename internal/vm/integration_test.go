@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/internal/roottest"
 )
 
 // prepareOnce installs the host packages (qemu…) and builds (or reuses)

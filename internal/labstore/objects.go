@@ -1,4 +1,4 @@
-package store
+package labstore
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"strconv"
 
 	"sigs.k8s.io/yaml"
-
-	"github.com/svclab/svclab/labs/workload"
 )
 
 // Kind directories below objects/.
@@ -28,12 +26,12 @@ var kinds = []string{kindDeployments, kindPods, kindServices, kindConfigMaps, ki
 // ReadObjects loads every object of the lab and the generation they belong to.
 // The generation is read first: a reader that races a writer sees objects at
 // least as new as the generation it reports, and the next change notifies it.
-func (s *Store) ReadObjects() (*workload.State, int64, error) {
+func (s *Store) ReadObjects() (*State, int64, error) {
 	gen, err := s.Generation()
 	if err != nil {
 		return nil, 0, err
 	}
-	st := &workload.State{}
+	st := &State{}
 	if err := readKind(s, kindDeployments, &st.Deployments); err != nil {
 		return nil, 0, err
 	}
@@ -85,7 +83,7 @@ func readKind[T any](s *Store, kind string, into *[]*T) error {
 // WriteObjects makes the store hold exactly st: changed objects are written,
 // vanished ones removed, then the generation is bumped. It returns the new
 // generation (unchanged when nothing changed).
-func (s *Store) WriteObjects(st *workload.State) (int64, error) {
+func (s *Store) WriteObjects(st *State) (int64, error) {
 	want := map[string]map[string][]byte{}
 	add := func(kind, ns, name string, obj any) error {
 		data, err := yaml.Marshal(obj)

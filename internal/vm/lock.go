@@ -3,7 +3,7 @@ package vm
 import (
 	"context"
 
-	"github.com/svclab/svclab/labs/flock"
+	"github.com/svclab/svclab/internal/flock"
 )
 
 // fileLock is an flock(2) on a file: exclusive for the one who builds or

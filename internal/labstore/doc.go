@@ -1,4 +1,4 @@
-// Package store keeps a lab's state on disk, under /run/svclab/labs/<name>
+// Package labstore keeps a lab's state on disk, under /run/svclab/labs/<name>
 // (tmpfs: it goes away with a reboot, like the namespaces it describes).
 //
 // The layout is the lab's "API server" that the embedded proxy watches:
@@ -11,4 +11,4 @@
 //
 // Every file is written atomically (a temporary file renamed into place), so
 // a reader sees the old or the new object, never half of one.
-package store
+package labstore

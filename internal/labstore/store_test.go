@@ -1,4 +1,4 @@
-package store
+package labstore
 
 import (
 	"os"
@@ -7,8 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/svclab/svclab/labs/workload"
 )
 
 func TestWriteObjectsRoundTripAndGeneration(t *testing.T) {
@@ -16,7 +14,7 @@ func TestWriteObjectsRoundTripAndGeneration(t *testing.T) {
 	s := Open("demo")
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.11"}}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-proxy"}, Data: map[string]string{"config.conf": "mode: \"\"\n"}}
-	gen, err := s.WriteObjects(&workload.State{Services: []*corev1.Service{svc}, ConfigMaps: []*corev1.ConfigMap{cm}})
+	gen, err := s.WriteObjects(&State{Services: []*corev1.Service{svc}, ConfigMaps: []*corev1.ConfigMap{cm}})
 	if err != nil || gen != 1 {
 		t.Fatalf("first write: generation %d, %v", gen, err)
 	}
@@ -35,7 +33,7 @@ func TestWriteObjectsRoundTripAndGeneration(t *testing.T) {
 		t.Errorf("rewriting the same objects bumped the generation to %d", gen)
 	}
 	// Removing the Service removes its file and bumps the generation.
-	gen, err = s.WriteObjects(&workload.State{ConfigMaps: st.ConfigMaps})
+	gen, err = s.WriteObjects(&State{ConfigMaps: st.ConfigMaps})
 	if err != nil || gen != 2 {
 		t.Fatalf("second write: generation %d, %v", gen, err)
 	}

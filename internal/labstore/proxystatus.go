@@ -1,4 +1,4 @@
-package store
+package labstore
 
 import (
 	"encoding/json"

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svclab/svclab/tools/netexec"
+	"github.com/svclab/svclab/labs/netexec"
 )
 
 // startNetexec runs a netexec backend named pod on ip (a 127.x address)

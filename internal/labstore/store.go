@@ -1,4 +1,4 @@
-package store
+package labstore
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/svclab/svclab/labs/flock"
+	"github.com/svclab/svclab/internal/flock"
 )
 
 // DefaultRoot is where labs keep their state; SVCLAB_STATE_DIR overrides it.

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svclab/svclab/labs/roottest"
-	"github.com/svclab/svclab/labs/vm"
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/internal/vm"
 )
 
 // Options of one in-VM run.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/vishvananda/netns"
 
-	"github.com/svclab/svclab/labs/roottest"
+	"github.com/svclab/svclab/internal/roottest"
 )
 
 // TestIntegrationDialerReachesLoopbackOfANamespace serves on 127.0.0.1 in a
