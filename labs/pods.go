@@ -10,8 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/svclab/svclab/labs/netexec"
 	"github.com/svclab/svclab/labs/network"
 	"github.com/svclab/svclab/labs/process"
+	"github.com/svclab/svclab/labs/selfexec"
 )
 
 // startPod makes a pod real: its namespace attached to its node by the lab's
@@ -33,10 +35,9 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 	if len(ports) == 0 {
 		return nil
 	}
-	args := []string{opts.Binary, "netexec", "--pod-name", pod.Name, "--node-name", pod.Spec.NodeName}
-	for _, p := range ports {
-		args = append(args, "--http-port", strconv.Itoa(p))
-	}
+	args := selfexec.Argv(opts.Binary, &selfexec.Netexec{Options: netexec.Options{
+		PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: ports,
+	}})
 	pid, err := process.Start(process.Spec{
 		Namespace: network.NamespaceName(l.Name(), pod.Name),
 		Args:      args,

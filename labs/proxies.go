@@ -10,6 +10,8 @@ import (
 
 	"github.com/svclab/svclab/labs/network"
 	"github.com/svclab/svclab/labs/process"
+	"github.com/svclab/svclab/labs/selfexec"
+	"github.com/svclab/svclab/proxy"
 )
 
 // The node proxy is the lab's "kube-proxy pod": one process per node,
@@ -18,10 +20,9 @@ func (l *Lab) startProxy(node string, opts Options) error {
 	if err := l.Store.ClearProxyStatus(node); err != nil {
 		return err
 	}
-	args := []string{opts.Binary, "proxy", "--lab-dir", l.Store.Dir, "--node", node}
-	if b := l.Topology.Spec.Proxy.IPTablesBackend; b != "" {
-		args = append(args, "--iptables-backend", string(b))
-	}
+	args := selfexec.Argv(opts.Binary, &selfexec.Proxy{Options: proxy.Options{
+		LabDir: l.Store.Dir, NodeName: node, IPTablesBackend: string(l.Topology.Spec.Proxy.IPTablesBackend),
+	}})
 	_, err := process.Start(process.Spec{
 		Namespace: network.NamespaceName(l.Name(), node),
 		Args:      args,

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
+	"github.com/svclab/svclab/labs/selfexec"
 	"github.com/svclab/svclab/labs/traffic"
 )
 
@@ -18,23 +18,7 @@ func (l *Lab) Traffic(host string, o traffic.Options, opts Options) (*traffic.Re
 	if err != nil {
 		return nil, err
 	}
-	args := []string{opts.Binary, "traffic", "--raw", "--to", o.Target, "-n", strconv.Itoa(o.Connections)}
-	if o.Parallelism > 0 {
-		args = append(args, "--parallel", strconv.Itoa(o.Parallelism))
-	}
-	if o.Timeout > 0 {
-		args = append(args, "--timeout", o.Timeout.String())
-	}
-	if o.Deadline > 0 {
-		args = append(args, "--deadline", o.Deadline.String())
-	}
-	if o.Path != "" {
-		args = append(args, "--path", o.Path)
-	}
-	for _, e := range o.Expected {
-		args = append(args, "--expect", e)
-	}
-	cmd, err := l.Command(host, args...)
+	cmd, err := l.Command(host, selfexec.Argv(opts.Binary, &selfexec.Traffic{Options: o, Raw: true})...)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/labs/conntrack"
+	"github.com/svclab/svclab/labs/selfexec"
 	"github.com/svclab/svclab/labs/traffic"
 )
 
@@ -160,7 +161,7 @@ func (w *labWorkspace) RouteSource(_ context.Context, node string, dst netip.Add
 }
 
 func (w *labWorkspace) ProxyMode(_ context.Context, node string) (string, error) {
-	out, err := w.lab.Run(node, w.lab.Binary, "node", "get", "http://127.0.0.1:10249/proxyMode")
+	out, err := w.lab.Run(node, selfexec.Argv(w.lab.Binary, &selfexec.NodeGet{URL: "http://127.0.0.1:10249/proxyMode"})...)
 	return strings.TrimSpace(out), err
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/kind/nodeimage"
+	"github.com/svclab/svclab/labs/selfexec"
 )
 
 // newKind is `svclab kind …`: the kind backend's build and housekeeping.
@@ -143,7 +144,7 @@ func newGetClusters() *cobra.Command {
 // the svclab-cni DaemonSet and by containerd.
 func newCNI() *cobra.Command {
 	cmd := &cobra.Command{Use: "cni", Short: "svclab's CNI for kind clusters (run inside the nodes)", Hidden: true}
-	var variant, clusterCIDR string
+	var agentCmdline selfexec.CNIAgent
 	agent := &cobra.Command{
 		Use:   "agent --variant flannel-vxlan|calico-proxyarp",
 		Short: "Per-node agent: installs the plugin and config, programs the VXLAN overlay from the Node objects",
@@ -151,11 +152,10 @@ func newCNI() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return cni.RunAgent(ctx, cni.AgentOptions{Variant: variant, ClusterCIDR: clusterCIDR, NodeName: os.Getenv("NODE_NAME"), Out: cmd.OutOrStdout()})
+			return cni.RunAgent(ctx, cni.AgentOptions{Variant: agentCmdline.Variant, ClusterCIDR: agentCmdline.ClusterCIDR, NodeName: os.Getenv("NODE_NAME"), Out: cmd.OutOrStdout()})
 		},
 	}
-	agent.Flags().StringVar(&variant, "variant", cni.FlannelVXLAN, "CNI variant")
-	agent.Flags().StringVar(&clusterCIDR, "cluster-cidr", "", "the cluster's pod network (for the masquerade rules)")
+	agentCmdline.AddFlags(agent.Flags())
 	plugin := &cobra.Command{
 		Use:   "plugin",
 		Short: "The CNI plugin (CNI_COMMAND=ADD|DEL|CHECK|VERSION, config on stdin)",

@@ -7,10 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/labs/netexec"
+	"github.com/svclab/svclab/labs/selfexec"
 )
 
 func newNetexec() *cobra.Command {
-	var opts netexec.Options
+	var cmdline selfexec.Netexec
+	opts := &cmdline.Options
 	cmd := &cobra.Command{
 		Use:   "netexec --pod-name NAME --http-port PORT…",
 		Short: "The pods' backend server (agnhost netexec compatible: /hostname, /clientip, /)",
@@ -22,12 +24,10 @@ func newNetexec() *cobra.Command {
 			if len(opts.Ports) == 0 {
 				opts.Ports = []int{8080} // agnhost netexec's default --http-port
 			}
-			return netexec.Serve(ctx, opts)
+			return netexec.Serve(ctx, *opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.PodName, "pod-name", "", "what /hostname answers (default: the host name)")
-	cmd.Flags().StringVar(&opts.NodeName, "node-name", "", "node name reported by /")
-	cmd.Flags().IntSliceVar(&opts.Ports, "http-port", nil, "port to serve on (repeatable; default 8080)")
+	cmdline.AddFlags(cmd.Flags())
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if opts.PodName == "" {
 			opts.PodName = hostname()

@@ -7,12 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svclab/svclab/labs/selfexec"
 	"github.com/svclab/svclab/proxy"
 )
 
 func newProxy() *cobra.Command {
-	var opts proxy.Options
-	var cleanup bool
+	var cmdline selfexec.Proxy
+	opts := &cmdline.Options
 	cmd := &cobra.Command{
 		Use:   "proxy (--lab-dir DIR --node NAME | --kubeconfig FILE --hostname-override NAME) [--config FILE]",
 		Short: "Run the embedded kube-proxy (a lab starts one per node)",
@@ -21,7 +22,7 @@ func newProxy() *cobra.Command {
 			"metricsBindAddress (default :10249) and /healthz on the healthzBindAddress (:10256).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cleanup {
+			if cmdline.Cleanup {
 				if err := proxy.Cleanup(opts.IPTablesBackend); err != nil {
 					return err
 				}
@@ -36,16 +37,9 @@ func newProxy() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return proxy.Run(ctx, opts)
+			return proxy.Run(ctx, *opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.LabDir, "lab-dir", "", "a lab's state directory (lab mode)")
-	f.StringVar(&opts.NodeName, "node", "", "this node's name")
-	f.StringVar(&opts.NodeName, "hostname-override", "", "this node's name (kube-proxy's flag)")
-	f.StringVar(&opts.Kubeconfig, "kubeconfig", "", "kubeconfig of a cluster (cluster mode; in-cluster config when empty)")
-	f.StringVar(&opts.ConfigFile, "config", "", "KubeProxyConfiguration file (default: the kube-system/kube-proxy ConfigMap)")
-	f.BoolVar(&cleanup, "cleanup", false, "remove what kube-proxy's modes made (chains, IPVS services, kube-ipvs0, ipsets) and exit, like kube-proxy --cleanup")
-	f.StringVar(&opts.IPTablesBackend, "iptables-backend", "", "iptables backend: legacy or nft (default: the host's iptables)")
+	cmdline.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -2,7 +2,11 @@ package cni
 
 import (
 	"bytes"
+	"encoding/json"
 	"text/template"
+
+	"github.com/svclab/svclab/labs/selfexec"
+	"github.com/svclab/svclab/proxy"
 )
 
 // ManifestParams fill the DaemonSet manifests.
@@ -25,6 +29,23 @@ func Manifest(p ManifestParams) (string, error) { return render(cniManifest, p) 
 // (kubeProxyMode: none), with the kube-system/kube-proxy ConfigMap it reads
 // as kube-proxy would.
 func ProxyManifest(p ManifestParams) (string, error) { return render(proxyManifest, p) }
+
+// AgentArgs is the CNI agent container's args, as a YAML flow sequence.
+func (p ManifestParams) AgentArgs() string {
+	return flowSequence(selfexec.Args(&selfexec.CNIAgent{Variant: p.Variant, ClusterCIDR: p.ClusterCIDR}))
+}
+
+// ProxyArgs is the proxy container's args, as a YAML flow sequence: the
+// node's name comes from the pod's NODE_NAME variable.
+func (ManifestParams) ProxyArgs() string {
+	return flowSequence(selfexec.Args(&selfexec.Proxy{Options: proxy.Options{NodeName: "$(NODE_NAME)"}}))
+}
+
+// flowSequence writes args as a YAML flow sequence (JSON is YAML).
+func flowSequence(args []string) string {
+	data, _ := json.Marshal(args) // strings always marshal
+	return string(data)
+}
 
 func render(t *template.Template, p ManifestParams) (string, error) {
 	var b bytes.Buffer
@@ -84,7 +105,7 @@ spec:
       - name: agent
         image: {{.Image}}
         imagePullPolicy: Never
-        args: [cni, agent, --variant, {{.Variant}}, --cluster-cidr, "{{.ClusterCIDR}}"]
+        args: {{.AgentArgs}}
         env:
         - name: NODE_NAME
           valueFrom: {fieldRef: {fieldPath: spec.nodeName}}
@@ -183,7 +204,7 @@ spec:
       - name: svclab-proxy
         image: {{.ProxyImage}}
         imagePullPolicy: Never
-        args: [proxy, --hostname-override=$(NODE_NAME)]
+        args: {{.ProxyArgs}}
         env:
         - name: NODE_NAME
           valueFrom: {fieldRef: {fieldPath: spec.nodeName}}

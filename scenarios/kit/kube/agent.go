@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
+
+	"github.com/svclab/svclab/labs/selfexec"
 )
 
 const agentName = "svclab-node-agent"
@@ -33,12 +36,13 @@ spec:
       - name: agent
         image: {{IMAGE}}
         imagePullPolicy: {{PULL}}
-        command: [/svclab, node, agent]
+        command: {{COMMAND}}
         securityContext: {privileged: true}
 `
 
 func (t *Target) startAgent(ctx context.Context) error {
-	m := strings.NewReplacer("{{IMAGE}}", t.opts.Image, "{{PULL}}", t.opts.PullPolicy).Replace(agentManifest)
+	command, _ := json.Marshal(selfexec.Argv("/svclab", &selfexec.NodeAgent{})) // strings always marshal
+	m := strings.NewReplacer("{{IMAGE}}", t.opts.Image, "{{PULL}}", t.opts.PullPolicy, "{{COMMAND}}", string(command)).Replace(agentManifest)
 	if err := t.apply(ctx, t.agentNS, m); err != nil {
 		return fmt.Errorf("node agent: %w", err)
 	}
@@ -66,13 +70,13 @@ func (t *Target) agentPod(ctx context.Context, node string) (string, error) {
 	return "", fmt.Errorf("no running node agent on %s", node)
 }
 
-// onNode runs `svclab ARGS…` in the node agent on a node.
-func (t *Target) onNode(ctx context.Context, node string, args ...string) (string, error) {
+// onNode runs an svclab command in the node agent on a node.
+func (t *Target) onNode(ctx context.Context, node string, c selfexec.Command) (string, error) {
 	pod, err := t.agentPod(ctx, node)
 	if err != nil {
 		return "", err
 	}
-	return t.exec(ctx, t.agentNS, pod, "agent", append([]string{"/svclab"}, args...)...)
+	return t.exec(ctx, t.agentNS, pod, "agent", selfexec.Argv("/svclab", c)...)
 }
 
 // iptablesSave runs the node's own iptables-save. A node may have rules in
@@ -83,11 +87,11 @@ func (t *Target) iptablesSave(ctx context.Context, node, table string, counters 
 	var first string
 	var firstErr error
 	for i, bin := range []string{"iptables-save", "iptables-nft-save", "iptables-legacy-save"} {
-		args := []string{"node", "run", "--", bin, "-t", table}
+		argv := []string{bin, "-t", table}
 		if counters {
-			args = append(args, "-c")
+			argv = append(argv, "-c")
 		}
-		out, err := t.onNode(ctx, node, args...)
+		out, err := t.onNode(ctx, node, &selfexec.NodeRun{Argv: argv})
 		if i == 0 {
 			first, firstErr = out, err
 		}

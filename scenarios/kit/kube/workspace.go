@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
 	"github.com/svclab/svclab/labs/conntrack"
+	"github.com/svclab/svclab/labs/selfexec"
 	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/scenarios/kit"
 )
@@ -130,7 +131,7 @@ func (w *workspace) waitProxySync(ctx context.Context) error {
 	}
 	for _, n := range nodes {
 		err := w.t.poll(ctx, "the proxy on "+n.Name+" to sync", func() (bool, error) {
-			out, err := w.t.onNode(ctx, n.Name, "node", "get", "http://127.0.0.1:10249/metrics")
+			out, err := w.t.onNode(ctx, n.Name, &selfexec.NodeGet{URL: "http://127.0.0.1:10249/metrics"})
 			if err != nil {
 				return false, err
 			}
@@ -210,13 +211,15 @@ func (w *workspace) Nodes(ctx context.Context) ([]kit.Node, error) { return w.t.
 // Traffic runs svclab's traffic client in the pod, or in the node agent
 // (the node's host network: outside the pod network) of from.Node.
 func (w *workspace) Traffic(ctx context.Context, from kit.Client, target netip.AddrPort, n int) (*traffic.Result, error) {
-	args := []string{"/svclab", "traffic", "--raw", "--to", target.String(), "-n", strconv.Itoa(n), "--timeout", "10s", "--deadline", "10m"}
+	run := &selfexec.Traffic{Raw: true, Options: traffic.Options{
+		Target: target.String(), Connections: n, Timeout: 10 * time.Second, Deadline: 10 * time.Minute,
+	}}
 	var out string
 	var err error
 	if from.Pod != "" {
-		out, err = w.t.exec(ctx, w.ns, from.Pod, "", args...)
+		out, err = w.t.exec(ctx, w.ns, from.Pod, "", selfexec.Argv("/svclab", run)...)
 	} else {
-		out, err = w.t.onNode(ctx, from.Node, args[1:]...)
+		out, err = w.t.onNode(ctx, from.Node, run)
 	}
 	if err != nil {
 		return nil, err
@@ -233,11 +236,11 @@ func (w *workspace) IPTablesSave(ctx context.Context, node, table string, counte
 }
 
 func (w *workspace) NFTables(ctx context.Context, node string) (string, error) {
-	return w.t.onNode(ctx, node, "node", "run", "--", "nft", "list", "table", "ip", "kube-proxy")
+	return w.t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"nft", "list", "table", "ip", "kube-proxy"}})
 }
 
 func (w *workspace) Conntrack(ctx context.Context, node string) ([]conntrack.Flow, error) {
-	out, err := w.t.onNode(ctx, node, "node", "conntrack")
+	out, err := w.t.onNode(ctx, node, &selfexec.NodeConntrack{})
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +249,7 @@ func (w *workspace) Conntrack(ctx context.Context, node string) ([]conntrack.Flo
 }
 
 func (w *workspace) RouteSource(ctx context.Context, node string, dst netip.Addr) (netip.Addr, error) {
-	out, err := w.t.onNode(ctx, node, "node", "route-source", dst.String())
+	out, err := w.t.onNode(ctx, node, &selfexec.NodeRouteSource{IP: dst.String()})
 	if err != nil {
 		return netip.Addr{}, err
 	}
@@ -254,7 +257,7 @@ func (w *workspace) RouteSource(ctx context.Context, node string, dst netip.Addr
 }
 
 func (w *workspace) ProxyMode(ctx context.Context, node string) (string, error) {
-	out, err := w.t.onNode(ctx, node, "node", "get", "http://127.0.0.1:10249/proxyMode")
+	out, err := w.t.onNode(ctx, node, &selfexec.NodeGet{URL: "http://127.0.0.1:10249/proxyMode"})
 	return strings.TrimSpace(out), err
 }
 
@@ -273,7 +276,7 @@ func (w *workspace) ProxyModes(ctx context.Context) ([]string, error) {
 	if strings.Contains(pods[0].Spec.Containers[0].Image, "svclab") {
 		modes = []string{"iptables"}
 	}
-	if _, err := w.t.onNode(ctx, pods[0].Spec.NodeName, "node", "run", "--", "test", "-e", "/proc/net/ip_vs"); err == nil {
+	if _, err := w.t.onNode(ctx, pods[0].Spec.NodeName, &selfexec.NodeRun{Argv: []string{"test", "-e", "/proc/net/ip_vs"}}); err == nil {
 		modes = append(modes, "ipvs")
 	}
 	return modes, nil

@@ -1,0 +1,94 @@
+package selfexec
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/svclab/svclab/labs/netexec"
+	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/proxy"
+)
+
+// Proxy is `svclab proxy`: the embedded kube-proxy (one per lab node, or a
+// DaemonSet's pod on a kind cluster).
+type Proxy struct {
+	proxy.Options
+	// Cleanup removes what the proxy modes made and exits (kube-proxy --cleanup).
+	Cleanup bool
+}
+
+// Subcommand implements Command.
+func (*Proxy) Subcommand() []string { return []string{"proxy"} }
+
+// AddFlags implements Command.
+func (p *Proxy) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&p.LabDir, "lab-dir", "", "a lab's state directory (lab mode)")
+	fs.StringVar(&p.NodeName, "node", "", "this node's name")
+	fs.StringVar(&p.NodeName, "hostname-override", "", "this node's name (kube-proxy's flag)")
+	markAlias(fs, "hostname-override")
+	fs.StringVar(&p.Kubeconfig, "kubeconfig", "", "kubeconfig of a cluster (cluster mode; in-cluster config when empty)")
+	fs.StringVar(&p.ConfigFile, "config", "", "KubeProxyConfiguration file (default: the kube-system/kube-proxy ConfigMap)")
+	fs.BoolVar(&p.Cleanup, "cleanup", false, "remove what kube-proxy's modes made (chains, IPVS services, kube-ipvs0, ipsets) and exit, like kube-proxy --cleanup")
+	fs.StringVar(&p.IPTablesBackend, "iptables-backend", "", "iptables backend: legacy or nft (default: the host's iptables)")
+}
+
+// Netexec is `svclab netexec`: a pod's agnhost-netexec-compatible server.
+type Netexec struct {
+	netexec.Options
+}
+
+// Subcommand implements Command.
+func (*Netexec) Subcommand() []string { return []string{"netexec"} }
+
+// AddFlags implements Command.
+func (n *Netexec) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&n.PodName, "pod-name", "", "what /hostname answers (default: the host name)")
+	fs.StringVar(&n.NodeName, "node-name", "", "node name reported by /")
+	fs.IntSliceVar(&n.Ports, "http-port", nil, "port to serve on (repeatable; default 8080)")
+}
+
+// Traffic is `svclab traffic`: N new connections and how they spread.
+type Traffic struct {
+	traffic.Options
+	// Raw prints the whole result as JSON (what a caller parses).
+	Raw bool
+	// Lab and From run the traffic inside a host of a lab.
+	Lab, From string
+	// Output is the report's format: table or json.
+	Output string
+}
+
+// Subcommand implements Command.
+func (*Traffic) Subcommand() []string { return []string{"traffic"} }
+
+// AddFlags implements Command.
+func (t *Traffic) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&t.Lab, "lab", "", "lab name (with --from)")
+	fs.StringVar(&t.From, "from", "", "the lab host to connect from: a client, node or pod")
+	fs.StringVar(&t.Target, "to", "", "IP:PORT to connect to (a ClusterIP:port or nodeIP:nodePort)")
+	fs.IntVarP(&t.Connections, "connections", "n", 100, "number of new connections")
+	fs.IntVar(&t.Parallelism, "parallel", traffic.DefaultParallelism, "connections open at once")
+	fs.DurationVar(&t.Timeout, "timeout", traffic.DefaultTimeout, "timeout of one connection")
+	fs.DurationVar(&t.Deadline, "deadline", traffic.DefaultDeadline, "deadline of the whole run")
+	fs.StringVar(&t.Path, "path", traffic.DefaultPath, "HTTP path to GET")
+	fs.StringSliceVar(&t.Expected, "expect", nil, "backends that should share the traffic equally (default: those that answered)")
+	fs.StringVarP(&t.Output, "output", "o", "table", "output format: table or json")
+	fs.BoolVar(&t.Raw, "raw", false, "print the whole result, every connection included, as JSON")
+}
+
+// CNIAgent is `svclab cni agent`: the kind CNI's per-node DaemonSet pod.
+type CNIAgent struct {
+	Variant     string
+	ClusterCIDR string
+}
+
+// Subcommand implements Command.
+func (*CNIAgent) Subcommand() []string { return []string{"cni", "agent"} }
+
+// DefaultCNIVariant is the agent's variant when none is given.
+const DefaultCNIVariant = "flannel-vxlan"
+
+// AddFlags implements Command.
+func (a *CNIAgent) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&a.Variant, "variant", DefaultCNIVariant, "CNI variant")
+	fs.StringVar(&a.ClusterCIDR, "cluster-cidr", "", "the cluster's pod network (for the masquerade rules)")
+}
