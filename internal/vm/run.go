@@ -37,8 +37,8 @@ func Run(ctx context.Context, opts Options) (int, error) {
 	r := &vmRun{ctx: ctx, opts: opts}
 	defer r.cleanUp()
 	for _, step := range []func() error{
-		r.writeScript,
-		r.useImage,
+		r.prepareCommand,
+		r.lockImage,
 		r.makeRunDir,
 		r.startQemu,
 		r.waitForQemu,
@@ -93,9 +93,9 @@ func (r *vmRun) cleanUp() {
 	}
 }
 
-// writeScript resolves the shares (the svclab binary's directory among
+// prepareCommand resolves the shares (the svclab binary's directory among
 // them), the working directory and the environment into the guest's script.
-func (r *vmRun) writeScript() error {
+func (r *vmRun) prepareCommand() error {
 	opts := r.opts
 	shares, guests, err := resolveShares(opts.Shares)
 	if err != nil {
@@ -122,9 +122,9 @@ func (r *vmRun) writeScript() error {
 	return err
 }
 
-// useImage finds (or builds) the cached image and keeps it locked for the
+// lockImage finds (or builds) the cached image and keeps it locked for the
 // run, and picks the accelerator.
-func (r *vmRun) useImage() error {
+func (r *vmRun) lockImage() error {
 	img, lock, err := useImage(r.ctx, PrepareOptions{CacheDir: r.opts.CacheDir, Log: r.opts.Log})
 	if err != nil {
 		return err
