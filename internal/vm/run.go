@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,21 +32,78 @@ func Run(ctx context.Context, opts Options) (int, error) {
 	if len(opts.Command) == 0 {
 		return -1, errors.New("vm: no command")
 	}
-	logf := func(format string, args ...any) {
-		if opts.Log != nil {
-			fmt.Fprintf(opts.Log, format+"\n", args...)
-		}
-	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	r := &vmRun{ctx: ctx, opts: opts}
+	defer r.cleanUp()
+	for _, step := range []func() error{
+		r.prepareCommand,
+		r.lockImage,
+		r.makeRunDir,
+		r.startQemu,
+		r.waitForQemu,
+		r.readExitCode,
+	} {
+		if err := step(); err != nil {
+			return -1, err
+		}
+	}
+	return r.code, nil
+}
 
+// vmRun is what the steps of Run share.
+type vmRun struct {
+	ctx      context.Context // with opts.Timeout
+	opts     Options
+	cleanups []func() // run in reverse order when Run returns
+
+	shares  []share9p
+	guests  []string // where each share is mounted in the guest
+	binary  string   // the svclab binary shared with the guest; "" for none
+	script  string   // cmd.sh, the guest runs it
+	img     *Image
+	accel   string
+	runDir  string // shared with the guest
+	initrd  string
+	console *channel
+	stdout  *channel
+	stderr  *channel
+	args    []string // qemu's
+	cmd     *exec.Cmd
+	qemuErr *tailBuffer // qemu's stderr
+	con     *tailBuffer // the guest's console
+	start   time.Time   // qemu started
+	exited  chan error  // qemu's exit
+	waitErr error       // qemu's exit status
+	code    int         // the command's exit code
+}
+
+func (r *vmRun) logf(format string, args ...any) {
+	if r.opts.Log != nil {
+		fmt.Fprintf(r.opts.Log, format+"\n", args...)
+	}
+}
+
+// onExit has fn run when Run returns, before what was registered earlier.
+func (r *vmRun) onExit(fn func()) { r.cleanups = append(r.cleanups, fn) }
+
+func (r *vmRun) cleanUp() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+// prepareCommand resolves the shares (the svclab binary's directory among
+// them), the working directory and the environment into the guest's script.
+func (r *vmRun) prepareCommand() error {
+	opts := r.opts
 	shares, guests, err := resolveShares(opts.Shares)
 	if err != nil {
-		return -1, err
+		return err
 	}
 	binary, err := findBinary(opts.Binary)
 	if err != nil {
-		return -1, err
+		return err
 	}
 	if binary != "" {
 		shares = append(shares, share9p{Tag: "svclab.bin", Path: filepath.Dir(binary), ReadOnly: true})
@@ -59,128 +117,159 @@ func Run(ctx context.Context, opts Options) (int, error) {
 	for k, v := range opts.Env {
 		env[k] = v
 	}
-	script, err := commandScript(opts.Command, env, dir)
-	if err != nil {
-		return -1, err
-	}
+	r.shares, r.guests, r.binary = shares, guests, binary
+	r.script, err = commandScript(opts.Command, env, dir)
+	return err
+}
 
-	img, lock, err := useImage(ctx, PrepareOptions{CacheDir: opts.CacheDir, Log: opts.Log})
+// lockImage finds (or builds) the cached image and keeps it locked for the
+// run, and picks the accelerator.
+func (r *vmRun) lockImage() error {
+	img, lock, err := useImage(r.ctx, PrepareOptions{CacheDir: r.opts.CacheDir, Log: r.opts.Log})
 	if err != nil {
-		return -1, err
+		return err
 	}
-	defer lock.Unlock()
-	accel, why := Accelerator(ctx, opts.CacheDir, img)
-	logf("vm: kernel %s, accelerator %s (%s)", img.KernelVersion, accel, why)
+	r.onExit(func() { lock.Unlock() })
+	r.img = img
+	var why string
+	r.accel, why = Accelerator(r.ctx, r.opts.CacheDir, img)
+	r.logf("vm: kernel %s, accelerator %s (%s)", img.KernelVersion, r.accel, why)
+	return nil
+}
 
+// makeRunDir makes this run's temporary directory, locked while the run
+// lives: the initramfs, and the directory shared with the guest with the
+// script, the shares and the binary's path in it.
+func (r *vmRun) makeRunDir() error {
 	sweepStale()
 	tmp, err := os.MkdirTemp("", runDirPrefix)
 	if err != nil {
-		return -1, err
+		return err
 	}
-	defer os.RemoveAll(tmp)
-	runLock, err := lockFile(ctx, filepath.Join(tmp, "lock"), true)
+	r.onExit(func() { os.RemoveAll(tmp) })
+	runLock, err := lockFile(r.ctx, filepath.Join(tmp, "lock"), true)
 	if err != nil {
-		return -1, err
+		return err
 	}
-	defer runLock.Unlock()
-	runDir := filepath.Join(tmp, "run") // shared with the guest
-	initrd := filepath.Join(tmp, "initrd.cpio")
-	if err := os.Mkdir(runDir, 0o755); err != nil {
-		return -1, err
+	r.onExit(func() { runLock.Unlock() })
+	r.runDir = filepath.Join(tmp, "run") // shared with the guest
+	r.initrd = filepath.Join(tmp, "initrd.cpio")
+	if err := os.Mkdir(r.runDir, 0o755); err != nil {
+		return err
 	}
-	if err := writeInitramfs(ctx, img, initrd); err != nil {
-		return -1, err
+	if err := writeInitramfs(r.ctx, r.img, r.initrd); err != nil {
+		return err
 	}
-	files := map[string]string{"cmd.sh": script, "shares": sharesFile(shares, guests)}
-	if binary != "" {
-		files["binary"] = guestBinDir + "/" + filepath.Base(binary) + "\n"
+	files := map[string]string{"cmd.sh": r.script, "shares": sharesFile(r.shares, r.guests)}
+	if r.binary != "" {
+		files["binary"] = guestBinDir + "/" + filepath.Base(r.binary) + "\n"
 	}
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(runDir, name), []byte(content), 0o644); err != nil {
-			return -1, err
+		if err := os.WriteFile(filepath.Join(r.runDir, name), []byte(content), 0o644); err != nil {
+			return err
 		}
 	}
+	return nil
+}
 
+// startQemu starts qemu with the console and the command's output streams
+// as socket pairs, and copies them to their writers.
+func (r *vmRun) startQemu() error {
 	console, stdout, stderr, err := newChannels()
 	if err != nil {
-		return -1, err
+		return err
 	}
-	defer func() {
+	r.onExit(func() {
 		for _, c := range []*channel{console, stdout, stderr} {
 			c.close()
 		}
-	}()
+	})
+	r.console, r.stdout, r.stderr = console, stdout, stderr
 	m := machine{
-		Accel: accel, Memory: opts.Memory, CPUs: opts.CPUs,
-		Kernel: img.Kernel, Initrd: initrd, Append: kernelArgs + " quiet",
-		Root: img.Root, RunDir: runDir, Shares: shares,
+		Accel: r.accel, Memory: r.opts.Memory, CPUs: r.opts.CPUs,
+		Kernel: r.img.Kernel, Initrd: r.initrd, Append: kernelArgs + " quiet",
+		Root: r.img.Root, RunDir: r.runDir, Shares: r.shares,
 		Console: 3, Ports: []port{{stdoutPort, 4}, {stderrPort, 5}},
 	}
-	if opts.Console != nil {
+	if r.opts.Console != nil {
 		m.Append = kernelArgs
 	}
-	args := m.args()
-	cmd, err := qemuCommand(args, []*os.File{console.child, stdout.child, stderr.child})
+	r.args = m.args()
+	r.cmd, err = qemuCommand(r.args, []*os.File{console.child, stdout.child, stderr.child})
 	if err != nil {
-		return -1, err
+		return err
 	}
-	qemuErr := &tailBuffer{max: 16 << 10}
-	cmd.Stderr = qemuErr
-	con := &tailBuffer{max: 16 << 10, w: opts.Console}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return -1, fmt.Errorf("vm: start %s: %w", qemuBinary, err)
+	r.qemuErr = &tailBuffer{max: 16 << 10}
+	r.cmd.Stderr = r.qemuErr
+	r.con = &tailBuffer{max: 16 << 10, w: r.opts.Console}
+	r.start = time.Now()
+	if err := r.cmd.Start(); err != nil {
+		return fmt.Errorf("vm: start %s: %w", qemuBinary, err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	r.exited = make(chan error, 1)
+	go func() { r.exited <- r.cmd.Wait() }()
 	for _, c := range []*channel{console, stdout, stderr} {
 		c.started()
 	}
-	console.copyTo(con)
-	stdout.copyTo(opts.Stdout)
-	stderr.copyTo(opts.Stderr)
+	console.copyTo(r.con)
+	stdout.copyTo(r.opts.Stdout)
+	stderr.copyTo(r.opts.Stderr)
+	return nil
+}
 
-	report := func(what string) error {
-		return fmt.Errorf("vm: %s\nqemu: %s\nqemu stderr: %s\nconsole (last lines):\n%s",
-			what, commandLine(qemuBinary, args), strings.TrimSpace(qemuErr.String()), lastLines(con.String(), 30))
-	}
-	// Once qemu is gone, the streams end when everything it wrote is read
-	// (bounded, for a writer that does not keep up).
-	drain := func() {
-		timer := time.NewTimer(10 * time.Second)
-		defer timer.Stop()
-		for _, c := range []*channel{stdout, stderr, console} {
-			select {
-			case <-c.done:
-			case <-timer.C:
-				return
-			}
-		}
-	}
-	var waitErr error
+// waitForQemu waits until qemu exits, or kills it when ctx ends.
+func (r *vmRun) waitForQemu() error {
 	select {
-	case waitErr = <-exited:
-		drain()
-	case <-ctx.Done():
-		kill(cmd)
-		<-exited
-		drain()
-		return -1, report(fmt.Sprintf("%s after %s: qemu killed", ctxReason(ctx, opts.Timeout), time.Since(start).Round(time.Millisecond)))
+	case r.waitErr = <-r.exited:
+		r.drain()
+		return nil
+	case <-r.ctx.Done():
+		kill(r.cmd)
+		<-r.exited
+		r.drain()
+		return r.report(fmt.Sprintf("%s after %s: qemu killed", ctxReason(r.ctx, r.opts.Timeout), time.Since(r.start).Round(time.Millisecond)))
 	}
-	if data, err := os.ReadFile(filepath.Join(runDir, "exit")); err == nil {
+}
+
+// readExitCode reads the exit code the guest wrote, or the reason it
+// wrote none.
+func (r *vmRun) readExitCode() error {
+	if data, err := os.ReadFile(filepath.Join(r.runDir, "exit")); err == nil {
 		code, err := strconv.Atoi(strings.TrimSpace(string(data)))
 		if err != nil {
-			return -1, report(fmt.Sprintf("bad exit code %q from the guest", data))
+			return r.report(fmt.Sprintf("bad exit code %q from the guest", data))
 		}
-		return code, nil
+		r.code = code
+		return nil
 	}
-	if data, err := os.ReadFile(filepath.Join(runDir, "error")); err == nil {
-		return -1, report("the guest failed to start the command: " + strings.TrimSpace(string(data)))
+	if data, err := os.ReadFile(filepath.Join(r.runDir, "error")); err == nil {
+		return r.report("the guest failed to start the command: " + strings.TrimSpace(string(data)))
 	}
-	if waitErr != nil {
-		return -1, report(fmt.Sprintf("qemu failed: %v", waitErr))
+	if r.waitErr != nil {
+		return r.report(fmt.Sprintf("qemu failed: %v", r.waitErr))
 	}
-	return -1, report("the VM powered off without running the command (kernel panic or init failure?)")
+	return r.report("the VM powered off without running the command (kernel panic or init failure?)")
+}
+
+// drain waits, once qemu is gone, until the streams end when everything it
+// wrote is read (bounded, for a writer that does not keep up).
+func (r *vmRun) drain() {
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	for _, c := range []*channel{r.stdout, r.stderr, r.console} {
+		select {
+		case <-c.done:
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+// report is the error for what went wrong, with qemu's command line, its
+// stderr and the console's last lines.
+func (r *vmRun) report(what string) error {
+	return fmt.Errorf("vm: %s\nqemu: %s\nqemu stderr: %s\nconsole (last lines):\n%s",
+		what, commandLine(qemuBinary, r.args), strings.TrimSpace(r.qemuErr.String()), lastLines(r.con.String(), 30))
 }
 
 // runDirPrefix names the temporary directory of each run in os.TempDir().

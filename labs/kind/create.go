@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/svclab/svclab/labs/kind/cni"
@@ -48,42 +49,93 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	release := func() { dockerhost.Release(context.Background(), d, out) }
-	provider := newProvider(d, out)
-	existing, err := provider.List()
-	if err != nil {
-		release()
-		return nil, fmt.Errorf("listing kind clusters: %w", err)
+	cr := &creation{ctx: ctx, opts: opts, out: out, cfg: cfg, s: s, bin: bin, q: q, d: d, provider: newProvider(d, out)}
+	for _, step := range []func() error{
+		cr.checkNameFree,
+		cr.buildNodeImage,
+		cr.ensureImages,
+		cr.createCluster,
+		cr.setUpOrDelete,
+	} {
+		// A step undoes its own part (createCluster removes svclab's state,
+		// setUpOrDelete deletes the cluster); the daemon is released here.
+		if err := step(); err != nil {
+			dockerhost.Release(context.Background(), d, out)
+			return nil, err
+		}
 	}
-	if slices.Contains(existing, s.Name) {
-		release()
-		return nil, fmt.Errorf("cluster %q already exists (svclab delete cluster --name %s)", s.Name, s.Name)
+	c := cr.c
+	c.Took = time.Since(start)
+	d.Done() // the cluster keeps the daemon; this process is done with it
+	if err := saveState(c); err != nil {
+		return c, err
 	}
-	built, err := nodeimage.Build(ctx, d, nodeimage.Options{Out: out})
-	if err != nil {
-		release()
-		return nil, err
-	}
-	refs := []string{images.Netexec, images.Svclab}
-	if s.Proxy == ProxySvclab {
-		refs = append(refs, images.SvclabProxy)
-	}
-	if err := images.Ensure(ctx, d, bin, built.RootfsTar, refs, out); err != nil {
-		release()
-		return nil, err
-	}
+	return c, nil
+}
 
+// creation is what the steps of Create share.
+type creation struct {
+	ctx      context.Context
+	opts     CreateOptions
+	out      io.Writer
+	cfg      *v1alpha4.Cluster
+	s        Settings
+	bin      string // the svclab binary the images are made of
+	q        host.Quirks
+	d        *dockerhost.Daemon
+	provider *cluster.Provider
+
+	built *nodeimage.Result
+	refs  []string // svclab's images the nodes get
+	c     *Cluster // kind created it
+}
+
+// checkNameFree fails when a kind cluster of that name exists.
+func (cr *creation) checkNameFree() error {
+	existing, err := cr.provider.List()
+	if err != nil {
+		return fmt.Errorf("listing kind clusters: %w", err)
+	}
+	if slices.Contains(existing, cr.s.Name) {
+		return fmt.Errorf("cluster %q already exists (svclab delete cluster --name %s)", cr.s.Name, cr.s.Name)
+	}
+	return nil
+}
+
+// buildNodeImage builds (or finds) the node image.
+func (cr *creation) buildNodeImage() error {
+	built, err := nodeimage.Build(cr.ctx, cr.d, nodeimage.Options{Out: cr.out})
+	if err != nil {
+		return err
+	}
+	cr.built = built
+	return nil
+}
+
+// ensureImages builds (or finds) svclab's images: netexec, svclab, and
+// svclab's proxy when it replaces kube-proxy.
+func (cr *creation) ensureImages() error {
+	cr.refs = []string{images.Netexec, images.Svclab}
+	if cr.s.Proxy == ProxySvclab {
+		cr.refs = append(cr.refs, images.SvclabProxy)
+	}
+	return images.Ensure(cr.ctx, cr.d, cr.bin, cr.built.RootfsTar, cr.refs, cr.out)
+}
+
+// createCluster has kind create the cluster from the adapted config. When
+// kind fails, svclab's state of that name goes.
+func (cr *creation) createCluster() error {
+	s, out := cr.s, cr.out
 	kubeconfig := kubeconfigPath(s.Name)
 	if err := os.MkdirAll(clustersDir, 0o700); err != nil {
-		release()
-		return nil, err
+		return err
 	}
 	fmt.Fprintf(out, "creating cluster %s: %d nodes, cni %s, proxy %s (kubeProxyMode %s), image %s\n",
-		s.Name, len(adaptConfig(cfg, s, q).Nodes), s.CNI, s.Proxy, s.ProxyMode, built.NodeImage)
+		s.Name, len(adaptConfig(cr.cfg, s, cr.q).Nodes), s.CNI, s.Proxy, s.ProxyMode, cr.built.NodeImage)
 	t := time.Now()
-	err = provider.Create(s.Name,
-		cluster.CreateWithV1Alpha4Config(adaptConfig(cfg, s, q)),
-		cluster.CreateWithNodeImage(built.NodeImage),
+	err := cr.provider.Create(s.Name,
+		cluster.CreateWithV1Alpha4Config(adaptConfig(cr.cfg, s, cr.q)),
+		cluster.CreateWithNodeImage(cr.built.NodeImage),
 		cluster.CreateWithKubeconfigPath(kubeconfig),
 		cluster.CreateWithDisplayUsage(false),
 		cluster.CreateWithDisplaySalutation(false))
@@ -91,29 +143,29 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 		// kind deleted what it made; the name may still be taken by a
 		// cluster someone else created meanwhile, so only our state goes.
 		removeState(s.Name)
-		release()
-		return nil, fmt.Errorf("kind create cluster %s: %w", s.Name, err)
+		return fmt.Errorf("kind create cluster %s: %w", s.Name, err)
 	}
 	fmt.Fprintf(out, "kind created %s in %s\n", s.Name, time.Since(t).Round(10*time.Millisecond))
-	c := &Cluster{Name: s.Name, CNI: s.CNI, Proxy: s.Proxy, ProxyMode: s.ProxyMode, NodeImage: built.NodeImage,
-		Kubeconfig: kubeconfig, DockerHost: d.Host}
-	if d.Managed {
-		c.Namespace = dockerhost.Namespace
+	cr.c = &Cluster{Name: s.Name, CNI: s.CNI, Proxy: s.Proxy, ProxyMode: s.ProxyMode, NodeImage: cr.built.NodeImage,
+		Kubeconfig: kubeconfig, DockerHost: cr.d.Host}
+	if cr.d.Managed {
+		cr.c.Namespace = dockerhost.Namespace
 	}
-	if err := setUp(ctx, provider, d, c, refs, cfg.Networking.PodSubnet, opts.ReadyTimeout, out); err != nil {
-		fmt.Fprintf(out, "setting up %s failed, deleting it: %v\n", s.Name, err)
-		if derr := deleteCluster(context.Background(), provider, s.Name, out); derr != nil {
-			fmt.Fprintf(out, "deleting %s: %v\n", s.Name, derr)
+	return nil
+}
+
+// setUpOrDelete sets the cluster up (see setUp); when that fails, it
+// deletes the cluster.
+func (cr *creation) setUpOrDelete() error {
+	name, out := cr.s.Name, cr.out
+	if err := setUp(cr.ctx, cr.provider, cr.d, cr.c, cr.refs, cr.cfg.Networking.PodSubnet, cr.opts.ReadyTimeout, out); err != nil {
+		fmt.Fprintf(out, "setting up %s failed, deleting it: %v\n", name, err)
+		if derr := deleteCluster(context.Background(), cr.provider, name, out); derr != nil {
+			fmt.Fprintf(out, "deleting %s: %v\n", name, derr)
 		}
-		release()
-		return nil, err
+		return err
 	}
-	c.Took = time.Since(start)
-	d.Done() // the cluster keeps the daemon; this process is done with it
-	if err := saveState(c); err != nil {
-		return c, err
-	}
-	return c, nil
+	return nil
 }
 
 // setUp loads svclab's images, installs the pod network and the proxy,

@@ -53,20 +53,59 @@ type nodePortFacts struct {
 	svcChain, extChain, sepChain      string
 }
 
+// nodePortWalk is what the steps of the walk-through share.
+type nodePortWalk struct {
+	ctx      context.Context
+	g        *guide
+	manifest string
+	f        nodePortFacts // deploy finds them
+}
+
+// nodePortSteps runs the walk-through's steps in order, each one section of
+// the output; the first error ends it.
 func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
+	w := &nodePortWalk{ctx: ctx, g: g, manifest: manifest}
+	for _, step := range []func() error{
+		w.deploy,
+		w.request,
+		w.hostAServices,
+		w.hostANodePorts,
+		w.hostARouting,
+		w.hostAMasquerade,
+		w.hostAEncapsulation,
+		w.hostBDecapsulation,
+		w.podReply,
+		w.conntrack,
+	} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deploy applies the httpserver manifest and shows the environment.
+func (w *nodePortWalk) deploy() error {
+	ctx, g := w.ctx, w.g
 	g.section("Deploy the article's httpserver: one pod on HOSTB, a NodePort Service 3000:30000/TCP,8080:30080/TCP")
-	if err := g.lab.Apply(ctx, manifest, g.labOpts(indent(g.out))); err != nil {
+	if err := g.lab.Apply(ctx, w.manifest, g.labOpts(indent(g.out))); err != nil {
 		return err
 	}
 	f, err := factsOf(g.lab)
 	if err != nil {
 		return err
 	}
+	w.f = f
 	g.say("Environment, as in the article:")
 	g.say("  CLIENT %s    HOSTA eth0 %s    HOSTB eth0 %s", f.clientIP, f.hostAIP, f.hostBIP)
 	g.say("                           %s %s/32      %s %s/32", f.vxlan, f.vtepA, f.vxlan, f.vtepB)
 	g.say("                                                  POD IP %s (%s)", f.podIP, f.pod)
+	return nil
+}
 
+// request opens the NodePort from the client: the pod sees HOSTA's overlay address.
+func (w *nodePortWalk) request() error {
+	g, f := w.g, w.f
 	g.section(fmt.Sprintf("The request: %s:randomport -> %s:30000 (7 connections, each asking /clientip)", f.clientIP, f.hostAIP))
 	res, err := g.lab.Traffic(f.client, traffic.Options{Target: f.hostAIP.String() + ":30000", Connections: 7, Path: "/clientip"}, g.labOpts(nil))
 	if err != nil {
@@ -79,7 +118,12 @@ func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 		g.say("client %s: the pod saw the connection come from %s", c.LocalAddress, c.Backend)
 	}
 	g.hop("the pod never saw %s: it saw HOSTA's %s address %s. Why? Follow the packet.", f.clientIP, f.vxlan, f.vtepA)
+	return nil
+}
 
+// hostAServices follows the packet from PREROUTING into KUBE-SERVICES on HOSTA.
+func (w *nodePortWalk) hostAServices() error {
+	g, f := w.g, w.f
 	g.section("HOSTA (the forwarding node): PREROUTING -> KUBE-SERVICES")
 	if _, err := g.show(f.hostA, nil, "iptables", "-t", "nat", "-vnL", "PREROUTING"); err != nil {
 		return err
@@ -88,7 +132,12 @@ func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 		return err
 	}
 	g.hop("no cluster IP matched %s; the chain's last rule (destination type LOCAL) sent the packet to KUBE-NODEPORTS", f.hostAIP)
+	return nil
+}
 
+// hostANodePorts shows KUBE-NODEPORTS, KUBE-EXT, KUBE-SVC and KUBE-SEP on HOSTA.
+func (w *nodePortWalk) hostANodePorts() error {
+	g, f := w.g, w.f
 	g.section("HOSTA: KUBE-NODEPORTS matches the port, marks the packet for masquerade, picks the endpoint")
 	if _, err := g.show(f.hostA, []string{"30000"}, "iptables", "-t", "nat", "-vnL", "KUBE-NODEPORTS"); err != nil {
 		return err
@@ -106,7 +155,12 @@ func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 		return err
 	}
 	g.hop("one endpoint, so KUBE-SVC sends everything to its KUBE-SEP chain, which DNATs to %s:3000", f.podIP)
+	return nil
+}
 
+// hostARouting shows HOSTA's route to HOSTB's pods through the VXLAN device.
+func (w *nodePortWalk) hostARouting() error {
+	g, f := w.g, w.f
 	g.section("HOSTA: routing the DNATed packet")
 	if _, err := g.show(f.hostA, []string{f.podCIDRB.Addr().String()[:strings.LastIndexByte(f.podCIDRB.Addr().String(), '.')]}, "ip", "route"); err != nil {
 		return err
@@ -115,7 +169,12 @@ func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 		return err
 	}
 	g.hop("%s's pod network is reached through %s (onlink, next hop %s)", f.hostB, f.vxlan, f.vtepB)
+	return nil
+}
 
+// hostAMasquerade shows POSTROUTING masquerading the marked packet on HOSTA.
+func (w *nodePortWalk) hostAMasquerade() error {
+	g, f := w.g, w.f
 	g.section("HOSTA: POSTROUTING -> KUBE-POSTROUTING masquerades the marked packet")
 	if _, err := g.show(f.hostA, nil, "iptables", "-t", "nat", "-vnL", "KUBE-POSTROUTING"); err != nil {
 		return err
@@ -125,7 +184,12 @@ func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 	}
 	g.hop("MASQUERADE takes the address of the outgoing device (inet_select_addr on %s): %s.", f.vxlan, f.vtepA)
 	g.hop("the packet is now %s:port -> %s:3000", f.vtepA, f.podIP)
+	return nil
+}
 
+// hostAEncapsulation shows the neighbour and FDB entries that give the outer destination.
+func (w *nodePortWalk) hostAEncapsulation() error {
+	g, f := w.g, w.f
 	g.section(fmt.Sprintf("HOSTA: %s encapsulates — neighbour and FDB entries give the outer destination", f.vxlan))
 	neigh, err := g.show(f.hostA, []string{f.vtepB.String()}, "ip", "neigh")
 	if err != nil {
@@ -137,7 +201,12 @@ func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 	}
 	g.hop("the inner frame goes to %s (PERMANENT neighbour of %s); the FDB maps that MAC to %s:", mac, f.vtepB, f.hostBIP)
 	g.hop("encapsulated in VXLAN VNI %d, UDP to %s:%d, sent from %s's eth0 %s", f.vni, f.hostBIP, f.vxlanPort, f.hostA, f.hostAIP)
+	return nil
+}
 
+// hostBDecapsulation shows HOSTB decapsulating and routing to the pod.
+func (w *nodePortWalk) hostBDecapsulation() error {
+	g, f := w.g, w.f
 	g.section(fmt.Sprintf("HOSTB (the receiver): %s decapsulates, the route leads to the pod", f.vxlan))
 	if _, err := g.show(f.hostB, nil, "ip", "-d", "link", "show", f.vxlan); err != nil {
 		return err
@@ -157,7 +226,12 @@ func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 	} else {
 		g.hop("the pod CIDR is on the cni0 bridge; the pod's veth is one of its ports")
 	}
+	return nil
+}
 
+// podReply shows the pod's routes and neighbours, and the way back.
+func (w *nodePortWalk) podReply() error {
+	g, f := w.g, w.f
 	g.section("The pod answers: its routes, and who answers ARP for its gateway")
 	if _, err := g.show(f.pod, nil, "ip", "route"); err != nil {
 		return err
@@ -174,7 +248,12 @@ func nodePortSteps(ctx context.Context, g *guide, manifest string) error {
 		return err
 	}
 	g.hop("the reply %s:3000 -> %s goes back through %s to HOSTA, the same way in reverse", f.podIP, f.vtepA, f.vxlan)
+	return nil
+}
 
+// conntrack shows where the addresses were rewritten, on both nodes.
+func (w *nodePortWalk) conntrack() error {
+	g, f := w.g, w.f
 	g.section("conntrack on both nodes: where the addresses were rewritten")
 	if _, err := g.show(f.hostA, nil, "conntrack", "-L", "-p", "tcp", "--dport", "30000"); err != nil {
 		return err

@@ -57,31 +57,69 @@ func Build(ctx context.Context, d Docker, opts Options) (*Result, error) {
 	if opts.Quirks != nil {
 		q = *opts.Quirks
 	}
-	res := &Result{Kubernetes: v.Kubernetes}
-	var mu sync.Mutex // steps may run concurrently (the root filesystem with the Go builds)
-	step := func(name string, fn func() (product string, cached bool, err error)) error {
-		t := time.Now()
-		product, cached, err := fn()
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+	b := &build{ctx: ctx, d: d, v: v, root: root, q: q, out: opts.Out, res: &Result{Kubernetes: v.Kubernetes}}
+	for _, step := range []func() error{
+		b.kubernetesBinaries,
+		b.kubeadmImages,
+		b.startRootfs, // kind's base files, then the node's root filesystem, while Go compiles
+		b.componentBinaries,
+		b.waitRootfs,
+		b.componentImages,
+		b.nodeImage,
+	} {
+		if err := step(); err != nil {
+			return nil, err
 		}
-		s := Step{Name: name, Product: product, Cached: cached, Took: time.Since(t)}
-		mu.Lock()
-		defer mu.Unlock()
-		res.Steps = append(res.Steps, s)
-		if opts.Out != nil {
-			how := "built"
-			if cached {
-				how = "cached"
-			}
-			fmt.Fprintf(opts.Out, "%-28s %-6s %8s  %s\n", name, how, s.Took.Round(10*time.Millisecond), product)
-		}
-		return nil
 	}
+	b.res.Took = time.Since(start)
+	return b.res, nil
+}
 
-	// 1. Kubernetes.
-	err := step("kubernetes binaries "+v.Kubernetes, func() (string, bool, error) {
-		path, hit, err := cache.Product(ctx, root, "kubernetes", v.Kubernetes, func(tmp string) error {
+// build is what the steps of Build share.
+type build struct {
+	ctx  context.Context
+	d    Docker
+	v    Versions
+	root string // the cache directory
+	q    host.Quirks
+	out  io.Writer // progress; nil: quiet
+	res  *Result
+
+	mu         sync.Mutex        // steps may run concurrently (the root filesystem with the Go builds)
+	comps      []Component       // what kubeadm wants
+	binDir     map[string]string // component name => directory with its binary
+	rootKey    string            // the root filesystem's cache key
+	rootfsDone chan error        // the root filesystem is built (or failed)
+}
+
+// step runs fn, the step called name, records what it made and prints a
+// progress line; its error names the step.
+func (b *build) step(name string, fn func() (product string, cached bool, err error)) error {
+	t := time.Now()
+	product, cached, err := fn()
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	s := Step{Name: name, Product: product, Cached: cached, Took: time.Since(t)}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.res.Steps = append(b.res.Steps, s)
+	if b.out != nil {
+		how := "built"
+		if cached {
+			how = "cached"
+		}
+		fmt.Fprintf(b.out, "%-28s %-6s %8s  %s\n", name, how, s.Took.Round(10*time.Millisecond), product)
+	}
+	return nil
+}
+
+// kubernetesBinaries builds kubeadm, kubectl, the control plane and
+// kube-proxy from source.
+func (b *build) kubernetesBinaries() error {
+	ctx, v := b.ctx, b.v
+	return b.step("kubernetes binaries "+v.Kubernetes, func() (string, bool, error) {
+		path, hit, err := cache.Product(ctx, b.root, "kubernetes", v.Kubernetes, func(tmp string) error {
 			mods, err := stagingModules(ctx, v.Kubernetes)
 			if err != nil {
 				return err
@@ -92,60 +130,68 @@ func Build(ctx context.Context, d Docker, opts Options) (*Result, error) {
 			}
 			return p.build(ctx, tmp)
 		})
-		res.KubeBin = filepath.Join(path, "bin")
-		return res.KubeBin, hit, err
+		b.res.KubeBin = filepath.Join(path, "bin")
+		return b.res.KubeBin, hit, err
 	})
-	if err != nil {
-		return nil, err
-	}
+}
 
-	// 2. What kubeadm wants.
-	var comps []Component
-	err = step("kubeadm images list", func() (string, bool, error) { // not cached: it takes milliseconds
-		out, err := cmdrun.Command(filepath.Join(res.KubeBin, "kubeadm"), "config", "images", "list", "--kubernetes-version", v.Kubernetes).Text(ctx)
+// kubeadmImages asks kubeadm which component images it wants; the
+// Kubernetes components' binaries are those just built.
+func (b *build) kubeadmImages() error {
+	err := b.step("kubeadm images list", func() (string, bool, error) { // not cached: it takes milliseconds
+		out, err := cmdrun.Command(filepath.Join(b.res.KubeBin, "kubeadm"), "config", "images", "list", "--kubernetes-version", b.v.Kubernetes).Text(b.ctx)
 		if err != nil {
 			return "", false, err
 		}
-		comps, err = parseComponents(out)
+		b.comps, err = parseComponents(out)
 		return strings.Join(strings.Fields(out), " "), false, err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	binDir := map[string]string{}
+	b.binDir = map[string]string{}
 	for _, c := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy"} {
-		binDir[c] = res.KubeBin
+		b.binDir[c] = b.res.KubeBin
 	}
+	return nil
+}
 
-	// 4. kind's base files, 5. the node's root filesystem: debootstrap
-	// waits on the network and dpkg, so it runs while Go compiles.
-	pause, _ := find(comps, "pause")
-	rootKey := cache.Key(rootfsKey(v, pause.Image, q)...)
-	rootfsDone := make(chan error, 1)
+// startRootfs finds kind's base files, then builds the node's root
+// filesystem, in the background: debootstrap waits on the network and
+// dpkg, so it runs while Go compiles. waitRootfs waits for it.
+func (b *build) startRootfs() error {
+	ctx, v := b.ctx, b.v
+	pause, _ := find(b.comps, "pause")
+	b.rootKey = cache.Key(rootfsKey(v, pause.Image, b.q)...)
+	b.rootfsDone = make(chan error, 1)
 	go func() {
 		var kindDir string
-		if err := step("kind base files "+v.Kind, func() (string, bool, error) {
+		if err := b.step("kind base files "+v.Kind, func() (string, bool, error) {
 			dir, err := moduleDir(ctx, "sigs.k8s.io/kind", v.Kind)
 			kindDir = dir
 			return dir, true, err
 		}); err != nil {
-			rootfsDone <- err
+			b.rootfsDone <- err
 			return
 		}
-		rootfsDone <- step("node rootfs "+v.Suite, func() (string, bool, error) {
-			path, hit, err := cache.Product(ctx, root, "rootfs", rootKey, func(tmp string) error {
-				return buildRootfs(ctx, v, kindDir, pause.Image, q, tmp)
+		b.rootfsDone <- b.step("node rootfs "+v.Suite, func() (string, bool, error) {
+			path, hit, err := cache.Product(ctx, b.root, "rootfs", b.rootKey, func(tmp string) error {
+				return buildRootfs(ctx, v, kindDir, pause.Image, b.q, tmp)
 			})
-			res.RootfsTar = filepath.Join(path, "rootfs.tar")
-			return res.RootfsTar, hit, err
+			b.res.RootfsTar = filepath.Join(path, "rootfs.tar")
+			return b.res.RootfsTar, hit, err
 		})
 	}()
+	return nil
+}
 
-	// 3. etcd, CoreDNS, pause.
+// componentBinaries builds etcd, CoreDNS and pause. When one fails, it
+// waits for the root filesystem before returning.
+func (b *build) componentBinaries() error {
 	for _, name := range []string{"etcd", "coredns", "pause"} {
-		c, ok := find(comps, name)
+		c, ok := find(b.comps, name)
 		if !ok {
-			return nil, fmt.Errorf("kubeadm's image list has no %s", name)
+			return fmt.Errorf("kubeadm's image list has no %s", name)
 		}
 		var prog goProgram
 		key := c.Version
@@ -157,29 +203,36 @@ func Build(ctx context.Context, d Docker, opts Options) (*Result, error) {
 		case "pause":
 			prog, key = pauseProgram(), "svclab-pause-1"
 		}
-		err = step(name+" binary "+c.Version, func() (string, bool, error) {
-			path, hit, err := cache.Product(ctx, root, name, key, func(tmp string) error { return prog.build(ctx, tmp) })
-			binDir[name] = filepath.Join(path, "bin")
-			return binDir[name], hit, err
+		err := b.step(name+" binary "+c.Version, func() (string, bool, error) {
+			path, hit, err := cache.Product(b.ctx, b.root, name, key, func(tmp string) error { return prog.build(b.ctx, tmp) })
+			b.binDir[name] = filepath.Join(path, "bin")
+			return b.binDir[name], hit, err
 		})
 		if err != nil {
-			<-rootfsDone
-			return nil, err
+			<-b.rootfsDone
+			return err
 		}
 	}
-	if err := <-rootfsDone; err != nil {
-		return nil, err
-	}
+	return nil
+}
 
-	// 6. Component images.
-	for _, c := range comps {
+// waitRootfs waits for the root filesystem startRootfs builds.
+func (b *build) waitRootfs() error {
+	return <-b.rootfsDone
+}
+
+// componentImages imports an image for each component kubeadm wants:
+// its binary, on the node's root filesystem if it needs tools.
+func (b *build) componentImages() error {
+	ctx, d, res := b.ctx, b.d, b.res
+	for _, c := range b.comps {
 		c := c
 		res.Images = append(res.Images, c.Image)
-		if err := step("image "+c.Name, func() (string, bool, error) {
+		if err := b.step("image "+c.Name, func() (string, bool, error) {
 			if imageExists(ctx, d, c.Image) {
 				return c.Image, true, nil
 			}
-			src := filepath.Join(binDir[c.Name], c.Binary)
+			src := filepath.Join(b.binDir[c.Name], c.Binary)
 			var layers []layer
 			if c.WithTools {
 				layers = append(layers, layer{Tar: res.RootfsTar})
@@ -189,13 +242,18 @@ func Build(ctx context.Context, d Docker, opts Options) (*Result, error) {
 			}
 			return c.Image, false, importImage(ctx, d, c.Image, c.importChanges(), layers)
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
-	// 7. The node image.
-	res.NodeImage = fmt.Sprintf("svclab/kind-node:%s-%s", v.Kubernetes, cache.Key(rootKey, v.Kubernetes, strings.Join(res.Images, ","), "node-2"))
-	if err := step("node image", func() (string, bool, error) {
+// nodeImage builds the node image from the root filesystem, the
+// Kubernetes binaries and the component images, and removes older ones.
+func (b *build) nodeImage() error {
+	ctx, d, v, res := b.ctx, b.d, b.v, b.res
+	res.NodeImage = fmt.Sprintf("svclab/kind-node:%s-%s", v.Kubernetes, cache.Key(b.rootKey, v.Kubernetes, strings.Join(res.Images, ","), "node-2"))
+	return b.step("node image", func() (string, bool, error) {
 		if imageExists(ctx, d, res.NodeImage) {
 			return res.NodeImage, true, nil
 		}
@@ -204,11 +262,7 @@ func Build(ctx context.Context, d Docker, opts Options) (*Result, error) {
 		}
 		removeOtherNodeImages(ctx, d, res.NodeImage)
 		return res.NodeImage, false, nil
-	}); err != nil {
-		return nil, err
-	}
-	res.Took = time.Since(start)
-	return res, nil
+	})
 }
 
 // removeOtherNodeImages deletes earlier node images (other keys) that no
