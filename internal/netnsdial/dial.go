@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"runtime"
 
 	"github.com/vishvananda/netns"
 	"k8s.io/client-go/rest"
+
+	"github.com/svclab/svclab/internal/nsthread"
 )
 
 // DialFunc is the signature of net.Dialer.DialContext and rest.Config.Dial.
@@ -25,41 +26,18 @@ func Dialer(namespace string) DialFunc {
 			return nil, fmt.Errorf("network namespace %s: %w", namespace, err)
 		}
 		defer target.Close()
-		type result struct {
-			conn net.Conn
-			err  error
-		}
-		done := make(chan result, 1)
-		go func() {
-			// This goroutine's thread is switched into the namespace and
-			// never given back to the scheduler if switching back fails
-			// (the goroutine exits while still locked: the runtime then
-			// kills the thread).
-			runtime.LockOSThread()
-			origin, err := netns.Get()
-			if err != nil {
-				done <- result{err: err}
-				return
-			}
-			defer origin.Close()
-			if err := netns.Set(target); err != nil {
-				done <- result{err: fmt.Errorf("entering network namespace %s: %w", namespace, err)}
-				return
-			}
+		var conn net.Conn
+		err = nsthread.Do(namespace, target, func() error {
 			var d net.Dialer
-			conn, err := d.DialContext(ctx, network, address)
-			if err := netns.Set(origin); err != nil {
-				if conn != nil {
-					conn.Close()
-				}
-				done <- result{err: fmt.Errorf("leaving network namespace %s: %w", namespace, err)}
-				return
-			}
-			runtime.UnlockOSThread()
-			done <- result{conn: conn, err: err}
-		}()
-		r := <-done
-		return r.conn, r.err
+			var err error
+			conn, err = d.DialContext(ctx, network, address)
+			return err
+		})
+		if err != nil && conn != nil {
+			conn.Close() // dialled, but the thread could not be switched back
+			conn = nil
+		}
+		return conn, err
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -19,15 +18,7 @@ import (
 // namespace, where the same address and port are not served.
 func TestIntegrationDialerReachesLoopbackOfANamespace(t *testing.T) {
 	roottest.Require(t, "creates a network namespace")
-	const name = "svclab-test-netnsdial"
-	exec.Command("ip", "netns", "delete", name).Run()
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v: %s", err, out)
-	}
-	defer exec.Command("ip", "netns", "delete", name).Run()
-	if out, err := exec.Command("ip", "-n", name, "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		t.Fatalf("lo up: %v: %s", err, out)
-	}
+	name := roottest.Netns(t, "svclab-test-netnsdial")
 
 	// A listener inside the namespace (the socket is made on a thread
 	// switched into it by the same mechanism, so listen there by hand).

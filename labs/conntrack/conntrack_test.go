@@ -79,16 +79,13 @@ func TestParseFlow(t *testing.T) {
 // inside a fresh namespace and reads its entry back over netlink.
 func TestIntegrationDumpSeesNAT(t *testing.T) {
 	roottest.Require(t, "creates a network namespace and iptables rules in it")
-	ns := "svclab-conntrack-test"
+	ns := roottest.Netns(t, "svclab-conntrack-test")
 	run := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	run("ip", "netns", "add", ns)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
-	run("ip", "-n", ns, "link", "set", "lo", "up")
 	run("ip", "-n", ns, "addr", "add", "10.0.0.1/32", "dev", "lo")
 	run("ip", "-n", ns, "addr", "add", "10.0.0.2/32", "dev", "lo")
 	run("ip", "netns", "exec", ns, "iptables", "-w", "-t", "nat", "-A", "OUTPUT", "-d", "10.0.0.1", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", "10.0.0.1:8080")

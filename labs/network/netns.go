@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +13,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/svclab/svclab/internal/nsthread"
 )
 
 // netnsRunDir is where iproute2 keeps named namespaces; svclab uses the
@@ -41,66 +42,7 @@ func Do(nsName string, fn func() error) error {
 		return fmt.Errorf("open network namespace %s: %w", nsName, err)
 	}
 	defer target.Close()
-	return doIn(nsName, target, fn)
-}
-
-// doIn is Do with the namespace already open.
-func doIn(nsName string, target netns.NsHandle, fn func() error) error {
-	enter := func() error {
-		if err := netns.Set(target); err != nil {
-			return fmt.Errorf("enter network namespace %s: %w", nsName, err)
-		}
-		cur, err := netns.Get()
-		if err != nil {
-			return fmt.Errorf("check network namespace %s: %w", nsName, err)
-		}
-		defer cur.Close()
-		if !cur.Equal(target) {
-			return fmt.Errorf("enter network namespace %s: the thread is in %s instead", nsName, cur.UniqueId())
-		}
-		return nil
-	}
-	return onSwitchedThread(enter, fn)
-}
-
-// onSwitchedThread runs enter then fn on a fresh goroutine locked to its OS
-// thread, and afterwards puts the thread back into the namespace it started
-// in. enter is what moves the thread (setns or unshare). When the thread
-// cannot be put back it stays locked, and the Go runtime ends it together
-// with the goroutine, so no other goroutine ever runs in a lab namespace by
-// accident. A panic in fn is returned as an error after the switch back.
-func onSwitchedThread(enter, fn func() error) error {
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		origin, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			done <- fmt.Errorf("open the current network namespace: %w", err)
-			return
-		}
-		defer origin.Close()
-		var ferr error
-		func() {
-			defer func() {
-				if r := recover(); r != nil {
-					ferr = fmt.Errorf("panic inside a lab namespace: %v", r)
-				}
-			}()
-			if ferr = enter(); ferr != nil {
-				return
-			}
-			ferr = fn()
-		}()
-		if err := netns.Set(origin); err != nil {
-			// Leave the thread locked: it dies with this goroutine.
-			done <- errors.Join(ferr, fmt.Errorf("switch back to the original network namespace: %w (thread discarded)", err))
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- ferr
-	}()
-	return <-done
+	return nsthread.Do(nsName, target, fn)
 }
 
 var runDirOnce struct {
@@ -155,7 +97,7 @@ func createNamedNetns(name string) error {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
 	f.Close()
-	err = onSwitchedThread(
+	err = nsthread.OnSwitchedThread(
 		func() error {
 			if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 				return fmt.Errorf("unshare(CLONE_NEWNET): %w", err)

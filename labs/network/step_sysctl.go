@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/svclab/svclab/internal/nsthread"
 )
 
 // SetSysctl writes a per-namespace sysctl inside a lab namespace. Key is the
@@ -32,7 +34,7 @@ func (s SetSysctl) apply(x *executor) error {
 	if err != nil {
 		return err
 	}
-	return doIn(s.NS, c.ns, func() error { return writeSysctl(s.Key, s.Value) })
+	return nsthread.Do(s.NS, c.ns, func() error { return writeSysctl(s.Key, s.Value) })
 }
 
 func writeSysctl(key, value string) error {
@@ -77,7 +79,7 @@ func (s EnableBridgeNF) apply(x *executor) error {
 	if err != nil {
 		return err
 	}
-	return doIn(s.NS, c.ns, func() error {
+	return nsthread.Do(s.NS, c.ns, func() error {
 		v, err := readSysctl(bridgeNFKey)
 		if err != nil {
 			return fmt.Errorf("read %s: %w (is br_netfilter loaded on the host?)", bridgeNFKey, err)

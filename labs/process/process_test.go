@@ -1,7 +1,6 @@
 package process
 
 import (
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,11 +10,7 @@ import (
 
 func TestIntegrationStartFindStop(t *testing.T) {
 	roottest.Require(t, "creates a network namespace")
-	ns := "svclab-processtest"
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", ns).Run() })
+	ns := roottest.Netns(t, "svclab-processtest")
 	dir := t.TempDir()
 	pid, err := Start(Spec{Namespace: ns, Args: []string{"sleep", "60"}, LogFile: filepath.Join(dir, "log"), PIDFile: filepath.Join(dir, "pid")})
 	if err != nil {

@@ -1,8 +1,6 @@
 package iptables_test
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/netip"
 	"os/exec"
@@ -20,20 +18,7 @@ import (
 // namespace.
 func newTestNetns(t *testing.T) string {
 	t.Helper()
-	var suffix [4]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		t.Fatal(err)
-	}
-	name := "svclabtest-" + hex.EncodeToString(suffix[:])
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v: %s", name, err, out)
-		}
-	})
-	return name
+	return roottest.Netns(t, "svclabtest")
 }
 
 // saveTables returns iptables-save of filter and nat without comment lines.

@@ -1,14 +1,11 @@
 package ipvs
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net"
 	"net/netip"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -20,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/svclab/svclab/internal/nsthread"
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
@@ -35,25 +33,10 @@ const itNodeIP = "192.168.50.10"
 // here touches the host's own namespace.
 func newTestNetns(t *testing.T) string {
 	t.Helper()
-	var suffix [4]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		t.Fatal(err)
-	}
-	name := "ipvstest-" + hex.EncodeToString(suffix[:])
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add %s: %v: %s", name, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v: %s", name, err, out)
-		}
-	})
+	name := roottest.Netns(t, "ipvstest")
 	h := nlHandle(t, name)
 	lo, err := h.LinkByName("lo")
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.LinkSetUp(lo); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.AddrAdd(lo, &netlink.Addr{IPNet: &net.IPNet{IP: net.ParseIP(itNodeIP), Mask: net.CIDRMask(24, 32)}}); err != nil {
@@ -486,23 +469,14 @@ func TestIntegrationSchedulerProbe(t *testing.T) {
 // opened there stay in it.
 func inNetns(t *testing.T, ns string, fn func()) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		runtime.LockOSThread() // never unlocked: the thread is discarded
-		h, err := netns.GetFromPath(filepath.Join("/run/netns", ns))
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer h.Close()
-		if err := netns.Set(h); err != nil {
-			t.Error(err)
-			return
-		}
-		fn()
-	}()
-	<-done
+	h, err := netns.GetFromPath(filepath.Join("/run/netns", ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := nsthread.Do(ns, h, func() error { fn(); return nil }); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestIntegrationGracefulTermination drains a real server that has a live

@@ -1,13 +1,13 @@
 package kernel
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strings"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/svclab/svclab/internal/nsthread"
 )
 
 // Sysctl implements Sysctls: `sysctl -n KEY` inside the namespace.
@@ -41,26 +41,5 @@ func (k *Netlink) inNamespace(fn func() error) error {
 	if k.ns == netns.None() {
 		return fn()
 	}
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		origin, err := netns.Get()
-		if err != nil {
-			done <- err
-			return // the thread stays locked and dies with the goroutine
-		}
-		defer origin.Close()
-		if err := netns.Set(k.ns); err != nil {
-			done <- fmt.Errorf("enter network namespace %s: %w", k.nsName, err)
-			return
-		}
-		ferr := fn()
-		if err := netns.Set(origin); err != nil {
-			done <- errors.Join(ferr, fmt.Errorf("leave network namespace %s: %w", k.nsName, err))
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- ferr
-	}()
-	return <-done
+	return nsthread.Do(k.nsName, k.ns, fn)
 }
