@@ -106,17 +106,14 @@ func (l *Lab) waitForProxies(ctx context.Context, gen int64, opts Options, skipB
 	}
 }
 
-// tail returns the last n lines of a file, indented, for error messages.
+// tail returns the last n lines of a process's log, indented, for error
+// messages.
 func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	lines := process.LogTail(path, n)
+	if lines == "" {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return "  " + path + ":\n    " + strings.Join(lines, "\n    ")
+	return "  " + path + ":\n    " + strings.ReplaceAll(lines, "\n", "\n    ")
 }
 
 // ProxyPod is a node's proxy as `kubectl get pods -n kube-system` would show

@@ -13,6 +13,7 @@ import (
 
 	"github.com/svclab/svclab/labs/kind/cmdrun"
 	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/process"
 )
 
 // daemonConfig is svclab's dockerd configuration (daemon.json).
@@ -92,9 +93,9 @@ func start(ctx context.Context) error {
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("%s exited (%v); its log %s:\n%s", strings.Join(args, " "), err, logPath, tail(logPath, 30))
+			return fmt.Errorf("%s exited (%v); its log %s:\n%s", strings.Join(args, " "), err, logPath, process.LogTail(logPath, 30))
 		case <-deadline:
-			return fmt.Errorf("%s did not answer on %s within 60s; its log %s:\n%s", strings.Join(args, " "), Host, logPath, tail(logPath, 30))
+			return fmt.Errorf("%s did not answer on %s within 60s; its log %s:\n%s", strings.Join(args, " "), Host, logPath, process.LogTail(logPath, 30))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(250 * time.Millisecond):
@@ -115,17 +116,4 @@ func daemonPID() int {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	return pid
-}
-
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
