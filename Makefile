@@ -46,13 +46,14 @@ test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's sto
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/
 
 e2e-kind: root-check deps build ## kind clusters, offline: build the node image if missing, run the conformance scenarios on kind (JUnit in _out/; ~30 min cold)
-	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out $(GO) test -count=1 -timeout 80m -run 'TestIntegrationKind$$' -v ./labs/kind/
+	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_CONFORMANCE_BIN=$(CURDIR)/$(CONFORMANCE_BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out \
+		$(GO) test -count=1 -timeout 80m -run 'TestIntegrationKind$$' -v ./scenarios/kinde2e/
 
 test-unit: ## run the tests that need no root (root tests skip with a message)
 	$(GO) test ./...
 
-test-scenarios: root-check deps build ## run only the ginkgo scenarios, verbosely
-	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./scenarios/... -ginkgo.v
+test-scenarios: root-check deps build ## run only the ginkgo scenarios (labs, conformance on labs), verbosely
+	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./scenarios/ ./scenarios/conformance/ -ginkgo.v
 
 bench: ## run the benchmarks (renderer, lab bring-up) and print their tables
 	$(GO) test -run '^$$' -bench . -benchmem ./proxy/... ./labs/...
