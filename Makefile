@@ -4,6 +4,9 @@
 # PATH is reset, so Go is looked up where the Go installer puts it too.
 GO       ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN      := bin/svclab
+# The conformance suite, a test binary of its own beside the CLI (as
+# Kubernetes ships e2e.test): `svclab conformance` runs it.
+CONFORMANCE_BIN := bin/svclab-conformance.test
 # Debian packages the labs and tests use; installed when missing (qemu runs
 # the IPVS tests in a VM with Debian's stock kernel when this one lacks IPVS).
 APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils
@@ -23,8 +26,9 @@ deps: ## install the Debian packages the labs need (iptables, iproute2, conntrac
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-build: ## build the CLI into bin/svclab
+build: ## build the CLI into bin/svclab and the conformance suite into bin/svclab-conformance.test
 	$(GO) build -o $(BIN) ./tools/svclab
+	$(GO) test -c -o $(CONFORMANCE_BIN) ./scenarios/conformance/e2e
 
 root-check:
 	@[ "$$(id -u)" = 0 ] || { echo "this target needs root (network namespaces, iptables): run sudo make $(MAKECMDGOALS)"; exit 1; }
@@ -42,13 +46,14 @@ test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's sto
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/
 
 e2e-kind: root-check deps build ## kind clusters, offline: build the node image if missing, run the conformance scenarios on kind (JUnit in _out/; ~30 min cold)
-	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out $(GO) test -count=1 -timeout 80m -run 'TestIntegrationKind$$' -v ./labs/kind/
+	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_CONFORMANCE_BIN=$(CURDIR)/$(CONFORMANCE_BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out \
+		$(GO) test -count=1 -timeout 80m -run 'TestIntegrationKind$$' -v ./scenarios/kinde2e/
 
 test-unit: ## run the tests that need no root (root tests skip with a message)
 	$(GO) test ./...
 
-test-scenarios: root-check deps build ## run only the ginkgo scenarios, verbosely
-	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./scenarios/... -ginkgo.v
+test-scenarios: root-check deps build ## run only the ginkgo scenarios (labs, conformance on labs), verbosely
+	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./scenarios/ ./scenarios/conformance/ -ginkgo.v
 
 bench: ## run the benchmarks (renderer, lab bring-up) and print their tables
 	$(GO) test -run '^$$' -bench . -benchmem ./proxy/... ./labs/...

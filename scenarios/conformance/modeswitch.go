@@ -18,53 +18,55 @@ import (
 // /proxyMode on every node and the Service's rules in the new mode — and
 // switch back the same way. With the stock kube-proxy the pair is
 // iptables ↔ nftables; ipvs where the nodes' kernel has IP_VS.
-var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Ordered, Label("mode-switch"), func() {
-	w := newWeb("modeswitch", 2)
-	var from, to string
+func (s *suite) modeSwitchSpecs() {
+	Describe("switching the proxy mode through the kube-proxy ConfigMap", Ordered, Label("mode-switch"), func() {
+		w := s.newWeb("modeswitch", 2)
+		var from, to string
 
-	BeforeAll(func(ctx SpecContext) {
-		var err error
-		from, err = (*w.ws).ProxyMode(ctx, w.nodes[0].Name)
-		Expect(err).NotTo(HaveOccurred())
-		modes, err := (*w.ws).ProxyModes(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		to = otherMode(from, modes)
-		if to == "" {
-			Skip(fmt.Sprintf("the proxy runs in %s mode and can run no other here (modes %v)", from, modes))
+		BeforeAll(func(ctx SpecContext) {
+			var err error
+			from, err = (*w.ws).ProxyMode(ctx, w.nodes[0].Name)
+			Expect(err).NotTo(HaveOccurred())
+			modes, err := (*w.ws).ProxyModes(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			to = otherMode(from, modes)
+			if to == "" {
+				Skip(fmt.Sprintf("the proxy runs in %s mode and can run no other here (modes %v)", from, modes))
+			}
+			DeferCleanup(func(ctx SpecContext) {
+				// Leave the cluster in the mode it had, also after a failure.
+				Expect((*w.ws).SwitchProxyMode(ctx, from)).To(Succeed())
+			})
+		})
+
+		check := func(ctx context.Context, mode string) {
+			GinkgoHelper()
+			for _, n := range w.nodes {
+				Expect((*w.ws).ProxyMode(ctx, n.Name)).To(Equal(mode), "/proxyMode on %s", n.Name)
+			}
+			Eventually(func(g Gomega) {
+				expectProgrammedIn(g, ctx, mode, w)
+			}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+			const n = 100
+			res, err := (*w.ws).Traffic(ctx, w.fromProbe(), w.vip(), n)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Succeeded).To(Equal(n), "every connection answers in %s mode: %s", mode, kit.DescribeTraffic(res))
+			Expect(res.Backends).To(HaveLen(len(w.pods)), "both pods answer in %s mode: %v", mode, res.Backends)
 		}
-		DeferCleanup(func(ctx SpecContext) {
-			// Leave the cluster in the mode it had, also after a failure.
+
+		It("switches to the other mode when the ConfigMap says so and the proxy pods are deleted", func(ctx SpecContext) {
+			By(fmt.Sprintf("%s → %s", from, to))
+			Expect((*w.ws).SwitchProxyMode(ctx, to)).To(Succeed())
+			check(ctx, to)
+		})
+
+		It("switches back the same way", func(ctx SpecContext) {
+			By(fmt.Sprintf("%s → %s", to, from))
 			Expect((*w.ws).SwitchProxyMode(ctx, from)).To(Succeed())
+			check(ctx, from)
 		})
 	})
-
-	check := func(ctx context.Context, mode string) {
-		GinkgoHelper()
-		for _, n := range w.nodes {
-			Expect((*w.ws).ProxyMode(ctx, n.Name)).To(Equal(mode), "/proxyMode on %s", n.Name)
-		}
-		Eventually(func(g Gomega) {
-			expectProgrammedIn(g, ctx, mode, w)
-		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
-		const n = 100
-		res, err := (*w.ws).Traffic(ctx, w.fromProbe(), w.vip(), n)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(n), "every connection answers in %s mode: %s", mode, kit.DescribeTraffic(res))
-		Expect(res.Backends).To(HaveLen(len(w.pods)), "both pods answer in %s mode: %v", mode, res.Backends)
-	}
-
-	It("switches to the other mode when the ConfigMap says so and the proxy pods are deleted", func(ctx SpecContext) {
-		By(fmt.Sprintf("%s → %s", from, to))
-		Expect((*w.ws).SwitchProxyMode(ctx, to)).To(Succeed())
-		check(ctx, to)
-	})
-
-	It("switches back the same way", func(ctx SpecContext) {
-		By(fmt.Sprintf("%s → %s", to, from))
-		Expect((*w.ws).SwitchProxyMode(ctx, from)).To(Succeed())
-		check(ctx, from)
-	})
-})
+}
 
 // otherMode is the mode to switch to from `from`: nftables ↔ iptables
 // first, else ipvs, else "".

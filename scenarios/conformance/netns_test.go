@@ -14,19 +14,20 @@ import (
 
 // TestConformanceOnLabs runs the conformance scenarios on svclab's netns
 // labs, and checks that the host's root namespace is as it was.
-// (`svclab conformance --kubeconfig` runs the same specs on a cluster.)
+// (bin/svclab-conformance.test, which `svclab conformance --kubeconfig`
+// runs, registers the same specs on a cluster.)
 func TestConformanceOnLabs(t *testing.T) {
-	if os.Getenv("SVCLAB_E2E_KIND") == "1" {
-		t.Skip("SVCLAB_E2E_KIND=1: this process runs the suite on kind (ginkgo runs one suite per process)")
-	}
 	roottest.Require(t, "the scenarios build labs from network namespaces and run iptables in them")
 	dir := t.TempDir()
-	Setup = func(context.Context) (kit.Target, error) {
+	err := Register(Options{Setup: func(context.Context) (kit.Target, error) {
 		bin, err := roottest.Binary(dir)
 		if err != nil {
 			return nil, err
 		}
 		return &kit.LabTarget{Binary: bin, CNI: os.Getenv("SVCLAB_CNI")}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	before := roottest.SnapshotHost()
 	RegisterFailHandler(Fail)

@@ -17,50 +17,52 @@ import (
 // DNATs to the pod and must also SNAT (MASQUERADE to its own address
 // towards B), or the pod's reply would go straight to the client, which
 // would drop it. The conntrack entry on node A shows both translations.
-var _ = Describe("cross-node NodePort with SNAT", Ordered, Label("nodeport"), func() {
-	var (
-		nodes []kit.Node
-		svc   *corev1.Service
-		pod   corev1.Pod
-	)
-	ws := workspace("nodeport", 2, func(ctx context.Context, ws kit.Workspace) string {
-		var err error
-		nodes, err = ws.Nodes(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		return nodePortService(nodes[1].Name)
-	})
-	BeforeAll(func(ctx SpecContext) {
-		var err error
-		svc, err = (*ws).Service(ctx, "echo")
-		Expect(err).NotTo(HaveOccurred())
-		pods, err := (*ws).Pods(ctx, "echo")
-		Expect(err).NotTo(HaveOccurred())
-		Expect(pods).To(HaveLen(1))
-		pod = pods[0]
-		Expect(pod.Spec.NodeName).To(Equal(nodes[1].Name))
-	})
+func (s *suite) nodePortSpecs() {
+	Describe("cross-node NodePort with SNAT", Ordered, Label("nodeport"), func() {
+		var (
+			nodes []kit.Node
+			svc   *corev1.Service
+			pod   corev1.Pod
+		)
+		ws := s.workspace("nodeport", 2, func(ctx context.Context, ws kit.Workspace) string {
+			var err error
+			nodes, err = ws.Nodes(ctx)
+			Expect(err).NotTo(HaveOccurred())
+			return s.nodePortService(nodes[1].Name)
+		})
+		BeforeAll(func(ctx SpecContext) {
+			var err error
+			svc, err = (*ws).Service(ctx, "echo")
+			Expect(err).NotTo(HaveOccurred())
+			pods, err := (*ws).Pods(ctx, "echo")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(pods).To(HaveLen(1))
+			pod = pods[0]
+			Expect(pod.Spec.NodeName).To(Equal(nodes[1].Name))
+		})
 
-	It("answers on node A's NodePort from the pod on node B, SNATed on A, as conntrack shows", func(ctx SpecContext) {
-		const n = 50
-		a, b := nodes[0], nodes[1]
-		target := netip.AddrPortFrom(a.IP, uint16(svc.Spec.Ports[0].NodePort))
-		podAddr := netip.AddrPortFrom(netip.MustParseAddr(pod.Status.PodIP), 8080)
-		By(fmt.Sprintf("%d connections from outside the pod network (via %s) to %s (node %s); the pod %s runs on %s", n, b.Name, target, a.Name, podAddr, b.Name))
-		res, err := (*ws).Traffic(ctx, kit.Client{Node: b.Name}, target, n)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(n), "every connection answers: %s", kit.DescribeTraffic(res))
-		Expect(res.Backends).To(Equal(map[string]int{pod.Name: n}), "the one pod answers")
+		It("answers on node A's NodePort from the pod on node B, SNATed on A, as conntrack shows", func(ctx SpecContext) {
+			const n = 50
+			a, b := nodes[0], nodes[1]
+			target := netip.AddrPortFrom(a.IP, uint16(svc.Spec.Ports[0].NodePort))
+			podAddr := netip.AddrPortFrom(netip.MustParseAddr(pod.Status.PodIP), 8080)
+			By(fmt.Sprintf("%d connections from outside the pod network (via %s) to %s (node %s); the pod %s runs on %s", n, b.Name, target, a.Name, podAddr, b.Name))
+			res, err := (*ws).Traffic(ctx, kit.Client{Node: b.Name}, target, n)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Succeeded).To(Equal(n), "every connection answers: %s", kit.DescribeTraffic(res))
+			Expect(res.Backends).To(Equal(map[string]int{pod.Name: n}), "the one pod answers")
 
-		masq, err := (*ws).RouteSource(ctx, a.Name, podAddr.Addr())
-		Expect(err).NotTo(HaveOccurred())
-		mine := trackedFlows(ctx, *ws, a.Name, target, kit.ClientAddrs(res))
-		Expect(mine).To(HaveLen(n), "one conntrack entry per connection on %s", a.Name)
-		for _, f := range mine {
-			Expect(f.Reply.Src).To(Equal(podAddr), "conntrack %v: DNAT to the pod on %s", f, b.Name)
-			Expect(f.DstNAT()).To(BeTrue(), "conntrack %v: DNAT status bit", f)
-			Expect(f.Reply.Dst.Addr()).To(Equal(masq), "conntrack %v: SNAT to %s's address towards the pod (%s)", f, a.Name, masq)
-			Expect(f.Reply.Dst.Addr()).NotTo(Equal(f.Orig.Src.Addr()), "conntrack %v: the pod does not see the client", f)
-			Expect(f.SrcNAT()).To(BeTrue(), "conntrack %v: SNAT status bit", f)
-		}
+			masq, err := (*ws).RouteSource(ctx, a.Name, podAddr.Addr())
+			Expect(err).NotTo(HaveOccurred())
+			mine := trackedFlows(ctx, *ws, a.Name, target, kit.ClientAddrs(res))
+			Expect(mine).To(HaveLen(n), "one conntrack entry per connection on %s", a.Name)
+			for _, f := range mine {
+				Expect(f.Reply.Src).To(Equal(podAddr), "conntrack %v: DNAT to the pod on %s", f, b.Name)
+				Expect(f.DstNAT()).To(BeTrue(), "conntrack %v: DNAT status bit", f)
+				Expect(f.Reply.Dst.Addr()).To(Equal(masq), "conntrack %v: SNAT to %s's address towards the pod (%s)", f, a.Name, masq)
+				Expect(f.Reply.Dst.Addr()).NotTo(Equal(f.Orig.Src.Addr()), "conntrack %v: the pod does not see the client", f)
+				Expect(f.SrcNAT()).To(BeTrue(), "conntrack %v: SNAT status bit", f)
+			}
+		})
 	})
-})
+}

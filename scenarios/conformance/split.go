@@ -24,9 +24,9 @@ type web struct {
 
 // newWeb makes a workspace running webService(replicas) for one Ordered
 // container.
-func newWeb(prefix string, replicas int) *web {
+func (s *suite) newWeb(prefix string, replicas int) *web {
 	w := &web{}
-	w.ws = workspace(prefix, 1, func(context.Context, kit.Workspace) string { return webService(replicas) })
+	w.ws = s.workspace(prefix, 1, func(context.Context, kit.Workspace) string { return s.webService(replicas) })
 	BeforeAll(func(ctx SpecContext) {
 		ws := *w.ws
 		var err error
@@ -174,44 +174,50 @@ func (w *web) split(ctx context.Context, from kit.Client, n int) (counts []float
 	return counts, ruleDeltas
 }
 
-var _ = Describe("two-pod 50/50 split", Ordered, Label("distribution"), func() {
-	w := newWeb("split", 2)
+// splitSpecs: two pods behind a Service, connections split 50/50.
+func (s *suite) splitSpecs() {
+	Describe("two-pod 50/50 split", Ordered, Label("distribution"), func() {
+		w := s.newWeb("split", 2)
 
-	It("programs the Service: upstream's chains and a 0.5 ladder (iptables), or a numgen map (nftables)", func(ctx SpecContext) {
-		expectProgrammed(ctx, *w.ws, w.fromProbe().Node, w.svc, w.pods, 8080)
+		It("programs the Service: upstream's chains and a 0.5 ladder (iptables), or a numgen map (nftables)", func(ctx SpecContext) {
+			expectProgrammed(ctx, *w.ws, w.fromProbe().Node, w.svc, w.pods, 8080)
+		})
+
+		It("splits connections from a pod 50/50, not masqueraded, each one counted and tracked", func(ctx SpecContext) {
+			n := sampleSize(0.6, 0.4)
+			By(fmt.Sprintf("%d connections from pod %s: chi-square at alpha %g; a 60/40 skew is caught with probability ≥ 1 − %g", n, w.probe.Name, alpha, miss))
+			counts, _ := w.split(ctx, w.fromProbe(), n)
+			expectUniform("probe → web", counts)
+		})
+
+		It("splits connections from outside the pod network 50/50, masqueraded", func(ctx SpecContext) {
+			n := sampleSize(0.6, 0.4)
+			By(fmt.Sprintf("%d connections from outside, entering at %s", n, w.fromOutside().Node))
+			counts, _ := w.split(ctx, w.fromOutside(), n)
+			expectUniform("outside → web", counts)
+		})
 	})
+}
 
-	It("splits connections from a pod 50/50, not masqueraded, each one counted and tracked", func(ctx SpecContext) {
-		n := sampleSize(0.6, 0.4)
-		By(fmt.Sprintf("%d connections from pod %s: chi-square at alpha %g; a 60/40 skew is caught with probability ≥ 1 − %g", n, w.probe.Name, alpha, miss))
-		counts, _ := w.split(ctx, w.fromProbe(), n)
-		expectUniform("probe → web", counts)
+// ladderSpecs: three pods, the 1/3, 1/2, catch-all ladder.
+func (s *suite) ladderSpecs() {
+	Describe("three-pod ladder", Ordered, Label("distribution"), func() {
+		w := s.newWeb("ladder", 3)
+
+		It("programs the 1/3, 1/2, catch-all ladder (iptables), or a numgen map over 3 (nftables)", func(ctx SpecContext) {
+			expectProgrammed(ctx, *w.ws, w.fromProbe().Node, w.svc, w.pods, 8080)
+		})
+
+		It("takes 1/3 at the first rule, half the rest at the second, and spreads evenly", func(ctx SpecContext) {
+			n := sampleSize(0.4, 0.3, 0.3)
+			By(fmt.Sprintf("%d connections from pod %s: each chi-square at alpha %g; a 40/30/30 skew is caught with probability ≥ 1 − %g", n, w.probe.Name, alpha, miss))
+			counts, deltas := w.split(ctx, w.fromProbe(), n)
+			if deltas != nil {
+				first, second, last := float64(deltas[1]), float64(deltas[2]), float64(deltas[3])
+				expectShares("first rule (probability 1/3) of all connections", []float64{first, second + last}, []float64{1.0 / 3, 2.0 / 3})
+				expectShares("second rule (probability 1/2) of the rest", []float64{second, last}, []float64{0.5, 0.5})
+			}
+			expectUniform("probe → web over 3 pods", counts)
+		})
 	})
-
-	It("splits connections from outside the pod network 50/50, masqueraded", func(ctx SpecContext) {
-		n := sampleSize(0.6, 0.4)
-		By(fmt.Sprintf("%d connections from outside, entering at %s", n, w.fromOutside().Node))
-		counts, _ := w.split(ctx, w.fromOutside(), n)
-		expectUniform("outside → web", counts)
-	})
-})
-
-var _ = Describe("three-pod ladder", Ordered, Label("distribution"), func() {
-	w := newWeb("ladder", 3)
-
-	It("programs the 1/3, 1/2, catch-all ladder (iptables), or a numgen map over 3 (nftables)", func(ctx SpecContext) {
-		expectProgrammed(ctx, *w.ws, w.fromProbe().Node, w.svc, w.pods, 8080)
-	})
-
-	It("takes 1/3 at the first rule, half the rest at the second, and spreads evenly", func(ctx SpecContext) {
-		n := sampleSize(0.4, 0.3, 0.3)
-		By(fmt.Sprintf("%d connections from pod %s: each chi-square at alpha %g; a 40/30/30 skew is caught with probability ≥ 1 − %g", n, w.probe.Name, alpha, miss))
-		counts, deltas := w.split(ctx, w.fromProbe(), n)
-		if deltas != nil {
-			first, second, last := float64(deltas[1]), float64(deltas[2]), float64(deltas[3])
-			expectShares("first rule (probability 1/3) of all connections", []float64{first, second + last}, []float64{1.0 / 3, 2.0 / 3})
-			expectShares("second rule (probability 1/2) of the rest", []float64{second, last}, []float64{0.5, 0.5})
-		}
-		expectUniform("probe → web over 3 pods", counts)
-	})
-})
+}

@@ -2,41 +2,77 @@ package conformance
 
 import (
 	"context"
+	"errors"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/svclab/svclab/labs/kind/images"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
-// Setup makes the target the suite runs on. The runner sets it before
-// RunSpecs; the suite calls it once, in BeforeSuite, and closes the
-// target in AfterSuite (a kind cluster made for the run is deleted
-// there, its logs exported first).
-var Setup func(ctx context.Context) (kit.Target, error)
+// Options say where one run of the suite goes and with which image.
+type Options struct {
+	// Setup makes the target the suite runs on. The suite calls it once,
+	// in BeforeSuite, and closes the target in AfterSuite (a kind cluster
+	// made for the run is deleted there, its logs exported first).
+	Setup func(ctx context.Context) (kit.Target, error)
+	// Image is the scenario backend image: svclab's netexec (agnhost
+	// netexec's /hostname, /clientip, /) with svclab's traffic client in
+	// it; "" is svclab/netexec:dev (images.Netexec). Clusters svclab
+	// creates have it preloaded; for other clusters the runner may name
+	// another reference (a registry copy).
+	Image string
+	// PullPolicy is the image pull policy of the scenario pods: Never on
+	// clusters svclab loaded the image into; "" is IfNotPresent.
+	PullPolicy string
+}
 
-// target is the suite's Target, set in BeforeSuite.
-var target kit.Target
+// suite is one run: its options, and the target BeforeSuite made.
+type suite struct {
+	opts   Options
+	target kit.Target
+}
 
-var _ = BeforeSuite(func(ctx SpecContext) {
-	Expect(Setup).NotTo(BeNil(), "conformance.Setup is not set: the runner says which backend the suite runs on")
-	t, err := Setup(ctx)
-	Expect(err).NotTo(HaveOccurred())
-	target = t
-	DeferCleanup(func(ctx SpecContext) {
-		Expect(target.Close(ctx)).To(Succeed())
+// Register declares the suite's specs for one run, on the target
+// opts.Setup makes. Call it once per process (ginkgo runs one suite per
+// process), before ginkgo.RunSpecs.
+func Register(opts Options) error {
+	if opts.Setup == nil {
+		return errors.New("conformance.Options.Setup is not set: the runner says which backend the suite runs on")
+	}
+	if opts.Image == "" {
+		opts.Image = images.Netexec
+	}
+	if opts.PullPolicy == "" {
+		opts.PullPolicy = "IfNotPresent"
+	}
+	s := &suite{opts: opts}
+	BeforeSuite(func(ctx SpecContext) {
+		t, err := s.opts.Setup(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		s.target = t
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(s.target.Close(ctx)).To(Succeed())
+		})
 	})
-})
+	// In the order the files declared them at init before.
+	s.modeSwitchSpecs()
+	s.nodePortSpecs()
+	s.splitSpecs()
+	s.ladderSpecs()
+	return nil
+}
 
 // workspace makes a workspace for one Ordered container in its
 // BeforeAll and deletes it after the container, also when a spec fails.
 // A target with fewer nodes than needed skips the container.
-func workspace(prefix string, nodes int, manifests func(ctx context.Context, ws kit.Workspace) string) *kit.Workspace {
+func (s *suite) workspace(prefix string, nodes int, manifests func(ctx context.Context, ws kit.Workspace) string) *kit.Workspace {
 	ws := new(kit.Workspace)
 	BeforeAll(func(ctx SpecContext) {
-		w, err := target.Workspace(ctx, prefix, nodes)
+		w, err := s.target.Workspace(ctx, prefix, nodes)
 		if err == kit.ErrTooFewNodes {
-			Skip(target.Backend() + ": " + err.Error())
+			Skip(s.target.Backend() + ": " + err.Error())
 		}
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx SpecContext) { Expect(w.Delete(ctx)).To(Succeed()) })

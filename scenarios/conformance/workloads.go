@@ -5,16 +5,6 @@ import (
 	"strings"
 )
 
-// Image is the scenario backend image: svclab's netexec (agnhost
-// netexec's /hostname, /clientip, /) with svclab's traffic client in it.
-// Clusters svclab creates have it preloaded; for other clusters the
-// runner may name another reference (a registry copy).
-var Image = "svclab/netexec:dev"
-
-// PullPolicy is the image pull policy of the scenario pods: Never on
-// clusters svclab loaded the image into, IfNotPresent otherwise.
-var PullPolicy = "IfNotPresent"
-
 // tolerateAll lets the scenario pods run on control-plane nodes too (a
 // kind cluster's first node is one).
 const tolerateAll = `tolerations: [{operator: Exists}]`
@@ -22,7 +12,7 @@ const tolerateAll = `tolerations: [{operator: Exists}]`
 // webService is a Deployment of `replicas` netexec pods labelled app=web
 // and a ClusterIP Service "web" (port 80 → 8080) over them, plus a pod
 // "probe" (app=probe) that pod-to-Service traffic is sent from.
-func webService(replicas int) string {
+func (s *suite) webService(replicas int) string {
 	return fmt.Sprintf(`
 apiVersion: apps/v1
 kind: Deployment
@@ -48,12 +38,12 @@ metadata: {name: web}
 spec:
   selector: {app: web}
   ports: [{port: 80, targetPort: 8080}]
-%s`, replicas, tolerateAll, Image, PullPolicy, probePod("probe", ""))
+%s`, replicas, tolerateAll, s.opts.Image, s.opts.PullPolicy, s.probePod("probe", ""))
 }
 
 // probePod is a netexec pod labelled app=probe to send traffic from; on
 // the given node when node is not "".
-func probePod(name, node string) string {
+func (s *suite) probePod(name, node string) string {
 	pin := ""
 	if node != "" {
 		pin = "nodeName: " + node
@@ -71,12 +61,12 @@ spec:
     imagePullPolicy: %s
     args: [netexec, --http-port=8080]
     readinessProbe: {httpGet: {path: /hostname, port: 8080}, periodSeconds: 1}
-`, name, tolerateAll, pin, Image, PullPolicy)
+`, name, tolerateAll, pin, s.opts.Image, s.opts.PullPolicy)
 }
 
 // nodePortService is one netexec pod on node `node` behind a NodePort
 // Service "echo" (port 80 → 8080, the node port allocated).
-func nodePortService(node string) string {
+func (s *suite) nodePortService(node string) string {
 	return strings.TrimSpace(fmt.Sprintf(`
 apiVersion: apps/v1
 kind: Deployment
@@ -104,5 +94,5 @@ spec:
   type: NodePort
   selector: {app: echo}
   ports: [{port: 80, targetPort: 8080}]
-`, tolerateAll, node, Image, PullPolicy))
+`, tolerateAll, node, s.opts.Image, s.opts.PullPolicy))
 }

@@ -1,31 +1,27 @@
 package cli
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
-	"time"
+	"os/exec"
+	"os/signal"
+	"syscall"
 
-	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/svclab/svclab/internal/netnsdial"
-	"github.com/svclab/svclab/scenarios/conformance"
-	"github.com/svclab/svclab/scenarios/kit"
-	"github.com/svclab/svclab/scenarios/kit/kube"
+	"github.com/svclab/svclab/internal/kubeconfig"
+	"github.com/svclab/svclab/scenarios/conformance/cmdline"
 )
 
 // newConformance is `svclab conformance`: the scenarios against any
-// cluster, as a CI conformance suite with a JUnit report.
+// cluster, as a CI conformance suite with a JUnit report. The suite is a
+// test binary of its own (bin/svclab-conformance.test, as Kubernetes
+// ships e2e.test), so svclab links no test framework: this command checks
+// that the cluster answers, then runs that binary with the flags of
+// package cmdline, its output streamed and its exit status passed on.
 func newConformance() *cobra.Command {
-	var (
-		kubeconfig, kubeContext, netns, junit, focus, labels string
-		opts                                                 kube.Options
-		timeout                                              time.Duration
-		verbose                                              bool
-	)
+	f := cmdline.Flags{}
 	cmd := &cobra.Command{
 		Use:   "conformance --kubeconfig FILE [--junit FILE]",
 		Short: "Run the scenarios against a Kubernetes cluster (kind or not) and write a JUnit XML report",
@@ -33,72 +29,90 @@ func newConformance() *cobra.Command {
 			"proxy-mode switch through the kube-proxy ConfigMap — against the cluster of a kubeconfig. " +
 			"Each scenario works in a namespace of its own; a node agent (a privileged hostNetwork DaemonSet of " +
 			"svclab's image) reads conntrack, iptables-save and nft on the nodes. Everything is deleted at the end. " +
-			"The image must be pullable by the nodes, or loaded (clusters from `svclab create cluster` have it).",
+			"The image must be pullable by the nodes, or loaded (clusters from `svclab create cluster` have it). " +
+			"The suite is the test binary " + cmdline.Binary + " beside svclab (`make build` builds both), or $" + cmdline.BinaryEnv + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if kubeconfig == "" {
+			if f.Kubeconfig == "" {
 				return fmt.Errorf("--kubeconfig is required")
 			}
-			rules := &clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}
-			cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-				&clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
-			if err != nil {
-				return fmt.Errorf("kubeconfig %s: %w", kubeconfig, err)
-			}
-			cfg = netnsdial.Config(cfg, netns)
-			opts.Source, opts.Out = kubeconfig, cmd.OutOrStdout()
-			// Reach the cluster before the suite starts: an unreachable
-			// cluster is one clear error, not a failed suite.
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			target, err := kube.New(ctx, cfg, opts)
+			cfg, err := kubeconfig.Load(f.Kubeconfig, f.Context, f.Netns)
 			if err != nil {
 				return err
 			}
-			conformance.Setup = func(context.Context) (kit.Target, error) { return target, nil }
-			conformance.Image, conformance.PullPolicy = opts.Image, opts.PullPolicy
-
-			suite, reporter := ginkgo.GinkgoConfiguration()
-			suite.Timeout = timeout
-			suite.FocusStrings = nonEmpty(focus)
-			suite.LabelFilter = labels
-			reporter.JUnitReport = junit
-			reporter.Verbose = verbose
-			reporter.NoColor = true
-			gomega.RegisterFailHandler(ginkgo.Fail)
-			t := &suiteResult{}
-			if !ginkgo.RunSpecs(t, "svclab conformance on "+cfg.Host, suite, reporter) || t.failed {
-				return fmt.Errorf("conformance failed (report: %s)", orNone(junit))
+			// Reach the cluster before the suite starts: an unreachable
+			// cluster is one clear error, not a failed suite, and nothing
+			// is created.
+			if err := kubeconfig.Reach(cmd.Context(), cfg, f.Kubeconfig); err != nil {
+				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "conformance passed (report: %s)\n", orNone(junit))
+			bin, err := cmdline.Find()
+			if err != nil {
+				return err
+			}
+			code, err := runSuite(cmd, bin, f.Args())
+			if err != nil {
+				return err
+			}
+			if code != 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "error: conformance failed (report: %s)\n", orNone(f.JUnit))
+				return exitCode(code)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "conformance passed (report: %s)\n", orNone(f.JUnit))
 			return nil
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
-	f.StringVar(&kubeContext, "context", "", "kubeconfig context (default: its current context)")
-	f.StringVar(&netns, "netns", "", "reach the API server from this network namespace (svclab-docker for clusters on svclab's dockerd)")
-	f.StringVar(&junit, "junit", "", "write a JUnit XML report to this file")
-	f.StringVar(&focus, "focus", "", "run only the scenarios matching this regular expression")
-	f.StringVar(&labels, "label-filter", "", "ginkgo label filter (distribution, nodeport, mode-switch)")
-	f.StringVar(&opts.Image, "image", "svclab/netexec:dev", "svclab's image for the scenario pods and the node agent")
-	f.StringVar(&opts.PullPolicy, "pull-policy", "IfNotPresent", "image pull policy (Never on clusters svclab created)")
-	f.DurationVar(&opts.ReadyTimeout, "ready-timeout", 3*time.Minute, "bound of every wait (pods, endpoints, proxy syncs)")
-	f.DurationVar(&timeout, "timeout", 60*time.Minute, "bound of the whole run")
-	f.BoolVarP(&verbose, "verbose", "v", false, "print every spec's steps")
+	fl := cmd.Flags()
+	fl.StringVar(&f.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
+	fl.StringVar(&f.Context, "context", "", "kubeconfig context (default: its current context)")
+	fl.StringVar(&f.Netns, "netns", "", "reach the API server from this network namespace (svclab-docker for clusters on svclab's dockerd)")
+	fl.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report to this file")
+	fl.StringVar(&f.Focus, "focus", "", "run only the scenarios matching this regular expression")
+	fl.StringVar(&f.LabelFilter, "label-filter", "", "ginkgo label filter (distribution, nodeport, mode-switch)")
+	fl.StringVar(&f.Image, "image", cmdline.DefaultImage, "svclab's image for the scenario pods and the node agent")
+	fl.StringVar(&f.PullPolicy, "pull-policy", cmdline.DefaultPullPolicy, "image pull policy (Never on clusters svclab created)")
+	fl.DurationVar(&f.ReadyTimeout, "ready-timeout", cmdline.DefaultReadyTimeout, "bound of every wait (pods, endpoints, proxy syncs)")
+	fl.DurationVar(&f.Timeout, "timeout", cmdline.DefaultTimeout, "bound of the whole run")
+	fl.BoolVarP(&f.Verbose, "verbose", "v", false, "print every spec's steps")
 	return cmd
 }
 
-// suiteResult is the testing.T-like value ginkgo reports failure to.
-type suiteResult struct{ failed bool }
-
-func (s *suiteResult) Fail() { s.failed = true }
-
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
+// runSuite runs the conformance test binary with args, its output to the
+// command's, and returns its exit status. The binary runs in a process
+// group of its own and gets SIGINT and SIGTERM from here exactly once
+// each time svclab gets them (a ^C reaches only svclab's group): ginkgo
+// then runs the suite's cleanup (namespaces, the node agent) before it
+// exits; a second signal makes it give up.
+func runSuite(cmd *cobra.Command, bin string, args []string) (int, error) {
+	c := exec.Command(bin, args...)
+	c.Stdout, c.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	if err := c.Start(); err != nil {
+		return 0, fmt.Errorf("conformance suite %s: %w", bin, err)
 	}
-	return []string{s}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	for {
+		select {
+		case s := <-signals:
+			c.Process.Signal(s)
+		case err := <-done:
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				if code := exit.ExitCode(); code >= 0 {
+					return code, nil
+				}
+				return 1, nil // killed by a signal
+			}
+			if err != nil {
+				return 0, fmt.Errorf("conformance suite %s: %w", bin, err)
+			}
+			return 0, nil
+		}
+	}
 }
 
 func orNone(s string) string {

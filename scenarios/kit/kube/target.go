@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/e2e-framework/klient/decoder"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
+	"github.com/svclab/svclab/internal/kubeconfig"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
@@ -64,16 +65,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.Source, err)
 	}
+	if err := kubeconfig.Reach(ctx, cfg, opts.Source); err != nil {
+		return nil, err
+	}
 	t := &Target{cfg: cfg, clientset: cs, client: c, res: c.Resources(), opts: opts}
-	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	var nodes corev1.NodeList
-	if err := t.res.List(pctx, &nodes); err != nil {
-		return nil, fmt.Errorf("kubeconfig %s: the API server %s does not answer: %v", opts.Source, cfg.Host, err)
-	}
-	if len(nodes.Items) == 0 {
-		return nil, fmt.Errorf("kubeconfig %s: the cluster at %s has no nodes", opts.Source, cfg.Host)
-	}
 	ns, err := t.createNamespace(ctx, "svclab-agent")
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package kind
+package kinde2e
 
 import (
 	"bytes"
@@ -10,15 +10,17 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/scenarios/conformance/cmdline"
 )
 
 // kindRuns are the clusters `make e2e-kind` runs the conformance
-// scenarios on through e2e-framework (scenarios/conformance,
-// TestConformanceOnKind): the stock kube-proxy on both pod networks, one
-// starting in iptables mode and one in nftables mode (each switches to the
-// other and back).
+// scenarios on through e2e-framework (bin/svclab-conformance.test with
+// -kind-config, from scenarios/conformance/e2e): the stock kube-proxy on
+// both pod networks, one starting in iptables mode and one in nftables
+// mode (each switches to the other and back).
 var kindRuns = []struct{ config, cni string }{
 	{"flannel-vxlan.yaml", cni.FlannelVXLAN},
 	{"calico-proxyarp.yaml", cni.CalicoProxyARP},
@@ -37,10 +39,10 @@ func TestIntegrationKind(t *testing.T) {
 		t.Skip("set SVCLAB_E2E_KIND=1 to run the kind end-to-end test (`make e2e-kind`; minutes, a cold image build ~10 min)")
 	}
 	roottest.Require(t, "runs dockerd and kind clusters")
-	if others, _ := List(t.Context()); len(others) > 0 {
+	if others, _ := kind.List(t.Context()); len(others) > 0 {
 		t.Fatalf("kind clusters exist already (%v): the end-to-end test needs a host without svclab clusters", others)
 	}
-	bin := e2eBinary(t)
+	bin, suite := e2eBinaries(t)
 	artifacts := os.Getenv("SVCLAB_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = filepath.Join("..", "..", "_out")
@@ -61,11 +63,12 @@ func TestIntegrationKind(t *testing.T) {
 		t.Run("conformance/"+strings.TrimSuffix(run.config, ".yaml"), func(t *testing.T) {
 			junit := filepath.Join(artifacts, "junit-kind-"+strings.TrimSuffix(run.config, ".yaml")+".xml")
 			start := time.Now()
-			cmd := exec.Command(goCommand(), "test", "-v", "-count=1", "-timeout", "40m", "-run", "^TestConformanceOnKind$",
-				"./scenarios/conformance", "-args", "-ginkgo.junit-report="+junit, "-ginkgo.v")
+			config, _ := filepath.Abs(filepath.Join("..", "..", "clusters", "kind", run.config))
+			cmd := exec.Command(suite, cmdline.Flags{
+				KindConfig: config, KindCNI: run.cni, KindProxy: kind.ProxyStock, SvclabBinary: bin,
+				JUnit: junit, Timeout: 40 * time.Minute, Verbose: true,
+			}.Args()...)
 			cmd.Dir = filepath.Join("..", "..")
-			cmd.Env = append(os.Environ(), "SVCLAB_E2E_KIND=1", "SVCLAB_BIN="+bin,
-				"SVCLAB_KIND_CONFIG=clusters/kind/"+run.config, "SVCLAB_KIND_CNI="+run.cni, "SVCLAB_KIND_PROXY="+ProxyStock)
 			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 			err := cmd.Run()
 			t.Logf("MEASURE conformance on kind %s (create, 8 specs, delete): %s; report %s", run.config, time.Since(start).Round(time.Second), junit)
@@ -79,9 +82,9 @@ func TestIntegrationKind(t *testing.T) {
 		const name = "e2e-svclab-proxy"
 		junit := filepath.Join(artifacts, "junit-kind-svclab-proxy.xml")
 		start := time.Now()
-		run(t, bin, "create", "cluster", "--config", filepath.Join("..", "..", "clusters", "kind", "svclab-proxy.yaml"), "--name", name, "--proxy", ProxySvclab)
+		run(t, bin, "create", "cluster", "--config", filepath.Join("..", "..", "clusters", "kind", "svclab-proxy.yaml"), "--name", name, "--proxy", kind.ProxySvclab)
 		defer run(t, bin, "delete", "cluster", "--name", name)
-		kubeconfig := kubeconfigPath(name)
+		kubeconfig := kubeconfigOf(t, name)
 		out, err := runErr(bin, "conformance", "--kubeconfig", kubeconfig, "--netns", dockerhost.Namespace,
 			"--pull-policy", "Never", "--junit", junit)
 		t.Logf("MEASURE svclab proxy cluster: create + conformance: %s; report %s", time.Since(start).Round(time.Second), junit)
@@ -91,7 +94,7 @@ func TestIntegrationKind(t *testing.T) {
 	})
 
 	// Nothing is left.
-	if cs, _ := List(t.Context()); len(cs) > 0 {
+	if cs, _ := kind.List(t.Context()); len(cs) > 0 {
 		t.Fatalf("clusters left: %v", cs)
 	}
 	if _, err := os.Stat("/run/netns/" + dockerhost.Namespace); err == nil {
@@ -158,24 +161,58 @@ func runErr(bin string, args ...string) (string, error) {
 	return b.String(), err
 }
 
-// e2eBinary is the svclab binary the cluster's images are made from:
-// $SVCLAB_BIN, else one built now.
-func e2eBinary(t *testing.T) string {
-	if b := os.Getenv("SVCLAB_BIN"); b != "" {
-		return b
+// kubeconfigOf is the kubeconfig file svclab wrote for a cluster it
+// created (what `svclab create cluster` prints).
+func kubeconfigOf(t *testing.T, name string) string {
+	t.Helper()
+	clusters, err := kind.List(t.Context())
+	if err != nil {
+		t.Fatalf("listing clusters: %v", err)
 	}
-	out := filepath.Join(t.TempDir(), "svclab")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/svclab/svclab/tools/svclab")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build svclab: %v\n%s", err, b)
+	for _, c := range clusters {
+		if c.Name == name && c.Kubeconfig != "" {
+			return c.Kubeconfig
+		}
 	}
-	return out
+	t.Fatalf("no kubeconfig recorded for cluster %s (clusters: %v)", name, clusters)
+	return ""
 }
 
-// goCommand is $GO (the Makefile's), else go.
-func goCommand() string {
-	if g := os.Getenv("GO"); g != "" {
-		return g
+// e2eBinaries are the svclab binary the clusters' images are made from,
+// and the conformance test binary: $SVCLAB_BIN and
+// $SVCLAB_CONFORMANCE_BIN (`make e2e-kind` sets both), else the suite
+// beside $SVCLAB_BIN, else built now. `svclab conformance` runs the same
+// suite ($SVCLAB_CONFORMANCE_BIN is set for it).
+func e2eBinaries(t *testing.T) (svclab, suite string) {
+	dir := t.TempDir()
+	svclab = os.Getenv("SVCLAB_BIN")
+	if svclab == "" {
+		svclab = filepath.Join(dir, "svclab")
+		goBuild(t, "build", "-o", svclab, "./tools/svclab")
 	}
-	return "go"
+	suite = os.Getenv(cmdline.BinaryEnv)
+	if suite == "" {
+		suite = filepath.Join(filepath.Dir(svclab), cmdline.Binary)
+		if _, err := os.Stat(suite); err != nil {
+			suite = filepath.Join(dir, cmdline.Binary)
+			goBuild(t, "test", "-c", "-o", suite, "./scenarios/conformance/e2e")
+		}
+		t.Setenv(cmdline.BinaryEnv, suite)
+	}
+	return svclab, suite
+}
+
+// goBuild runs $GO (the Makefile's, else go) with args in the module's
+// root.
+func goBuild(t *testing.T, args ...string) {
+	t.Helper()
+	goBin := os.Getenv("GO")
+	if goBin == "" {
+		goBin = "go"
+	}
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = filepath.Join("..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
 }

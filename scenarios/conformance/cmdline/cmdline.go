@@ -1,0 +1,174 @@
+package cmdline
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/svclab/svclab/labs/kind/images"
+)
+
+// Binary is the file name of the conformance test binary; `make build`
+// puts it beside bin/svclab.
+const Binary = "svclab-conformance.test"
+
+// BinaryEnv names the environment variable that may point at the binary
+// instead.
+const BinaryEnv = "SVCLAB_CONFORMANCE_BIN"
+
+// Defaults of the flags the binary and `svclab conformance` share.
+const (
+	DefaultImage        = images.Netexec
+	DefaultPullPolicy   = "IfNotPresent"
+	DefaultReadyTimeout = 3 * time.Minute
+	DefaultTimeout      = 60 * time.Minute
+)
+
+// Flags is one run of the conformance suite. The suite runs on a cluster
+// reached through Kubeconfig, or on a kind cluster made for the run from
+// KindConfig (and deleted at its end); exactly one of the two is set.
+type Flags struct {
+	// A cluster that exists: its kubeconfig file, the context ("" is the
+	// file's current one), and the network namespace to reach its API
+	// server from ("" is the caller's).
+	Kubeconfig, Context, Netns string
+	// Image is svclab's image for the scenario pods and the node agent;
+	// PullPolicy its pull policy (Never on clusters svclab created).
+	Image, PullPolicy string
+	// ReadyTimeout bounds every wait (pods, endpoints, proxy syncs).
+	ReadyTimeout time.Duration
+
+	// A kind cluster made for the run with svclab's e2e-framework
+	// provider: its kind config file, pod network and proxy, and the
+	// svclab binary its images are made from ("" is $SVCLAB_BIN, else one
+	// built from the source tree). It runs svclab's preloaded image with
+	// pull policy Never, whatever Image and PullPolicy say.
+	KindConfig, KindCNI, KindProxy, SvclabBinary string
+
+	// ginkgo's settings: the JUnit XML report ("" is none), a focus
+	// regular expression, a label filter, the bound of the whole run, and
+	// whether every spec's steps are printed.
+	JUnit, Focus, LabelFilter string
+	Timeout                   time.Duration
+	Verbose                   bool
+}
+
+// The binary's own flag names.
+const (
+	flagKubeconfig   = "kubeconfig"
+	flagContext      = "context"
+	flagNetns        = "netns"
+	flagImage        = "image"
+	flagPullPolicy   = "pull-policy"
+	flagReadyTimeout = "ready-timeout"
+	flagKindConfig   = "kind-config"
+	flagKindCNI      = "kind-cni"
+	flagKindProxy    = "kind-proxy"
+	flagSvclabBinary = "svclab-binary"
+)
+
+// Register defines the binary's own flags on fs (flag.CommandLine in the
+// binary) and returns the Flags they fill; the ginkgo fields stay zero
+// (ginkgo parses its own flags).
+func Register(fs *flag.FlagSet) *Flags {
+	f := &Flags{}
+	fs.StringVar(&f.Kubeconfig, flagKubeconfig, "", "run on the cluster of this kubeconfig file")
+	fs.StringVar(&f.Context, flagContext, "", "kubeconfig context (default: its current context)")
+	fs.StringVar(&f.Netns, flagNetns, "", "reach the API server from this network namespace (svclab-docker for clusters on svclab's dockerd)")
+	fs.StringVar(&f.Image, flagImage, DefaultImage, "svclab's image for the scenario pods and the node agent")
+	fs.StringVar(&f.PullPolicy, flagPullPolicy, DefaultPullPolicy, "image pull policy (Never on clusters svclab created)")
+	fs.DurationVar(&f.ReadyTimeout, flagReadyTimeout, DefaultReadyTimeout, "bound of every wait (pods, endpoints, proxy syncs)")
+	fs.StringVar(&f.KindConfig, flagKindConfig, "", "run on a kind cluster made for the run from this kind config file (root; deleted at the end)")
+	fs.StringVar(&f.KindCNI, flagKindCNI, "", "the kind cluster's pod network (with -kind-config)")
+	fs.StringVar(&f.KindProxy, flagKindProxy, "", "the kind cluster's proxy, stock or svclab (with -kind-config)")
+	fs.StringVar(&f.SvclabBinary, flagSvclabBinary, "", "the svclab binary the kind cluster's images are made from (default $SVCLAB_BIN, else built)")
+	return f
+}
+
+// Args is the binary's command line for f: its own flags where set, then
+// ginkgo's (colour off, as in a CI log).
+func (f Flags) Args() []string {
+	var args []string
+	str := func(name, v string) {
+		if v != "" {
+			args = append(args, "-"+name+"="+v)
+		}
+	}
+	dur := func(name string, v time.Duration) {
+		if v != 0 {
+			args = append(args, "-"+name+"="+v.String())
+		}
+	}
+	str(flagKubeconfig, f.Kubeconfig)
+	str(flagContext, f.Context)
+	str(flagNetns, f.Netns)
+	str(flagImage, f.Image)
+	str(flagPullPolicy, f.PullPolicy)
+	dur(flagReadyTimeout, f.ReadyTimeout)
+	str(flagKindConfig, f.KindConfig)
+	str(flagKindCNI, f.KindCNI)
+	str(flagKindProxy, f.KindProxy)
+	str(flagSvclabBinary, f.SvclabBinary)
+
+	str("ginkgo.junit-report", f.JUnit)
+	str("ginkgo.focus", f.Focus)
+	str("ginkgo.label-filter", f.LabelFilter)
+	dur("ginkgo.timeout", f.Timeout)
+	if f.Verbose {
+		args = append(args, "-ginkgo.v")
+	}
+	return append(args, "-ginkgo.no-color")
+}
+
+// Check says what is wrong with a set of flags the binary was given.
+func (f Flags) Check() error {
+	switch {
+	case f.Kubeconfig != "" && f.KindConfig != "":
+		return fmt.Errorf("-%s and -%s exclude each other: run on a cluster that exists, or on one made for the run", flagKubeconfig, flagKindConfig)
+	case f.KindConfig == "" && (f.KindCNI != "" || f.KindProxy != "" || f.SvclabBinary != ""):
+		return fmt.Errorf("-%s, -%s and -%s need -%s", flagKindCNI, flagKindProxy, flagSvclabBinary, flagKindConfig)
+	}
+	return nil
+}
+
+// Find is the conformance test binary `svclab conformance` runs:
+// $SVCLAB_CONFORMANCE_BIN when set, else Binary beside the running
+// executable (or beside the file it is a symbolic link to). The error
+// says that `make build` builds it.
+func Find() (string, error) {
+	if p := os.Getenv(BinaryEnv); p != "" {
+		if err := isFile(p); err != nil {
+			return "", fmt.Errorf("$%s: %w (`make build` builds bin/%s)", BinaryEnv, err, Binary)
+		}
+		return p, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("finding the conformance test binary %s: %w (or set $%s)", Binary, err, BinaryEnv)
+	}
+	tried := []string{filepath.Join(filepath.Dir(exe), Binary)}
+	if real, err := filepath.EvalSymlinks(exe); err == nil && filepath.Dir(real) != filepath.Dir(exe) {
+		tried = append(tried, filepath.Join(filepath.Dir(real), Binary))
+	}
+	for _, p := range tried {
+		if isFile(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("the conformance test binary %s is not beside %s (looked for %v; or set $%s): `make build` builds it next to bin/svclab",
+		Binary, exe, tried, BinaryEnv)
+}
+
+func isFile(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() {
+		return errors.New(p + " is a directory")
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/e2e-framework/pkg/envconf"
+	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
+
+	"github.com/svclab/svclab/internal/kubeconfig"
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs/kind"
+	"github.com/svclab/svclab/labs/kind/e2eprovider"
+	"github.com/svclab/svclab/labs/kind/images"
+	"github.com/svclab/svclab/scenarios/conformance"
+	"github.com/svclab/svclab/scenarios/conformance/cmdline"
+	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/kube"
+)
+
+// flags are the binary's command line (package cmdline), parsed by the
+// testing package with ginkgo's.
+var flags = cmdline.Register(flag.CommandLine)
+
+// TestConformance runs the conformance scenarios where the flags say: on
+// the cluster of -kubeconfig, or on a kind cluster made from
+// -kind-config. ginkgo runs one suite per process, so one cluster per run.
+func TestConformance(t *testing.T) {
+	if err := flags.Check(); err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case flags.Kubeconfig != "":
+		onCluster(t, *flags)
+	case flags.KindConfig != "":
+		onKind(t, *flags)
+	default:
+		t.Skip("no -kubeconfig or -kind-config: say which cluster the conformance suite runs on (`svclab conformance --kubeconfig FILE`, `make e2e-kind`)")
+	}
+}
+
+// onCluster runs the suite on a cluster that exists. It reaches the
+// cluster and starts the node agent before the suite starts: an
+// unreachable cluster is one clear error, not a failed suite.
+func onCluster(t *testing.T, f cmdline.Flags) {
+	cfg, err := kubeconfig.Load(f.Kubeconfig, f.Context, f.Netns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite, _ := GinkgoConfiguration()
+	ctx, cancel := context.WithTimeout(t.Context(), suite.Timeout)
+	defer cancel()
+	target, err := kube.New(ctx, cfg, kube.Options{
+		Source: f.Kubeconfig, Image: f.Image, PullPolicy: f.PullPolicy, ReadyTimeout: f.ReadyTimeout, Out: os.Stdout,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, "svclab conformance on "+cfg.Host, conformance.Options{
+		Setup: func(context.Context) (kit.Target, error) { return target, nil },
+		Image: f.Image, PullPolicy: f.PullPolicy,
+	})
+}
+
+// onKind runs the suite on a kind cluster made for the run through
+// e2e-framework: its env functions, called from the suite's set-up,
+// create the cluster with svclab's provider (kind's Go API, the offline
+// node image) and, at the end, export its logs and delete it. The
+// cluster has svclab's image preloaded (pull policy Never).
+func onKind(t *testing.T, f cmdline.Flags) {
+	roottest.Require(t, "runs dockerd and kind clusters")
+	config, err := filepath.Abs(f.KindConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cni, proxy := f.KindCNI, f.KindProxy
+	name := "e2e-" + strings.TrimSuffix(filepath.Base(config), ".yaml")
+	dir := t.TempDir()
+	setup := func(ctx context.Context) (kit.Target, error) {
+		bin := f.SvclabBinary
+		if bin == "" {
+			if bin, err = roottest.Binary(dir); err != nil {
+				return nil, err
+			}
+		}
+		p := e2eprovider.New().WithCNI(cni).WithProxy(proxy).WithBinary(bin).WithOutput(GinkgoWriter)
+		env := envconf.New()
+		start := time.Now()
+		created, err := envfuncs.CreateClusterWithConfig(p, name, config)(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		// From here on the cluster is deleted whatever happens.
+		destroy := func(ctx context.Context) error {
+			_, err := envfuncs.DestroyCluster(name)(context.WithoutCancel(created), env)
+			return err
+		}
+		fmt.Fprintf(GinkgoWriter, "MEASURE create %s (cni %s, proxy %s): %s\n", name, cni, proxy, time.Since(start).Round(100*time.Millisecond))
+		// Bad input: the name is in use; the error says so and the cluster stays.
+		if _, err := kind.Create(ctx, kind.CreateOptions{ConfigFile: config, Name: name, CNI: cni, Proxy: proxy, SvclabBinary: bin}); err == nil || !strings.Contains(err.Error(), "already exists") {
+			destroy(ctx)
+			return nil, fmt.Errorf("a second cluster named %s: got %v, want an 'already exists' error", name, err)
+		}
+		target, err := kube.New(ctx, p.KubernetesRestConfig(), kube.Options{
+			Source: p.GetKubeconfig(), Image: images.Netexec, PullPolicy: "Never", ReadyTimeout: f.ReadyTimeout, Out: GinkgoWriter,
+		})
+		if err != nil {
+			destroy(ctx)
+			return nil, err
+		}
+		return &closing{Target: target, after: destroy}, nil
+	}
+	run(t, "svclab conformance (kind: "+name+")", conformance.Options{Setup: setup, Image: images.Netexec, PullPolicy: "Never"})
+}
+
+// run registers the suite's specs with opts and runs them.
+func run(t *testing.T, description string, opts conformance.Options) {
+	if err := conformance.Register(opts); err != nil {
+		t.Fatal(err)
+	}
+	RegisterFailHandler(Fail)
+	RunSpecs(t, description)
+}
+
+// closing is a target whose Close also runs after (the cluster's
+// deletion), whether or not the target's own Close succeeded.
+type closing struct {
+	kit.Target
+	after func(context.Context) error
+}
+
+func (c *closing) Close(ctx context.Context) error {
+	err := c.Target.Close(ctx)
+	if aerr := c.after(ctx); err == nil {
+		err = aerr
+	}
+	return err
+}
+
+// TestArgsParseInTheBinary: the command line cmdline.Flags.Args builds
+// parses back into the same Flags with this binary's flags, and every
+// -ginkgo.* flag it passes is one ginkgo registered here. (Without a
+// cluster; a fresh flag set, so this run's own flags stay as they are.)
+func TestArgsParseInTheBinary(t *testing.T) {
+	want := cmdline.Flags{
+		Kubeconfig: "/k/config", Context: "ctx", Netns: "svclab-docker", Image: "reg/netexec:1", PullPolicy: "Never",
+		ReadyTimeout: 2 * time.Minute, KindConfig: "/c/kind.yaml", KindCNI: "calico-proxyarp", KindProxy: "stock",
+		SvclabBinary: "/b/svclab", JUnit: "/r/junit.xml", Focus: "split", LabelFilter: "nodeport", Timeout: 40 * time.Minute, Verbose: true,
+	}
+	fs := flag.NewFlagSet("svclab-conformance.test", flag.ContinueOnError)
+	got := cmdline.Register(fs)
+	ginkgo := map[string]string{}
+	flag.CommandLine.VisitAll(func(fl *flag.Flag) {
+		if strings.HasPrefix(fl.Name, "ginkgo.") {
+			b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+			fs.Var(&recorder{name: fl.Name, into: ginkgo, isBool: ok && b.IsBoolFlag()}, fl.Name, fl.Usage)
+		}
+	})
+	args := want.Args()
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("parsing %q: %v", args, err)
+	}
+	if rest := fs.Args(); len(rest) > 0 {
+		t.Errorf("left unparsed: %q", rest)
+	}
+	ginkgoWant := cmdline.Flags{JUnit: ginkgo["ginkgo.junit-report"], Focus: ginkgo["ginkgo.focus"], LabelFilter: ginkgo["ginkgo.label-filter"], Verbose: ginkgo["ginkgo.v"] == "true"}
+	if ginkgo["ginkgo.timeout"] != "" {
+		d, err := time.ParseDuration(ginkgo["ginkgo.timeout"])
+		if err != nil {
+			t.Fatalf("-ginkgo.timeout=%s: %v", ginkgo["ginkgo.timeout"], err)
+		}
+		ginkgoWant.Timeout = d
+	}
+	got.JUnit, got.Focus, got.LabelFilter, got.Timeout, got.Verbose = ginkgoWant.JUnit, ginkgoWant.Focus, ginkgoWant.LabelFilter, ginkgoWant.Timeout, ginkgoWant.Verbose
+	if *got != want {
+		t.Errorf("%q parsed into\n%+v, want\n%+v", args, *got, want)
+	}
+	if ginkgo["ginkgo.no-color"] != "true" {
+		t.Errorf("%q: colour not turned off", args)
+	}
+}
+
+// recorder is a flag that notes the value it was given.
+type recorder struct {
+	name   string
+	into   map[string]string
+	isBool bool
+}
+
+func (r *recorder) String() string     { return "" }
+func (r *recorder) Set(v string) error { r.into[r.name] = v; return nil }
+func (r *recorder) IsBoolFlag() bool   { return r.isBool }
