@@ -11,7 +11,7 @@ import (
 	"github.com/svclab/svclab/internal/labstore"
 )
 
-// LabStore reads a lab's object store (see package labs/store). The lab
+// LabStore reads a lab's object store (see package internal/labstore). The lab
 // bumps objects/GENERATION after every change; the source watches for that
 // with inotify and, as a safety net, polls the generation every second.
 type LabStore struct {

@@ -1,7 +1,7 @@
 // Package vmtest runs a package's tests inside svclab's VM, for tests that
 // need a kernel feature this machine's kernel lacks (IPVS). The host-side
 // test compiles the package's test binary, boots Debian's stock kernel with
-// labs/vm, runs the binary there, and fails if it fails — so on a kernel
+// internal/vm, runs the binary there, and fails if it fails — so on a kernel
 // without IPVS the IPVS tests still run for real, also under CI.
 package vmtest
 

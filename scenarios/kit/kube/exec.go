@@ -22,7 +22,7 @@ import (
 //
 // Exec streams are upgraded connections that client-go dials on its own,
 // ignoring rest.Config.Dial; when the config has a dialer (a cluster
-// reached from another network namespace, see labs/netnsdial), the
+// reached from another network namespace, see internal/netnsdial), the
 // upgrade goes through a transport that uses it.
 func (t *Target) exec(ctx context.Context, ns, pod, container string, cmd ...string) (string, error) {
 	req := t.clientset.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod).SubResource("exec").
