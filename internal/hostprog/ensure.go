@@ -31,16 +31,21 @@ type Host struct {
 	// Install says whether missing programs may be installed; when false,
 	// Ensure fails at once naming them and their packages.
 	Install bool
+	// PolicyRCD is written, while installing, when it does not exist: a
+	// policy-rc.d that keeps the packages' services from starting. Empty:
+	// none.
+	PolicyRCD string
 }
 
 // Default is the real host: installing is on when running as root and
 // SVCLAB_NO_INSTALL is not 1.
 func Default(log io.Writer) *Host {
 	return &Host{
-		Log:      log,
-		LookPath: lookPath,
-		Run:      run,
-		Install:  os.Geteuid() == 0 && os.Getenv(NoInstallEnv) != "1",
+		Log:       log,
+		LookPath:  lookPath,
+		Run:       run,
+		Install:   os.Geteuid() == 0 && os.Getenv(NoInstallEnv) != "1",
+		PolicyRCD: "/usr/sbin/policy-rc.d",
 	}
 }
 
@@ -120,10 +125,11 @@ func (h *Host) Ensure(ctx context.Context, programs ...string) ([]string, error)
 // policy-rc.d that keeps their services (dockerd, containerd…) from
 // starting unless one exists already.
 func (h *Host) install(ctx context.Context, pkgs []string) error {
-	const policy = "/usr/sbin/policy-rc.d"
-	if _, err := os.Stat(policy); os.IsNotExist(err) {
-		if err := os.WriteFile(policy, []byte("#!/bin/sh\n# svclab: installing packages without starting their services\nexit 101\n"), 0o755); err == nil {
-			defer os.Remove(policy)
+	if policy := h.PolicyRCD; policy != "" {
+		if _, err := os.Stat(policy); os.IsNotExist(err) {
+			if err := os.WriteFile(policy, []byte("#!/bin/sh\n# svclab: installing packages without starting their services\nexit 101\n"), 0o755); err == nil {
+				defer os.Remove(policy)
+			}
 		}
 	}
 	env := []string{"DEBIAN_FRONTEND=noninteractive", "LC_ALL=C"}

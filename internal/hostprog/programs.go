@@ -51,6 +51,7 @@ const (
 	Modprobe              = "modprobe"
 	Depmod                = "depmod"
 	Curl                  = "curl"
+	Sysctl                = "sysctl"
 	Sh                    = "sh"
 	Cat                   = "cat"
 	Chroot                = "chroot"
@@ -67,7 +68,6 @@ const (
 	Zstd                  = "zstd"
 	AptGet                = "apt-get"
 	DpkgDeb               = "dpkg-deb"
-	DpkgQuery             = "dpkg-query"
 )
 
 // Program is one external program svclab runs on the host.
@@ -103,6 +103,7 @@ var Programs = []Program{
 	{IPVSAdm, "ipvsadm", []Use{Test}, "the tests list IPVS services (the proxy itself uses netlink)"},
 	{Modprobe, "kmod", nil, "modprobe -q ip_vs, br_netfilter, dummy: best effort, the kernel call after it says"},
 	{Depmod, "kmod", nil, "the VM image's modules.dep, when the guest's own depmod cannot run"},
+	{Sysctl, "procps", nil, "the labs' plans print their steps as `ip netns exec NS sysctl -qw …` for a reader to replay (svclab itself writes /proc/sys)"},
 	{Curl, "curl", []Use{Test}, "the tests fetch from pods and metrics endpoints"},
 	{Sh, "dash", []Use{Tour}, "sh -c: a tour's pipelines, `svclab edit configmap`'s $EDITOR"},
 	{Cat, "coreutils", []Use{Tour}, "cat /proc/sys/…: the nodeport tour shows a sysctl in a namespace"},
@@ -120,8 +121,12 @@ var Programs = []Program{
 	{Zstd, "zstd", nil, "uncompresses the VM's kernel and modules when Debian's are zstd (newer than 12)"},
 	{AptGet, "apt", []Use{VM}, "fetches the VM's packages (apt-get download); installs missing programs"},
 	{DpkgDeb, "dpkg", []Use{VM}, "unpacks the VM's packages"},
-	{DpkgQuery, "dpkg", nil, "dpkg-query: not run by svclab; declared for scripts that check packages"},
 }
+
+// Essential are the packages of the programs above that every Debian
+// system has (Essential: yes, or required by apt itself): the Makefile
+// need not install them. Ensure still checks their programs.
+var Essential = []string{"apt", "coreutils", "dash", "dpkg", "libc-bin", "tar", "util-linux"}
 
 // Lookup returns the declared program name.
 func Lookup(name string) (Program, bool) {
