@@ -37,9 +37,21 @@ type Host struct {
 	PolicyRCD string
 }
 
-// Default is the real host: installing is on when running as root and
+// Override, when not nil, is the Host that Ensure and Check use instead
+// of Default's: tests of a command set a fake lookup and installer to see
+// that it checks its programs before it starts.
+var Override *Host
+
+// Default is the real host (or Override): installing is on when running as root and
 // SVCLAB_NO_INSTALL is not 1.
 func Default(log io.Writer) *Host {
+	if Override != nil {
+		h := *Override
+		if h.Log == nil {
+			h.Log = log
+		}
+		return &h
+	}
 	return &Host{
 		Log:       log,
 		LookPath:  lookPath,

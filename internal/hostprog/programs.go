@@ -115,7 +115,7 @@ var Programs = []Program{
 	{Docker, "docker.io", []Use{Cluster}, "the Docker CLI: images, containers of the kind nodes"},
 	{Dockerd, "docker.io", nil, "svclab's own Docker daemon, installed when no Docker answers (labs/kind/dockerhost)"},
 	{JQ, "jq", nil, "svclab-runc edits OCI specs with jq, on hosts without CAP_SYS_RESOURCE (labs/kind/dockerhost)"},
-	{Go, "", []Use{Cluster, Test}, "Kubernetes, etcd and CoreDNS are built from their Go modules; the tests build svclab"},
+	{Go, "", []Use{Test}, "the tests build svclab; the node image builds Kubernetes, etcd and CoreDNS (nodeimage's goBinary looks in $GO, PATH and /usr/local/go/bin)"},
 	{QEMU, "qemu-system-x86", []Use{VM}, "boots the VM"},
 	{XZ, "xz-utils", []Use{VM}, "uncompresses the VM's kernel and modules"},
 	{Zstd, "zstd", nil, "uncompresses the VM's kernel and modules when Debian's are zstd (newer than 12)"},

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/svclab/svclab/internal/hostprog"
+
 	"sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/svclab/svclab/labs/kind/cni"
@@ -44,6 +46,9 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 	}
 	q := host.Detect()
 
+	if err := hostprog.Ensure(ctx, out, hostprog.Needs(hostprog.Cluster)...); err != nil {
+		return nil, err
+	}
 	d, err := dockerhost.Ensure(ctx, out)
 	if err != nil {
 		return nil, err
