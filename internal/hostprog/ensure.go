@@ -112,12 +112,12 @@ func (h *Host) Ensure(ctx context.Context, programs ...string) ([]string, error)
 		}
 	}
 	if !h.Install {
-		why := "not root"
+		how := "svclab installs missing packages only as root: run it with sudo, or"
 		if os.Getenv(NoInstallEnv) == "1" {
-			why = NoInstallEnv + "=1"
+			how = "installing is off (" + NoInstallEnv + "=1):"
 		}
-		return nil, fmt.Errorf("missing %s; svclab installs them as root (%s): apt-get install %s",
-			describe(missing), why, strings.Join(pkgs, " "))
+		return nil, fmt.Errorf("missing %s; %s apt-get install %s",
+			describe(missing), how, strings.Join(pkgs, " "))
 	}
 	if h.Log != nil {
 		fmt.Fprintf(h.Log, "installing Debian packages on the host: %s (for %s)\n", strings.Join(pkgs, " "), names(missing))
