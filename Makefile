@@ -9,6 +9,8 @@ BIN      := bin/svclab
 CONFORMANCE_BIN := bin/svclab-conformance.test
 # Debian packages the labs and tests use; installed when missing (qemu runs
 # the IPVS tests in a VM with Debian's stock kernel when this one lacks IPVS).
+# Kept in step with internal/hostprog, which declares every program svclab
+# runs (its TestMakefileInstallsWhatMakeTestNeeds checks this list).
 APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
@@ -19,7 +21,7 @@ CNI      ?= canal
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-deps: ## install the Debian packages the labs need (iptables, iproute2, conntrack, ipset)
+deps: ## install the Debian packages the labs and tests need (APT_PKGS; see internal/hostprog)
 	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \

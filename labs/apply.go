@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"os"
 
+	"github.com/svclab/svclab/internal/hostprog"
+
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs/workload"
 )
@@ -22,6 +24,9 @@ func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) erro
 	}
 	m, err := workload.Decode(data, manifestFile)
 	if err != nil {
+		return err
+	}
+	if err := hostprog.Ensure(ctx, opts.Out, hostprog.Needs(hostprog.Lab)...); err != nil {
 		return err
 	}
 	return l.update(ctx, opts, func(cur *labstore.State) (*labstore.State, error) {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/svclab/svclab/internal/hostprog"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/internal/labstore"
@@ -25,6 +27,9 @@ func Create(ctx context.Context, topologyFile string, opts Options) (*Lab, time.
 	}
 	topo, err := topology.Load(topologyFile)
 	if err != nil {
+		return nil, 0, err
+	}
+	if err := hostprog.Ensure(ctx, opts.Out, hostprog.Needs(hostprog.Lab)...); err != nil {
 		return nil, 0, err
 	}
 	name := topo.Name()

@@ -4,20 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
 )
-
-// HostPackages are the Debian packages the host needs to run the VM:
-// qemu-system-x86 (qemu-system-x86_64 and its firmware) and xz-utils (to
-// uncompress the kernel once, see extractVmlinux). apt-get and
-// dpkg-deb, which fetch and unpack the guest's packages, are part of every
-// Debian system.
-var HostPackages = []string{"qemu-system-x86", "xz-utils"}
 
 // GuestPackages make the guest's root filesystem (with their dependencies).
 // usr-is-merged stands in for usrmerge, which would pull in perl. dash is
@@ -104,46 +96,6 @@ func downloadPackages(ctx context.Context, dir string, pkgs []pkg) error {
 	}
 	_, err := runCmd(ctx, dir, "apt-get", args...)
 	return err
-}
-
-// MissingHostPackages returns which of pkgs are not installed on the host.
-// CLI: dpkg-query -W -f='${Status}' PKG
-func MissingHostPackages(pkgs ...string) []string {
-	var missing []string
-	for _, p := range pkgs {
-		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
-		if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), " installed") {
-			missing = append(missing, p)
-		}
-	}
-	return missing
-}
-
-// EnsureHostPackages installs those of pkgs that are missing on the host and
-// returns their names (none when all were there). It needs root to install.
-// log, when not nil, is told what is installed.
-// CLI: apt-get update && apt-get install -y --no-install-recommends PKG…
-func EnsureHostPackages(ctx context.Context, log io.Writer, pkgs ...string) ([]string, error) {
-	missing := MissingHostPackages(pkgs...)
-	if len(missing) == 0 {
-		return nil, nil
-	}
-	if os.Geteuid() != 0 {
-		return nil, fmt.Errorf("missing Debian packages %s: install them as root (apt-get install %s)",
-			strings.Join(missing, " "), strings.Join(missing, " "))
-	}
-	if log != nil {
-		fmt.Fprintf(log, "installing Debian packages on the host: %s\n", strings.Join(missing, " "))
-	}
-	lock := []string{"-o", "DPkg::Lock::Timeout=120"}
-	if _, err := runCmd(ctx, "", "apt-get", append([]string{"update", "-q"}, lock...)...); err != nil {
-		return nil, err
-	}
-	args := append(append([]string{"install", "-y", "-q", "--no-install-recommends"}, lock...), missing...)
-	if _, err := runCmd(ctx, "", "apt-get", args...); err != nil {
-		return nil, err
-	}
-	return missing, nil
 }
 
 // runCmd runs name with args in dir (when not empty) with a non-interactive

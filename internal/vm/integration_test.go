@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svclab/svclab/internal/hostprog"
+
 	"github.com/svclab/svclab/internal/roottest"
 )
 
@@ -27,7 +29,7 @@ func prepareVM(t *testing.T) {
 	prepareOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
-		if _, err := EnsureHostPackages(ctx, os.Stderr, HostPackages...); err != nil {
+		if err := hostprog.Ensure(ctx, os.Stderr, hostprog.Needs(hostprog.VM)...); err != nil {
 			prepareOnce.err = err
 			return
 		}

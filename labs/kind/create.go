@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
 
+	"github.com/svclab/svclab/internal/hostprog"
+
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/kind/host"
@@ -45,6 +47,9 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 	}
 	q := host.Detect()
 
+	if err := hostprog.Ensure(ctx, out, hostprog.Needs(hostprog.Cluster)...); err != nil {
+		return nil, err
+	}
 	d, err := dockerhost.Ensure(ctx, out)
 	if err != nil {
 		return nil, err

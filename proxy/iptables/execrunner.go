@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+
+	"github.com/svclab/svclab/internal/hostprog"
 )
 
 // Backend selects which iptables binaries an ExecRunner runs.
@@ -69,6 +71,9 @@ type ExecOptions struct {
 // version.
 func NewExecRunner(opts ExecOptions) (*ExecRunner, error) {
 	r := &ExecRunner{backend: opts.Backend, netns: opts.NetNS}
+	if err := hostprog.Check(r.programs()...); err != nil {
+		return nil, err
+	}
 	v, err := r.detectVersion()
 	if err != nil {
 		return nil, err
@@ -181,6 +186,15 @@ func (r *ExecRunner) iptables(args ...string) ([]byte, error) {
 		return out, &commandError{cmd: bin + " " + strings.Join(args, " "), output: string(bytes.TrimSpace(out)), err: err}
 	}
 	return out, nil
+}
+
+// programs are the host programs the runner runs.
+func (r *ExecRunner) programs() []string {
+	p := []string{r.backend.binary("iptables"), r.backend.binary("iptables-save"), r.backend.binary("iptables-restore")}
+	if r.netns != "" {
+		p = append(p, hostprog.IP)
+	}
+	return p
 }
 
 func (r *ExecRunner) command(bin string, args ...string) *exec.Cmd {

@@ -6,6 +6,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/svclab/svclab/internal/hostprog"
+
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/tools/tour"
@@ -43,5 +45,8 @@ func newTour() *cobra.Command {
 func tourRun(cmd *cobra.Command, run func(context.Context) error) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := hostprog.Ensure(ctx, cmd.OutOrStdout(), append(hostprog.Needs(hostprog.Lab), hostprog.Needs(hostprog.Tour)...)...); err != nil {
+		return err
+	}
 	return run(ctx)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svclab/svclab/internal/hostprog"
 	"github.com/svclab/svclab/internal/vm"
 )
 
@@ -73,6 +74,9 @@ func newVMRun() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			if err := hostprog.Ensure(ctx, cmd.ErrOrStderr(), hostprog.Needs(hostprog.VM)...); err != nil {
+				return err
+			}
 			// A cold cache is built first, with its progress shown.
 			if _, err := vm.Prepare(ctx, vm.PrepareOptions{Log: cmd.ErrOrStderr()}); err != nil {
 				return err
@@ -133,7 +137,7 @@ func newVMPrepare() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "prepare",
 		Short: "Install qemu if missing, build the cached VM image, pick the accelerator and boot it once",
-		Long: "Installs the host's Debian packages the VM needs (qemu-system-x86, xz-utils) when missing (as root), " +
+		Long: "Installs the host's Debian packages the VM needs (qemu-system-x86, xz-utils; see internal/hostprog) when missing (as root), " +
 			"builds the image from Debian packages (kernel from linux-image-amd64, never installed on the host) or " +
 			"reuses the cached one, probes KVM, and boots `true` once to show the boot-to-exit time.",
 		Args: cobra.NoArgs,
@@ -142,15 +146,10 @@ func newVMPrepare() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			start := time.Now()
-			installed, err := vm.EnsureHostPackages(ctx, out, vm.HostPackages...)
-			if err != nil {
+			if err := hostprog.Ensure(ctx, out, hostprog.Needs(hostprog.VM)...); err != nil {
 				return err
 			}
-			if len(installed) > 0 {
-				fmt.Fprintf(out, "installed %s in %s\n", strings.Join(installed, " "), time.Since(start).Round(100*time.Millisecond))
-			} else {
-				fmt.Fprintf(out, "host packages present: %s\n", strings.Join(vm.HostPackages, " "))
-			}
+			fmt.Fprintf(out, "host programs present: %s (%s)\n", strings.Join(hostprog.Needs(hostprog.VM), " "), time.Since(start).Round(100*time.Millisecond))
 			img, err := vm.Prepare(ctx, vm.PrepareOptions{Log: out, Refresh: refresh})
 			if err != nil {
 				return err

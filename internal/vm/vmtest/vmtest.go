@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svclab/svclab/internal/hostprog"
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/internal/vm"
 )
@@ -56,7 +57,7 @@ func Run(t *testing.T, opts Options) string {
 	if os.Getenv("SVCLAB_VM") == "1" {
 		t.Skip("already inside svclab's VM")
 	}
-	if _, err := vm.EnsureHostPackages(context.Background(), os.Stderr, vm.HostPackages...); err != nil {
+	if err := hostprog.Ensure(context.Background(), os.Stderr, hostprog.Needs(hostprog.VM)...); err != nil {
 		t.Fatalf("installing qemu: %v", err)
 	}
 	root := moduleRoot(t)

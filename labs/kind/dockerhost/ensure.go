@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 
+	"github.com/svclab/svclab/internal/hostprog"
 	"github.com/svclab/svclab/labs/kind/cache"
-	"github.com/svclab/svclab/labs/kind/cmdrun"
 	"github.com/svclab/svclab/labs/kind/host"
 )
 
@@ -40,17 +39,15 @@ func Ensure(ctx context.Context, log io.Writer) (*Daemon, error) {
 	if answers(ctx, "") {
 		return &Daemon{}, nil // the user's Docker
 	}
-	if _, err := exec.LookPath("dockerd"); err != nil {
-		fmt.Fprintln(log, "dockerd is not installed: installing Debian's docker.io (services not started)")
-		if err := installDocker(ctx); err != nil {
-			return nil, fmt.Errorf("no Docker is running and it could not be installed: %w", err)
-		}
+	// svclab's own dockerd: installed (docker.io, its services not
+	// started) when missing, with jq for the svclab-runc wrapper, which
+	// edits OCI specs on hosts without CAP_SYS_RESOURCE.
+	progs := []string{hostprog.Dockerd, hostprog.Docker, hostprog.NSEnter, hostprog.IP}
+	if host.Detect().NoCapSysResource {
+		progs = append(progs, hostprog.JQ)
 	}
-	if _, err := exec.LookPath("jq"); err != nil && host.Detect().NoCapSysResource {
-		// the svclab-runc wrapper edits OCI specs with jq
-		if err := cmdrun.Command("apt-get", "install", "-y", "-qq", "--no-install-recommends", "jq").WithEnv("DEBIAN_FRONTEND=noninteractive").Run(ctx); err != nil {
-			return nil, fmt.Errorf("this host lacks CAP_SYS_RESOURCE, so containers run through svclab-runc, which needs jq: %w", err)
-		}
+	if err := hostprog.Ensure(ctx, log, progs...); err != nil {
+		return nil, fmt.Errorf("no Docker is running and svclab's cannot start: %w", err)
 	}
 	if err := start(ctx); err != nil {
 		// leave nothing behind: the namespace, a half-started daemon
@@ -62,24 +59,4 @@ func Ensure(ctx context.Context, log io.Writer) (*Daemon, error) {
 	}
 	fmt.Fprintf(log, "started svclab's dockerd in network namespace %s (DOCKER_HOST=%s)\n", Namespace, Host)
 	return &Daemon{Host: Host, Managed: true, use: acquireUse()}, nil
-}
-
-// installDocker installs docker.io with apt, its services kept from
-// starting (a policy-rc.d that says no, unless one exists already).
-func installDocker(ctx context.Context) error {
-	const policy = "/usr/sbin/policy-rc.d"
-	if _, err := os.Stat(policy); os.IsNotExist(err) {
-		if err := os.WriteFile(policy, []byte("#!/bin/sh\n# svclab: installing docker.io without starting it\nexit 101\n"), 0o755); err != nil {
-			return err
-		}
-		defer os.Remove(policy)
-	}
-	env := []string{"DEBIAN_FRONTEND=noninteractive"}
-	if err := cmdrun.Command("apt-get", "install", "-y", "-qq", "--no-install-recommends", "docker.io", "jq").WithEnv(env...).Run(ctx); err != nil {
-		if err := cmdrun.Command("apt-get", "update", "-qq").WithEnv(env...).Run(ctx); err != nil {
-			return err
-		}
-		return cmdrun.Command("apt-get", "install", "-y", "-qq", "--no-install-recommends", "docker.io", "jq").WithEnv(env...).Run(ctx)
-	}
-	return nil
 }

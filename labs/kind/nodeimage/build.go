@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/svclab/svclab/internal/hostprog"
+
 	"github.com/svclab/svclab/labs/kind/cache"
 	"github.com/svclab/svclab/labs/kind/cmdrun"
 	"github.com/svclab/svclab/labs/kind/host"
@@ -45,6 +47,9 @@ type Result struct {
 // made of. d is the Docker daemon the images go to.
 func Build(ctx context.Context, d Docker, opts Options) (*Result, error) {
 	start := time.Now()
+	if err := hostprog.Ensure(ctx, opts.Out, hostprog.Needs(hostprog.Cluster)...); err != nil {
+		return nil, err
+	}
 	v := opts.Versions
 	if v.Kubernetes == "" {
 		v = DefaultVersions()

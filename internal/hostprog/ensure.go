@@ -1,0 +1,226 @@
+package hostprog
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// NoInstallEnv, set to 1, turns installing off: Ensure only checks.
+const NoInstallEnv = "SVCLAB_NO_INSTALL"
+
+// sbinDirs are looked in besides PATH: sudo and su reset PATH, and a
+// user's PATH often lacks them.
+var sbinDirs = []string{"/usr/local/sbin", "/usr/sbin", "/sbin"}
+
+// Host finds and installs programs. The zero value is not usable: Default
+// returns the real one; tests set the seams.
+type Host struct {
+	// Log is told what is installed; nil is quiet.
+	Log io.Writer
+	// LookPath finds a program (default: PATH, then sbinDirs).
+	LookPath func(name string) (string, error)
+	// Run runs a command (apt-get) and returns its combined output.
+	Run func(ctx context.Context, env []string, argv ...string) (string, error)
+	// Install says whether missing programs may be installed; when false,
+	// Ensure fails at once naming them and their packages.
+	Install bool
+	// PolicyRCD is written, while installing, when it does not exist: a
+	// policy-rc.d that keeps the packages' services from starting. Empty:
+	// none.
+	PolicyRCD string
+}
+
+// Override, when not nil, is the Host that Ensure and Check use instead
+// of Default's: tests of a command set a fake lookup and installer to see
+// that it checks its programs before it starts.
+var Override *Host
+
+// Default is the real host (or Override): installing is on when running as root and
+// SVCLAB_NO_INSTALL is not 1.
+func Default(log io.Writer) *Host {
+	if Override != nil {
+		h := *Override
+		if h.Log == nil {
+			h.Log = log
+		}
+		return &h
+	}
+	return &Host{
+		Log:       log,
+		LookPath:  lookPath,
+		Run:       run,
+		Install:   os.Geteuid() == 0 && os.Getenv(NoInstallEnv) != "1",
+		PolicyRCD: "/usr/sbin/policy-rc.d",
+	}
+}
+
+// Ensure makes sure programs are on the host: the missing ones are
+// installed (see Host.Ensure) or named in the error. log is told what is
+// installed; nil is quiet.
+func Ensure(ctx context.Context, log io.Writer, programs ...string) error {
+	_, err := Default(log).Ensure(ctx, programs...)
+	return err
+}
+
+// Check is Ensure without installing: for processes that must not run
+// apt-get (the proxy, which also runs inside kind nodes).
+func Check(programs ...string) error {
+	h := Default(nil)
+	h.Install = false
+	_, err := h.Ensure(context.Background(), programs...)
+	return err
+}
+
+// Ensure looks up each program (PATH, then /usr/local/sbin, /usr/sbin,
+// /sbin) and installs the Debian packages of the missing ones: one
+// `apt-get update`, then one `apt-get install` of them all, their services
+// kept from starting. It returns the packages it installed. An undeclared
+// program is an error (a programming one: declare it in Programs).
+// CLI: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends PKG…
+func (h *Host) Ensure(ctx context.Context, programs ...string) ([]string, error) {
+	var missing []Program
+	for _, name := range programs {
+		p, ok := Lookup(name)
+		if !ok {
+			return nil, fmt.Errorf("program %q is not declared in internal/hostprog (Programs): declare it with its Debian package", name)
+		}
+		if slices.ContainsFunc(missing, func(m Program) bool { return m.Name == name }) {
+			continue
+		}
+		if _, err := h.LookPath(name); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	var pkgs []string
+	for _, p := range missing {
+		if p.Package == "" {
+			return nil, fmt.Errorf("%s not found (in PATH, %s): %s needs it (%s); it is not installed from Debian: install it and put it on PATH",
+				p.Name, strings.Join(sbinDirs, ", "), joinUses(p.Uses), p.Why)
+		}
+		if !slices.Contains(pkgs, p.Package) {
+			pkgs = append(pkgs, p.Package)
+		}
+	}
+	if !h.Install {
+		how := "svclab installs missing packages only as root: run it with sudo, or"
+		if os.Getenv(NoInstallEnv) == "1" {
+			how = "installing is off (" + NoInstallEnv + "=1):"
+		}
+		return nil, fmt.Errorf("missing %s; %s apt-get install %s",
+			describe(missing), how, strings.Join(pkgs, " "))
+	}
+	if h.Log != nil {
+		fmt.Fprintf(h.Log, "installing Debian packages on the host: %s (for %s)\n", strings.Join(pkgs, " "), names(missing))
+	}
+	if err := h.install(ctx, pkgs); err != nil {
+		return nil, fmt.Errorf("missing %s, installing failed: %w", describe(missing), err)
+	}
+	for _, p := range missing {
+		if _, err := h.LookPath(p.Name); err != nil {
+			return pkgs, fmt.Errorf("installed Debian package %s, but %s is still not found (PATH, %s)", p.Package, p.Name, strings.Join(sbinDirs, ", "))
+		}
+	}
+	return pkgs, nil
+}
+
+// install runs apt-get update, then apt-get install of pkgs, with a
+// policy-rc.d that keeps their services (dockerd, containerd…) from
+// starting unless one exists already.
+func (h *Host) install(ctx context.Context, pkgs []string) error {
+	if policy := h.PolicyRCD; policy != "" {
+		if _, err := os.Stat(policy); os.IsNotExist(err) {
+			if err := os.WriteFile(policy, []byte("#!/bin/sh\n# svclab: installing packages without starting their services\nexit 101\n"), 0o755); err == nil {
+				defer os.Remove(policy)
+			}
+		}
+	}
+	env := []string{"DEBIAN_FRONTEND=noninteractive", "LC_ALL=C"}
+	lock := []string{"-o", "DPkg::Lock::Timeout=120"}
+	if _, err := h.Run(ctx, env, append([]string{AptGet, "update", "-q"}, lock...)...); err != nil {
+		return err
+	}
+	args := append(append([]string{AptGet, "install", "-y", "-q", "--no-install-recommends"}, lock...), pkgs...)
+	_, err := h.Run(ctx, env, args...)
+	return err
+}
+
+// describe names each program with its package and what needs it.
+func describe(ps []Program) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = fmt.Sprintf("%s (Debian package %s, for %s)", p.Name, p.Package, joinUses(p.Uses))
+	}
+	word := "program"
+	if len(ps) > 1 {
+		word = "programs"
+	}
+	return word + " " + strings.Join(parts, ", ")
+}
+
+func names(ps []Program) string {
+	n := make([]string, len(ps))
+	for i, p := range ps {
+		n[i] = p.Name
+	}
+	return strings.Join(n, " ")
+}
+
+func joinUses(us []Use) string {
+	if len(us) == 0 {
+		return "svclab"
+	}
+	s := make([]string, len(us))
+	for i, u := range us {
+		s[i] = string(u)
+	}
+	return strings.Join(s, "; ")
+}
+
+// lookPath is exec.LookPath, then the sbin directories PATH may lack; a
+// program found only there gets its directory appended to PATH, so that the
+// command that runs it by name next finds it too.
+func lookPath(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p, nil
+	}
+	for _, dir := range sbinDirs {
+		c := filepath.Join(dir, name)
+		if fi, serr := os.Stat(c); serr == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			os.Setenv("PATH", os.Getenv("PATH")+string(os.PathListSeparator)+dir)
+			return c, nil
+		}
+	}
+	return "", err
+}
+
+// run runs argv with env added and returns its combined output; the error
+// names the command and carries the output's tail.
+func run(ctx context.Context, env []string, argv ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s: %w\n%s", strings.Join(argv, " "), err, tail(out.String(), 4000))
+	}
+	return out.String(), nil
+}
+
+// tail returns the last n bytes of s, marked as cut when it was longer.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}

@@ -1,0 +1,3 @@
+package hostprog
+
+const Debootstrap = "debootstrap"
