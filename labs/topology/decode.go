@@ -116,19 +116,20 @@ func decodeStrict(js []byte, source string) (*fileLab, error) {
 	case err != nil:
 		return nil, &Error{Source: source, Problem: "decoding: " + err.Error()}
 	}
-	for _, se := range strictErrs {
-		var fe kjson.FieldError
-		if !errors.As(se, &fe) {
-			return nil, &Error{Source: source, Problem: se.Error()}
-		}
-		// se reads `unknown field "a.b"` (duplicates are YAML errors already).
-		problem, _, _ := strings.Cut(se.Error(), ` "`)
-		if known := knownFields(reflect.TypeFor[fileLab](), fe.FieldPath()); len(known) > 0 {
-			problem += " (known fields here: " + strings.Join(known, ", ") + ")"
-		}
-		return nil, fieldErr(source, fe.FieldPath(), "", "%s", problem)
+	if len(strictErrs) == 0 {
+		return &f, nil
 	}
-	return &f, nil
+	se := strictErrs[0]
+	var fe kjson.FieldError
+	if !errors.As(se, &fe) {
+		return nil, &Error{Source: source, Problem: se.Error()}
+	}
+	// se reads `unknown field "a.b"` (duplicates are YAML errors already).
+	problem, _, _ := strings.Cut(se.Error(), ` "`)
+	if known := knownFields(reflect.TypeFor[fileLab](), fe.FieldPath()); len(known) > 0 {
+		problem += " (known fields here: " + strings.Join(known, ", ") + ")"
+	}
+	return nil, fieldErr(source, fe.FieldPath(), "", "%s", problem)
 }
 
 // knownFields lists the JSON names of the fields of the struct that holds
