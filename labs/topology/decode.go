@@ -3,12 +3,13 @@ package topology
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
-	"sort"
 	"strings"
 
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
 
@@ -69,24 +70,14 @@ func Parse(data []byte, source string) (*Lab, error) {
 	if err != nil {
 		return nil, &Error{Source: source, Problem: "invalid YAML: " + cleanYAMLError(err)}
 	}
-	var raw any
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, &Error{Source: source, Problem: "invalid YAML: " + err.Error()}
-	}
-	if raw == nil {
+	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
 		return nil, &Error{Source: source, Problem: "empty file: expected a Lab document"}
 	}
-	if err := checkShape(raw, reflect.TypeFor[fileLab](), "", source); err != nil {
+	f, err := decodeStrict(js, source)
+	if err != nil {
 		return nil, err
 	}
-	var f fileLab
-	if err := json.Unmarshal(js, &f); err != nil {
-		// checkShape accepted the document, so this is a bug here.
-		return nil, &Error{Source: source, Problem: "decoding: " + err.Error()}
-	}
-	lab, err := convert(&f, source)
+	lab, err := convert(f, source)
 	if err != nil {
 		return nil, err
 	}
@@ -110,62 +101,172 @@ func cleanYAMLError(err error) string {
 	return strings.TrimPrefix(msg, "unmarshal errors: ")
 }
 
-// checkShape walks the decoded document against the file* types: every
-// mapping key must be a known field, and every value must have the field's
-// kind. This is what makes decoding strict, with the full field path in the
-// message (encoding/json's own unknown-field error names no path).
-func checkShape(v any, t reflect.Type, path, source string) error {
-	where := path
-	if where == "" {
-		where = "(document)"
+// decodeStrict decodes the JSON form of the lab file into the file* types
+// with sigs.k8s.io/json's strict decoding, as the API server does: an
+// unknown field is an error naming its full path (the first one: keys are
+// in sorted order at each level, as YAMLToJSON writes them), and so is a
+// value of the wrong kind.
+func decodeStrict(js []byte, source string) (*fileLab, error) {
+	var f fileLab
+	strictErrs, err := kjson.UnmarshalStrict(js, &f)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &typeErr):
+		return nil, wrongKind(js, typeErr, source)
+	case err != nil:
+		return nil, &Error{Source: source, Problem: "decoding: " + err.Error()}
 	}
-	if v == nil {
-		return nil // an explicit null is the same as an absent field
+	if len(strictErrs) == 0 {
+		return &f, nil
 	}
-	switch t.Kind() {
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return fieldErr(source, where, "", "expected a mapping, got %s", describe(v))
+	se := strictErrs[0]
+	var fe kjson.FieldError
+	if !errors.As(se, &fe) {
+		return nil, &Error{Source: source, Problem: se.Error()}
+	}
+	// se reads `unknown field "a.b"` (duplicates are YAML errors already).
+	problem, _, _ := strings.Cut(se.Error(), ` "`)
+	if known := knownFields(reflect.TypeFor[fileLab](), fe.FieldPath()); len(known) > 0 {
+		problem += " (known fields here: " + strings.Join(known, ", ") + ")"
+	}
+	return nil, fieldErr(source, fe.FieldPath(), "", "%s", problem)
+}
+
+// knownFields lists the JSON names of the fields of the struct that holds
+// the unknown field at path: path is followed from t through known field
+// names (and list indices) until the next name is not a field.
+func knownFields(t reflect.Type, path string) []string {
+	for {
+		for t.Kind() == reflect.Slice {
+			t = t.Elem()
 		}
-		fields := map[string]reflect.StructField{}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		segment, rest, more := strings.Cut(path, ".")
+		name, _, _ := strings.Cut(segment, "[")
 		var names []string
+		var next reflect.Type
 		for i := range t.NumField() {
 			f := t.Field(i)
-			name := strings.Split(f.Tag.Get("json"), ",")[0]
-			fields[name] = f
-			names = append(names, name)
-		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			f, ok := fields[k]
-			if !ok {
-				return fieldErr(source, join(path, k), "", "unknown field (known fields here: %s)", strings.Join(names, ", "))
-			}
-			if err := checkShape(m[k], f.Type, join(path, k), source); err != nil {
-				return err
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			names = append(names, tag)
+			if tag == name {
+				next = f.Type
 			}
 		}
+		if next == nil || !more {
+			return names
+		}
+		t, path = next, rest
+	}
+}
+
+// wrongKind turns a type error into "<path>: expected a string, got the
+// number 7". encoding/json names the field without list indices
+// (spec.nodes.name) and gives the input offset of the error, so the value is
+// found again in js: the last value at that index-free path that starts
+// before the offset.
+func wrongKind(js []byte, e *json.UnmarshalTypeError, source string) error {
+	path, got := "(document)", e.Value
+	v, ok := valueAt(js, e.Field, e.Offset)
+	if ok {
+		if v.path != "" {
+			path = v.path
+		}
+		got = describe(v.token)
+	}
+	switch e.Type.Kind() {
+	case reflect.Struct:
+		return fieldErr(source, path, "", "expected a mapping, got %s", got)
 	case reflect.Slice:
-		list, ok := v.([]any)
-		if !ok {
-			return fieldErr(source, where, "", "expected a list, got %s", describe(v))
-		}
-		for i, item := range list {
-			if err := checkShape(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), source); err != nil {
-				return err
-			}
-		}
+		return fieldErr(source, path, "", "expected a list, got %s", got)
 	case reflect.String:
-		if _, ok := v.(string); !ok {
-			return fieldErr(source, where, "", "expected a string, got %s (quote it)", describe(v))
+		if _, isDelim := v.token.(json.Delim); ok && !isDelim {
+			got += " (quote it)" // YAML read a number or boolean
+		}
+		return fieldErr(source, path, "", "expected a string, got %s", got)
+	}
+	return fieldErr(source, path, "", "expected %s, got %s", e.Type, got)
+}
+
+// A jsonValue is one value of a JSON document: its field path with list
+// indices (spec.nodes[0].name) and its first token (a literal or an opening
+// delimiter).
+type jsonValue struct {
+	path  string
+	token json.Token
+}
+
+// valueAt scans js for the values whose path without list indices is field
+// and returns the last one that starts before offset.
+func valueAt(js []byte, field string, offset int64) (jsonValue, bool) {
+	type frame struct {
+		array bool
+		index int
+		key   string
+		path  string
+	}
+	var (
+		stack []*frame
+		found jsonValue
+		ok    bool
+	)
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return found, ok
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, isDelim := tok.(json.Delim); isDelim && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if top != nil && !top.array && top.key == "" {
+			top.key = tok.(string) // an object key
+			continue
+		}
+		path, plain := "", ""
+		switch {
+		case top == nil:
+		case top.array:
+			path, plain = fmt.Sprintf("%s[%d]", top.path, top.index), stripIndices(top.path)
+			top.index++
+		default:
+			path, plain = join(top.path, top.key), join(stripIndices(top.path), top.key)
+			top.key = ""
+		}
+		if plain == field && start < offset {
+			found, ok = jsonValue{path: path, token: tok}, true
+		}
+		if d, isDelim := tok.(json.Delim); isDelim {
+			stack = append(stack, &frame{array: d == '[', path: path})
 		}
 	}
-	return nil
+}
+
+// stripIndices drops the list indices from a field path, as encoding/json
+// names fields: spec.nodes[1].name becomes spec.nodes.name.
+func stripIndices(path string) string {
+	var b strings.Builder
+	inIndex := false
+	for _, r := range path {
+		switch {
+		case r == '[':
+			inIndex = true
+		case r == ']':
+			inIndex = false
+		case !inIndex:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func join(path, key string) string {
@@ -175,12 +276,13 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-func describe(v any) string {
-	switch x := v.(type) {
-	case map[string]any:
+func describe(tok json.Token) string {
+	switch x := tok.(type) {
+	case json.Delim:
+		if x == '[' {
+			return "a list"
+		}
 		return "a mapping"
-	case []any:
-		return "a list"
 	case string:
 		return fmt.Sprintf("the string %q", x)
 	case json.Number:
@@ -188,6 +290,6 @@ func describe(v any) string {
 	case bool:
 		return fmt.Sprintf("the boolean %t", x)
 	default:
-		return fmt.Sprintf("%T", v)
+		return fmt.Sprintf("%T", tok)
 	}
 }

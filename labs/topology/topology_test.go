@@ -102,6 +102,19 @@ func TestParseErrors(t *testing.T) {
 			`topology x.yaml: spec.nodes[0].name: expected a string, got the number 7 (quote it)`},
 		{"nodes not a list", edit(t, "  nodes:\n", "  nodes: {}\n  x:\n"),
 			`topology x.yaml: spec.nodes: expected a list, got a mapping`},
+		{"wrong kind of value in the second node", edit(t, "{name: node2,", "{name: true,"),
+			`topology x.yaml: spec.nodes[1].name: expected a string, got the boolean true (quote it)`},
+		{"wrong kind of value after a good one", edit(t, "podCIDR: 10.244.2.0/24}", "podCIDR: 1.5}"),
+			`topology x.yaml: spec.nodes[1].podCIDR: expected a string, got the number 1.5 (quote it)`},
+		{"list for a string", edit(t, "ip: 192.168.55.230/24", "ip: [192.168.55.230/24]"),
+			`topology x.yaml: spec.clients[0].ip: expected a string, got a list`},
+		{"node not a mapping", edit(t, "  - {name: node2, ip: 192.168.16.74/20, podCIDR: 10.244.2.0/24}\n", "  - 5\n"),
+			`topology x.yaml: spec.nodes[1]: expected a mapping, got the number 5`},
+		{"proxy not a mapping", edit(t, `proxy: {mode: iptables, iptablesBackend: ""}`, "proxy: iptables"),
+			`topology x.yaml: spec.proxy: expected a mapping, got the string "iptables"`},
+		// Keys are checked in sorted order at each level (the JSON form sorts them).
+		{"first unknown field in key order", strings.Replace(edit(t, "podCIDR: 10.244.1.0/24}", "podCIDR: 10.244.1.0/24, zone: a}"), "clients:", "aaa: 1\n  clients:", 1),
+			`topology x.yaml: spec.aaa: unknown field (known fields here: cni, podSubnet, serviceSubnet, proxy, nodes, clients)`},
 		{"missing apiVersion", edit(t, "apiVersion: svclab.dev/v1alpha1\n", ""),
 			`topology x.yaml: apiVersion: required (want "svclab.dev/v1alpha1")`},
 		{"wrong apiVersion", edit(t, "svclab.dev/v1alpha1", "v1"),
@@ -264,4 +277,26 @@ func TestShippedClusters(t *testing.T) {
 		len(lab.Spec.Clients) != 1 || lab.Spec.Clients[0].IP.String() != "192.168.55.230/24" {
 		t.Errorf("nodeport lab = %+v", lab.Spec)
 	}
+}
+
+// FuzzParse checks that any input gives a lab or one single-line
+// *topology.Error naming the source, never a panic.
+func FuzzParse(f *testing.F) {
+	f.Add(base)
+	f.Add("spec: {nodes: [{name: a}, {name: 7, ip: [1]}], proxy: true}")
+	f.Add("- a\n")
+	f.Add("kind: Lab\nstatus: {x: [1, {y: 2}]}\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		lab, err := Parse([]byte(doc), "f.yaml")
+		if err == nil {
+			if lab == nil {
+				t.Fatal("no lab and no error")
+			}
+			return
+		}
+		var terr *Error
+		if !errors.As(err, &terr) || !strings.HasPrefix(err.Error(), "topology f.yaml: ") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Parse(%q): error %q is not one line from *topology.Error naming f.yaml", doc, err)
+		}
+	})
 }

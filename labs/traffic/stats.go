@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -69,20 +70,9 @@ func ChiSquareCriticalValue(alpha float64, dof int) float64 {
 	if !(alpha > 0 && alpha < 1) || dof < 1 {
 		panic(fmt.Sprintf("traffic.ChiSquareCriticalValue: alpha %g must be in (0,1), dof %d at least 1", alpha, dof))
 	}
-	dist := distuv.ChiSquared{K: float64(dof)}
-	lo, hi := 0.0, float64(dof)+1
-	for dist.Survival(hi) > alpha {
-		hi *= 2
-	}
-	for range 200 { // bisection on the survival function: exact in the far tail too
-		mid := (lo + hi) / 2
-		if dist.Survival(mid) > alpha {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
+	// P(χ²_k ≥ x) = Q(k/2, x/2), the regularised upper incomplete gamma
+	// function, so x = 2·Q⁻¹(k/2, alpha): exact in the far tail too.
+	return 2 * mathext.GammaIncRegCompInv(float64(dof)/2, alpha)
 }
 
 // noncentralChiSquareCDF is P(X ≤ x) for X ~ χ²_dof(λ), the noncentral

@@ -22,6 +22,10 @@ func TestChiSquareCriticalValue(t *testing.T) {
 		{0.01, 1, 6.635},
 		{1e-6, 2, 27.631}, // = 2·ln(1e6)
 		{0.05, 3, 7.815},
+		{1e-7, 1, 28.374},
+		{1e-8, 1, 32.841},
+		{1e-8, 2, 36.841}, // = 2·ln(1e8)
+		{1e-8, 3, 40.130},
 	}
 	for _, tt := range tests {
 		got := ChiSquareCriticalValue(tt.alpha, tt.dof)
@@ -32,6 +36,32 @@ func TestChiSquareCriticalValue(t *testing.T) {
 		if p := (distuv.ChiSquared{K: float64(tt.dof)}).Survival(got); !near(p, tt.alpha, 1e-6) {
 			t.Errorf("p-value at the critical value = %g, want %g", p, tt.alpha)
 		}
+	}
+}
+
+// TestChiSquareCriticalValueFarTail checks the critical value down to
+// alpha = 1e-12 against the closed forms of the chi-square survival function
+// for 1 to 4 degrees of freedom (independent of gonum's incomplete gamma):
+// P(χ²₁ ≥ x) = erfc(√(x/2)), P(χ²₂ ≥ x) = e^(−x/2),
+// P(χ²₃ ≥ x) = erfc(√(x/2)) + √(2x/π)·e^(−x/2), P(χ²₄ ≥ x) = e^(−x/2)·(1 + x/2).
+func TestChiSquareCriticalValueFarTail(t *testing.T) {
+	survival := map[int]func(x float64) float64{
+		1: func(x float64) float64 { return math.Erfc(math.Sqrt(x / 2)) },
+		2: func(x float64) float64 { return math.Exp(-x / 2) },
+		3: func(x float64) float64 { return math.Erfc(math.Sqrt(x/2)) + math.Sqrt(2*x/math.Pi)*math.Exp(-x/2) },
+		4: func(x float64) float64 { return math.Exp(-x/2) * (1 + x/2) },
+	}
+	for dof := 1; dof <= 4; dof++ {
+		for _, alpha := range []float64{0.5, 1e-2, 1e-6, 1e-7, 1e-8, 1e-10, 1e-12} {
+			x := ChiSquareCriticalValue(alpha, dof)
+			if p := survival[dof](x); !near(p, alpha, 1e-8) {
+				t.Errorf("ChiSquareCriticalValue(%g, %d) = %.10g, where P(χ² ≥ x) = %.10g", alpha, dof, x, p)
+			}
+		}
+	}
+	// −2·ln(alpha) is exact for 2 degrees of freedom.
+	if got, want := ChiSquareCriticalValue(1e-8, 2), -2*math.Log(1e-8); !near(got, want, 1e-12) {
+		t.Errorf("ChiSquareCriticalValue(1e-8, 2) = %.15g, want %.15g", got, want)
 	}
 }
 

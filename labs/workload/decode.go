@@ -1,14 +1,16 @@
 package workload
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
-	"regexp"
-	"strings"
+	"io"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -21,26 +23,36 @@ type Manifests struct {
 	ConfigMaps  []*corev1.ConfigMap
 }
 
-// documentSeparator splits a multi-document YAML stream like kubectl does.
-var documentSeparator = regexp.MustCompile(`(?m)^---\s*$`)
-
-// Decode reads a multi-document YAML (or JSON) manifest. Unknown fields and
+// Decode reads a multi-document YAML (or JSON) manifest, split into
+// documents as kubectl does (a "---" line, optionally followed by a
+// comment). Empty documents (nothing, comments or null) are skipped, and
+// documents are numbered from 1 without them. Unknown fields and
 // unsupported kinds are errors naming source, document and field.
 func Decode(data []byte, source string) (*Manifests, error) {
 	m := &Manifests{}
-	for i, doc := range documentSeparator.Split(string(data), -1) {
-		if strings.TrimSpace(stripComments(doc)) == "" {
+	reader := kyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for n := 1; ; {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return m, nil
+		}
+		where := fmt.Sprintf("manifest %s: document %d", source, n)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if empty, err := isEmpty(doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		} else if empty {
 			continue
 		}
-		where := fmt.Sprintf("manifest %s: document %d", source, i+1)
+		n++
 		var tm metav1.TypeMeta
-		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		if tm.Kind == "List" {
 			return nil, fmt.Errorf("%s: kind List is not supported; write one document per object", where)
 		}
-		var err error
 		switch tm.APIVersion + "/" + tm.Kind {
 		case "v1/Pod":
 			err = decodeInto(doc, where, &m.Pods)
@@ -57,12 +69,11 @@ func Decode(data []byte, source string) (*Manifests, error) {
 			return nil, err
 		}
 	}
-	return m, nil
 }
 
-func decodeInto[T any](doc, where string, into *[]*T) error {
+func decodeInto[T any](doc []byte, where string, into *[]*T) error {
 	obj := new(T)
-	if err := decodeStrict([]byte(doc), obj); err != nil {
+	if err := decodeStrict(doc, obj); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	*into = append(*into, obj)
@@ -86,13 +97,12 @@ func decodeStrict(doc []byte, into any) error {
 	return nil
 }
 
-func stripComments(doc string) string {
-	var b bytes.Buffer
-	for _, line := range strings.Split(doc, "\n") {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			b.WriteString(line)
-			b.WriteByte('\n')
-		}
+// isEmpty says whether a document holds no object: only blank lines and
+// comments, or null. kubectl skips such documents too.
+func isEmpty(doc []byte) (bool, error) {
+	data, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		return false, err
 	}
-	return b.String()
+	return bytes.Equal(bytes.TrimSpace(data), []byte("null")), nil
 }

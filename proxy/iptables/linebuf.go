@@ -40,11 +40,6 @@ func (l *lineBuf) addr(a netip.Addr) {
 	l.b = a.AppendTo(l.b)
 }
 
-func (l *lineBuf) addrPort(a netip.Addr, port int32) {
-	l.word("")
-	l.b = netip.AddrPortFrom(a, uint16(port)).AppendTo(l.b)
-}
-
 func (l *lineBuf) prefix(p netip.Prefix) {
 	l.word("")
 	l.b = p.AppendTo(l.b)

@@ -80,27 +80,76 @@ func expectNFTablesService(ctx context.Context, ws kit.Workspace, node string, s
 	Expect(nftServiceProblem(table, svc, pods, targetPort)).To(BeEmpty())
 }
 
-// nftServiceProblem says what is missing from table for the Service ("" if
-// nothing).
+// nftServiceProblem says what is missing for the Service from table, the
+// output of `nft -j list table ip kube-proxy` ("" if nothing): the
+// service chain service-<hash>-<ns>/<name>/tcp/ must have a rule that
+// spreads by `numgen random mod <number of pods>`, and every pod must be
+// one of its choices — an address . port of the DNAT map, or a chain of
+// the verdict map that DNATs to the pod.
 func nftServiceProblem(table string, svc *corev1.Service, pods []corev1.Pod, targetPort int) string {
-	portName := svc.Namespace + "/" + svc.Name + "/tcp/"
-	chain := regexp.MustCompile(`(?m)^\s*chain (service-\w+-` + regexp.QuoteMeta(portName) + `) \{\n((?:.*\n)*?)\s*\}`).FindStringSubmatch(table)
-	if chain == nil {
-		return fmt.Sprintf("no service chain for %s in table ip kube-proxy on the node", portName)
+	nft, err := parseNFT(table)
+	if err != nil {
+		return fmt.Sprintf("table ip kube-proxy on the node: %v", err)
 	}
-	body := chain[2]
-	if !regexp.MustCompile(fmt.Sprintf(`numgen random mod %d (vmap|map) \{ `, len(pods))).MatchString(body) {
-		return fmt.Sprintf("chain %s does not spread with numgen over %d endpoints:\n%s", chain[1], len(pods), body)
+	portName := svc.Namespace + "/" + svc.Name + "/tcp/"
+	chainName := regexp.MustCompile(`^service-\w+-` + regexp.QuoteMeta(portName) + `$`)
+	var chain string
+	for _, c := range nft.chains() {
+		if chainName.MatchString(c) {
+			chain = c
+			break
+		}
+	}
+	if chain == "" {
+		return fmt.Sprintf("no service chain for %s in table ip kube-proxy on the node (chains: %s)", portName, strings.Join(nft.chains(), ", "))
+	}
+	rules := nft.rules(chain)
+	var spread *nftMap
+	for _, r := range rules {
+		if spread = r.numgenSpread(len(pods)); spread != nil {
+			break
+		}
+	}
+	if spread == nil {
+		return fmt.Sprintf("chain %s does not spread with numgen random mod %d over the endpoints; its rules:\n%s", chain, len(pods), nftRulesText(rules))
+	}
+	choices := map[netip.AddrPort]bool{} // where the map's elements DNAT to
+	for _, e := range spread.Data.Elements {
+		if e.To.IsValid() {
+			choices[e.To] = true
+		}
+		if e.Chain != "" {
+			for _, r := range nft.rules(e.Chain) {
+				for _, to := range r.dnatTo() {
+					choices[to] = true
+				}
+			}
+		}
 	}
 	for _, pod := range pods {
-		direct := pod.Status.PodIP + " . " + fmt.Sprint(targetPort)
-		to := netip.AddrPortFrom(netip.MustParseAddr(pod.Status.PodIP), uint16(targetPort)).String()
-		viaChain := regexp.MustCompile(`(?m)^\s*chain endpoint-\w+-` + regexp.QuoteMeta(portName) + `\S* \{\n(?:.*\n)*?.*dnat (ip )?to ` + regexp.QuoteMeta(to) + `\b`)
-		if !strings.Contains(body, direct) && !viaChain.MatchString(table) {
-			return fmt.Sprintf("chain %s does not DNAT to pod %s (%s):\n%s", chain[1], pod.Name, to, body)
+		to := netip.AddrPortFrom(netip.MustParseAddr(pod.Status.PodIP), uint16(targetPort))
+		if !choices[to] {
+			var have []string
+			for c := range choices {
+				have = append(have, c.String())
+			}
+			sort.Strings(have)
+			if len(have) == 0 {
+				have = []string{"no address"}
+			}
+			return fmt.Sprintf("chain %s does not DNAT to pod %s (%s): its numgen map leads to %s", chain, pod.Name, to, strings.Join(have, ", "))
 		}
 	}
 	return ""
+}
+
+// nftRulesText lists rules one a line, for messages.
+func nftRulesText(rules []*nftRule) string {
+	var b strings.Builder
+	for _, r := range rules {
+		b.WriteString("  " + r.String() + "\n")
+	}
+	return b.String()
 }
 
 // expectProgrammed checks the Service's rules on a node in whatever mode

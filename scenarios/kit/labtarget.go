@@ -127,7 +127,7 @@ func (w *labWorkspace) IPTablesSave(_ context.Context, node, table string, count
 }
 
 func (w *labWorkspace) NFTables(_ context.Context, node string) (string, error) {
-	return w.lab.Run(node, "nft", "list", "table", "ip", "kube-proxy")
+	return w.lab.Run(node, "nft", "-j", "list", "table", "ip", "kube-proxy")
 }
 
 func (w *labWorkspace) Conntrack(_ context.Context, node string) ([]conntrack.Flow, error) {

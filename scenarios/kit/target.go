@@ -51,7 +51,8 @@ type Workspace interface {
 
 	// IPTablesSave is iptables-save of a table on a node (-c with counters).
 	IPTablesSave(ctx context.Context, node, table string, counters bool) (string, error)
-	// NFTables is `nft list table ip kube-proxy` on a node.
+	// NFTables is `nft -j list table ip kube-proxy` on a node: the table
+	// in libnftables' JSON schema (libnftables-json(5)).
 	NFTables(ctx context.Context, node string) (string, error)
 	// Conntrack is a node's conntrack table, read over netlink.
 	Conntrack(ctx context.Context, node string) ([]conntrack.Flow, error)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 
 	"github.com/svclab/svclab/labs"
 )
@@ -32,7 +32,7 @@ type guide struct {
 	out    io.Writer
 	lab    *labs.Lab
 	step   int
-	color  bool // ANSI colours: only on a terminal
+	color  bool // ANSI colours: see useColor
 	binary string
 }
 
@@ -49,14 +49,15 @@ func (g *guide) style(code, s string) string {
 	return "\033[" + code + "m" + s + "\033[0m"
 }
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
+// useColor reports whether output to w gets ANSI colours: only when w is a
+// terminal, and not when the NO_COLOR environment variable is set to a
+// non-empty value (https://no-color.org).
+func useColor(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // section starts a numbered part of the walk-through.
@@ -156,7 +157,7 @@ func runWith(ctx context.Context, opts Options, topology string, edit func(strin
 			return err
 		}
 	}
-	color := isTerminal(opts.Out)
+	color := useColor(opts.Out)
 	fmt.Fprintf(opts.Out, "svclab tour — lab from %s\n", topology)
 	lab, took, err := labs.Create(ctx, topoFile, labs.Options{Out: opts.Out, Binary: opts.Binary})
 	if err != nil {

@@ -312,7 +312,7 @@ func (p *Provider) checkVersion() error {
 	if p.version == "" || strings.TrimPrefix(p.version, "v") == strings.TrimPrefix(nodeimage.DefaultKubernetes, "v") {
 		return nil
 	}
-	return fmt.Errorf("Kubernetes %s is not available: svclab's node image runs %s only", p.version, nodeimage.DefaultKubernetes)
+	return fmt.Errorf("kind provider: Kubernetes %s is not available: svclab's node image runs %s only", p.version, nodeimage.DefaultKubernetes)
 }
 
 // configArg finds the config file in Create's arguments: "--config",

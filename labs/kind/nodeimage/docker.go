@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 
 	"github.com/svclab/svclab/labs/kind/cmdrun"
@@ -76,5 +75,3 @@ func containerExec(d Docker, id string, stdin bool, args ...string) cmdrun.Cmd {
 	}
 	return d.Command(append(append(a, id), args...)...)
 }
-
-func trimID(out []byte) string { return strings.TrimSpace(string(out)) }

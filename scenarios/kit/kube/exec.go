@@ -10,11 +10,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream/spdy"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/client-go/transport/spdy"
+	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
 )
 
 // exec runs a command in a container (the pod's only one when container
@@ -46,8 +47,10 @@ func (t *Target) executor(url *neturl.URL) (remotecommand.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What spdy.RoundTripperFor builds for NewSPDYExecutor, with an upgrade
+	// transport that dials through the config's dialer.
 	upgrade := &http.Transport{DialContext: t.cfg.Dial, TLSClientConfig: tlsConfig}
-	rt, err := spdy.NewRoundTripperWithConfig(spdy.RoundTripperConfig{UpgradeTransport: upgrade, PingPeriod: 5 * time.Second})
+	rt, err := streamspdy.NewRoundTripperWithConfig(streamspdy.RoundTripperConfig{UpgradeTransport: upgrade, PingPeriod: 5 * time.Second})
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +58,7 @@ func (t *Target) executor(url *neturl.URL) (remotecommand.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return remotecommand.NewSPDYExecutorForTransports(wrapped, rt, http.MethodPost, url)
+	return remotecommand.NewSPDYExecutorForTransports(wrapped, spdy.NewUpgraderForStreaming(rt), http.MethodPost, url)
 }
 
 func newClientset(cfg *rest.Config) (*kubernetes.Clientset, error) {

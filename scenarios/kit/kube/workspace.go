@@ -236,7 +236,7 @@ func (w *workspace) IPTablesSave(ctx context.Context, node, table string, counte
 }
 
 func (w *workspace) NFTables(ctx context.Context, node string) (string, error) {
-	return w.t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"nft", "list", "table", "ip", "kube-proxy"}})
+	return w.t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"nft", "-j", "list", "table", "ip", "kube-proxy"}})
 }
 
 func (w *workspace) Conntrack(ctx context.Context, node string) ([]conntrack.Flow, error) {
