@@ -11,7 +11,7 @@ CONFORMANCE_BIN := bin/svclab-conformance.test
 # the IPVS tests in a VM with Debian's stock kernel when this one lacks IPVS).
 # Kept in step with internal/hostprog, which declares every program svclab
 # runs (its TestMakefileInstallsWhatMakeTestNeeds checks this list).
-APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils
+APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils nftables
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
 

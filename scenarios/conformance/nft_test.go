@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/svclab/svclab/internal/hostprog"
 	"github.com/svclab/svclab/internal/roottest"
 )
 
@@ -132,18 +133,10 @@ func TestNFTServiceProblemNotJSON(t *testing.T) {
 // at the end.
 func TestIntegrationNFTListing(t *testing.T) {
 	roottest.Require(t, "creates a network namespace and loads nftables rules into it")
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skipf("skipped: no nft binary on this host (%v)", err)
+	if err := hostprog.Check(hostprog.NFT); err != nil {
+		t.Fatal(err) // make deps installs nftables
 	}
-	ns := roottest.UniqueName("svclab-nft")
-	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add %s: %v: %s", ns, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v: %s", ns, err, out)
-		}
-	})
+	ns := roottest.Netns(t, "svclab-nft")
 	for _, form := range nftForms {
 		rules := filepath.Join("testdata", "nft", form+".nft")
 		if out, err := exec.Command("ip", "netns", "exec", ns, "nft", "-f", rules).CombinedOutput(); err != nil {
