@@ -28,8 +28,8 @@ type Positional interface {
 const aliasAnnotation = "svclab.dev/alias"
 
 // Argv is the command line that runs c: bin, the subcommand, then every flag
-// whose value is neither its zero value nor its default (in the order
-// AddFlags defines them), then the positional arguments.
+// whose value is not its zero value (in the order AddFlags defines them; a
+// zero field means "the flag's default"), then the positional arguments.
 func Argv(bin string, c Command) []string {
 	return append([]string{bin}, Args(c)...)
 }
@@ -56,7 +56,7 @@ func Args(c Command) []string {
 			return
 		}
 		v := f.Value.String()
-		if v == f.DefValue || isZero(f.Value.Type(), v) {
+		if isZero(f.Value.Type(), v) {
 			return
 		}
 		if f.Value.Type() == "bool" && v == "true" {

@@ -34,11 +34,11 @@ func TestConflist(t *testing.T) {
 func TestManifestsRender(t *testing.T) {
 	p := ManifestParams{Variant: FlannelVXLAN, Image: "svclab/svclab:dev", APIServerHost: "x-control-plane", APIServerPort: "6443", ClusterCIDR: "10.244.0.0/16"}
 	m, err := Manifest(p)
-	if err != nil || !strings.Contains(m, "--variant, flannel-vxlan,") || !strings.Contains(m, `value: "x-control-plane"`) {
+	if err != nil || !strings.Contains(m, `args: ["cni","agent","--variant=flannel-vxlan","--cluster-cidr=10.244.0.0/16"]`) || !strings.Contains(m, `value: "x-control-plane"`) {
 		t.Fatalf("%v\n%s", err, m)
 	}
 	pm, err := ProxyManifest(p)
-	if err != nil || !strings.Contains(pm, "clusterCIDR: 10.244.0.0/16") {
+	if err != nil || !strings.Contains(pm, "clusterCIDR: 10.244.0.0/16") || !strings.Contains(pm, `args: ["proxy","--node=$(NODE_NAME)"]`) {
 		t.Fatalf("%v\n%s", err, pm)
 	}
 }
