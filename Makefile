@@ -14,9 +14,17 @@ CONFORMANCE_BIN := bin/svclab-conformance.test
 APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils nftables
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
+# Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/ and
+# internal/, found in the sources as "dir:FuzzX". `make fuzz` runs each for
+# FUZZTIME; `make test` runs each for FUZZSMOKE (go test alone only runs
+# their seed corpora). Crashers land in dir/testdata/fuzz/FuzzX/: fix the
+# bug and keep the file as the regression seed.
+FUZZTIME  ?= 60s
+FUZZSMOKE ?= 3s
+FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build root-check lab-nodeport lab test test-vm e2e-kind test-unit test-scenarios bench clean-labs clean
+.PHONY: help deps build root-check lab-nodeport lab test test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -41,8 +49,9 @@ lab-nodeport: root-check deps build ## seed 004 hop by hop: client → HOSTA:300
 lab: root-check deps build ## the single-node tour: 3000 connections over 3 pods, the 1/3, 1/2, 1 ladder (KEEP=1 keeps the lab)
 	@./$(BIN) tour single-node
 
-test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root)
+test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@$(MAKE) --no-print-directory fuzz-smoke
 
 test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/
@@ -56,6 +65,16 @@ test-unit: ## run the tests that need no root (root tests skip with a message)
 
 test-scenarios: root-check deps build ## run only the ginkgo scenarios (labs, conformance on labs), verbosely
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./scenarios/ ./scenarios/conformance/ -ginkgo.v
+
+fuzz: ## run each fuzz target for FUZZTIME (60s), one after another; crashers go to testdata/fuzz
+	@echo "fuzz targets ($(FUZZTIME) each):"; for t in $(FUZZ_TARGETS); do echo "  $$t"; done
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; echo "== $$fn in ./$$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; \
+	done
+
+fuzz-smoke: ## run each fuzz target briefly under the fuzzer (FUZZSMOKE, 3s each)
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZSMOKE)
 
 bench: ## run the benchmarks (renderer, lab bring-up) and print their tables
 	$(GO) test -run '^$$' -bench . -benchmem ./proxy/... ./labs/...

@@ -278,25 +278,3 @@ func TestShippedClusters(t *testing.T) {
 		t.Errorf("nodeport lab = %+v", lab.Spec)
 	}
 }
-
-// FuzzParse checks that any input gives a lab or one single-line
-// *topology.Error naming the source, never a panic.
-func FuzzParse(f *testing.F) {
-	f.Add(base)
-	f.Add("spec: {nodes: [{name: a}, {name: 7, ip: [1]}], proxy: true}")
-	f.Add("- a\n")
-	f.Add("kind: Lab\nstatus: {x: [1, {y: 2}]}\n")
-	f.Fuzz(func(t *testing.T, doc string) {
-		lab, err := Parse([]byte(doc), "f.yaml")
-		if err == nil {
-			if lab == nil {
-				t.Fatal("no lab and no error")
-			}
-			return
-		}
-		var terr *Error
-		if !errors.As(err, &terr) || !strings.HasPrefix(err.Error(), "topology f.yaml: ") || strings.Contains(err.Error(), "\n") {
-			t.Fatalf("Parse(%q): error %q is not one line from *topology.Error naming f.yaml", doc, err)
-		}
-	})
-}

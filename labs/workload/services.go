@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/svclab/svclab/internal/labstore"
 )
@@ -52,6 +53,9 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 		field := fmt.Sprintf("spec.ports[%d]", i)
 		if len(svc.Spec.Ports) > 1 && p.Name == "" {
 			return errorf(source, "%s: %s.name: required when a Service has more than one port", where, field)
+		}
+		if errs := validation.IsValidPortName(p.Name); p.Name != "" && len(errs) > 0 {
+			return errorf(source, "%s: %s.name %q: %s", where, field, p.Name, errs[0])
 		}
 		if names[p.Name] {
 			return errorf(source, "%s: %s.name %q: duplicate port name", where, field, p.Name)

@@ -182,6 +182,18 @@ apiVersion: v1
 kind: Service
 metadata: {name: x}
 spec: {ports: [{port: 80}, {port: 81}]}`, `spec.ports[0].name: required`},
+		// Found by FuzzApply: both reached the iptables comments and made
+		// every later iptables-restore fail.
+		{"port name with a space", `
+apiVersion: v1
+kind: Service
+metadata: {name: x}
+spec: {ports: [{name: web port, port: 80}]}`, `spec.ports[0].name "web port": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`},
+		{"namespace with a quote", `
+apiVersion: v1
+kind: Service
+metadata: {name: x, namespace: 'a"b'}
+spec: {ports: [{port: 80}]}`, `metadata.namespace "a\"b": a lowercase RFC 1123 label`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

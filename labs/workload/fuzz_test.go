@@ -1,0 +1,173 @@
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/svclab/svclab/internal/labstore"
+	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/iptablestest"
+	"github.com/svclab/svclab/proxy/model"
+)
+
+// FuzzApply decodes any manifest and applies it to the in-memory cluster
+// state, on an empty lab or on one already running httpserver. Decode and
+// Apply give objects or an error naming the manifest, never a panic; Apply
+// leaves its input alone; what it accepts is a state the lab can run (unique
+// pod names and IPs inside their node's pod CIDR, unique cluster IPs inside
+// the service subnet, unique node ports, slices of existing Services with
+// pod IPs) and that applies again; and every node's proxy can program it
+// (the iptables payload parses in the fake that rejects what the kernel
+// rejects).
+func FuzzApply(f *testing.F) {
+	f.Add(httpserver, false)
+	f.Add(httpserver, true)
+	f.Add(podDoc+"---\n"+svcDoc, false)
+	f.Add(badDoc, false)
+	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: kube-system}\ndata: {a: b}\n", true)
+	f.Add("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {cni.projectcalico.org/ipAddrs: '[\"10.100.81.7\"]'}}\nspec: {nodeName: hostb, containers: [{name: c, image: x}]}\n", false)
+	shipped, err := filepath.Glob("../../clusters/workloads/*.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, path := range shipped {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data), false)
+	}
+	base, err := Decode([]byte(httpserver), "base.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	running, err := lab.Apply(&labstore.State{}, base, "base.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, manifest string, onTop bool) {
+		cur := &labstore.State{}
+		if onTop {
+			cur = running.Clone()
+		}
+		m, err := Decode([]byte(manifest), "f.yaml")
+		if err != nil {
+			if !strings.Contains(err.Error(), "f.yaml") {
+				t.Fatalf("Decode error %q does not name the manifest", err)
+			}
+			return
+		}
+		before := mustJSON(t, cur)
+		next, err := lab.Apply(cur, m, "f.yaml")
+		if after := mustJSON(t, cur); after != before {
+			t.Fatalf("Apply changed its input state")
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "f.yaml") {
+				t.Fatalf("Apply error %q does not name the manifest", err)
+			}
+			return
+		}
+		checkState(t, next)
+		if _, err := lab.Apply(next, m, "f.yaml"); err != nil {
+			t.Fatalf("the manifest applied once but not twice: %v", err)
+		}
+		for _, n := range lab.Nodes {
+			checkRenders(t, next, n.Name)
+		}
+	})
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// checkState states what the lab relies on in a state Apply returned.
+func checkState(t *testing.T, st *labstore.State) {
+	t.Helper()
+	nodes := map[string]netip.Prefix{}
+	for _, n := range lab.Nodes {
+		nodes[n.Name] = n.PodCIDR
+	}
+	podNames, podIPs := map[string]bool{}, map[string]string{}
+	for _, p := range st.Pods {
+		if podNames[p.Name] {
+			t.Errorf("two pods named %s", p.Name)
+		}
+		podNames[p.Name] = true
+		cidr, ok := nodes[p.Spec.NodeName]
+		if !ok {
+			t.Errorf("pod %s on unknown node %q", p.Name, p.Spec.NodeName)
+		}
+		ip, err := netip.ParseAddr(p.Status.PodIP)
+		if err != nil || !cidr.Contains(ip) {
+			t.Errorf("pod %s: IP %q outside its node's pod CIDR %s", p.Name, p.Status.PodIP, cidr)
+		}
+		if other, dup := podIPs[p.Status.PodIP]; dup {
+			t.Errorf("pods %s and %s share IP %s", other, p.Name, p.Status.PodIP)
+		}
+		podIPs[p.Status.PodIP] = p.Name
+	}
+	clusterIPs, nodePorts := map[string]string{}, map[int32]string{}
+	for _, svc := range st.Services {
+		name := svc.Namespace + "/" + svc.Name
+		if ip := svc.Spec.ClusterIP; ip != corev1.ClusterIPNone {
+			a, err := netip.ParseAddr(ip)
+			if err != nil || !lab.ServiceSubnet.Contains(a) {
+				t.Errorf("Service %s: cluster IP %q outside %s", name, ip, lab.ServiceSubnet)
+			}
+			if other, dup := clusterIPs[ip]; dup {
+				t.Errorf("Services %s and %s share cluster IP %s", other, name, ip)
+			}
+			clusterIPs[ip] = name
+		}
+		for _, p := range svc.Spec.Ports {
+			if p.NodePort == 0 {
+				continue
+			}
+			key := fmt.Sprintf("%s:%s", name, p.Protocol)
+			if other, dup := nodePorts[p.NodePort]; dup && !strings.HasPrefix(other, name+":") {
+				t.Errorf("Services %s and %s share node port %d", other, key, p.NodePort)
+			}
+			nodePorts[p.NodePort] = key
+		}
+	}
+	for _, s := range st.EndpointSlices {
+		if st.Service(s.Namespace, s.Labels["kubernetes.io/service-name"]) == nil {
+			t.Errorf("EndpointSlice %s/%s of no Service", s.Namespace, s.Name)
+		}
+		for _, e := range s.Endpoints {
+			for _, a := range e.Addresses {
+				if _, ok := podIPs[a]; !ok {
+					t.Errorf("EndpointSlice %s/%s: address %s is no pod's", s.Namespace, s.Name, a)
+				}
+			}
+		}
+	}
+}
+
+// checkRenders renders the state as node's iptables proxy would and applies
+// it to the fake that validates like the kernel.
+func checkRenders(t *testing.T, st *labstore.State, node string) {
+	t.Helper()
+	r, err := iptables.NewRenderer(iptables.Options{ClusterCIDR: "10.100.0.0/16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Render(model.Build(st.Services, st.EndpointSlices, node))
+	if err := iptablestest.NewFakeRunner().Restore(res.Payload); err != nil {
+		t.Fatalf("node %s: the rendered rules do not restore: %v", node, err)
+	}
+}

@@ -1,0 +1,127 @@
+package iptables_test
+
+import (
+	"bytes"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/iptablestest"
+	"github.com/svclab/svclab/proxy/model"
+	"github.com/svclab/svclab/proxy/model/modeltest"
+)
+
+// fuzzOptions picks the renderer's options from one byte: the local
+// detector, masquerade-all, the masquerade bit, --random-fully, localhost
+// node ports, nodePortAddresses and the conntrack sysctl.
+func fuzzOptions(b byte) iptables.Options {
+	o := iptables.Options{NodeIP: netip.MustParseAddr(modeltest.NodeIP)}
+	switch b % 4 {
+	case 0:
+		o.ClusterCIDR = modeltest.ClusterCIDR
+	case 1:
+		o.LocalDetector = iptables.DetectLocalByBridgeInterface("cni0")
+	case 2:
+		o.LocalDetector = iptables.DetectLocalByInterfaceNamePrefix("veth")
+	}
+	o.MasqueradeAll = b&4 != 0
+	if b&8 != 0 {
+		o.MasqueradeBit = 31
+	}
+	o.RandomFully = b&16 != 0
+	o.LocalhostNodePorts = b&32 != 0
+	if b&64 != 0 {
+		o.NodePortAddresses = []netip.Addr{o.NodeIP}
+	}
+	o.ConntrackTCPBeLiberal = b&128 != 0
+	return o
+}
+
+// FuzzRender builds Services and EndpointSlices from the input
+// (modeltest.Generate), turns them into a snapshot and renders it, then
+// changes to a second generated state. Properties:
+//   - no panic; the full sync goes through iptables.Sync into the fake that
+//     rejects what iptables-restore rejects (a jump to a missing chain, a
+//     bad option, a target in the wrong table, a chain name too long);
+//   - every chain jumped to is declared in the same payload;
+//   - determinism: a fresh renderer on a rebuilt snapshot writes the same
+//     bytes;
+//   - behaviour: a pod's packet to each cluster IP:port reaches exactly the
+//     endpoints model.CategorizeEndpoints says it may;
+//   - the partial sync to the second state is accepted too and leaves the
+//     tables a fresh full sync of that state would.
+func FuzzRender(f *testing.F) {
+	f.Add(byte(0), []byte{}, []byte{})
+	f.Add(byte(1), []byte{3, 1, 0, 0, 2, 1, 0, 0, 1, 0, 2, 5, 0, 1, 1, 1, 1}, []byte{3, 1, 0, 0, 2, 1, 0, 0, 1, 0, 2, 4})
+	f.Add(byte(0x55), bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7}, 40), bytes.Repeat([]byte{1, 2, 3, 4, 5, 6}, 40))
+	f.Add(byte(0xaa), bytes.Repeat([]byte{2, 7, 1, 8, 2, 8, 1, 8, 2, 8}, 30), []byte{5})
+	f.Add(byte(0xff), bytes.Repeat([]byte{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, 30), bytes.Repeat([]byte{255, 128, 64, 32, 16, 8, 4, 2, 1}, 30))
+	f.Fuzz(func(t *testing.T, o byte, first, second []byte) {
+		opts := fuzzOptions(o)
+		snap := fuzzSnapshot(first)
+		fake := iptablestest.NewFakeRunner()
+		r := newRenderer(t, opts)
+		res, err := iptables.Sync(fake, r, snap)
+		if err != nil {
+			t.Fatalf("full sync rejected: %v", err)
+		}
+		checkAllJumpTargetsDeclared(t, res.Payload)
+		if again := newRenderer(t, opts).Render(fuzzSnapshot(first)); !bytes.Equal(again.Payload, res.Payload) {
+			t.Fatalf("the same input renders differently:\n%s", lineDiff(string(res.Payload), string(again.Payload)))
+		}
+		if opts.LocalDetector == nil {
+			checkClusterIPFlows(t, fake.Dump(), snap)
+		}
+
+		next := fuzzSnapshot(second)
+		if _, err := iptables.Sync(fake, r, next); err != nil {
+			t.Fatalf("sync to the second state rejected: %v", err)
+		}
+		assertSameAsFreshFullSync(t, fake, opts, fuzzSnapshot(second))
+	})
+}
+
+func fuzzSnapshot(data []byte) *model.Snapshot {
+	services, slices := modeltest.Generate(data)
+	return model.Build(services, slices, modeltest.NodeName)
+}
+
+// checkClusterIPFlows traces a pod's first packet to every cluster IP:port
+// and wants the endpoints the model says internal traffic may use: the
+// Cluster set, or with internalTrafficPolicy Local this node's.
+func checkClusterIPFlows(t *testing.T, dump *iptablestest.Dump, snap *model.Snapshot) {
+	t.Helper()
+	tracer := &iptablestest.Tracer{Dump: dump, NodeIPs: []netip.Addr{netip.MustParseAddr(modeltest.NodeIP)}}
+	for _, sp := range snap.ServicePorts {
+		cluster, local, _, _ := model.CategorizeEndpoints(sp)
+		eps := cluster
+		if sp.InternalPolicyLocal {
+			eps = local
+		}
+		want := []string{}
+		for _, ep := range eps {
+			want = append(want, ep.String())
+		}
+		slices.Sort(want)
+		want = slices.Compact(want)
+		res := tracer.Trace(iptablestest.Packet{
+			Source:          netip.MustParseAddr("10.244.9.9"),
+			Destination:     sp.ClusterIP,
+			Protocol:        strings.ToLower(string(sp.Protocol)),
+			DestinationPort: int(sp.Port),
+		})
+		got := res.Destinations()
+		if got == nil {
+			got = []string{}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s (%s:%s): a pod reaches %v, want %v\n%s", sp.Name, sp.ClusterIP, strconv.Itoa(int(sp.Port)), got, want, res)
+		}
+		if len(want) == 0 && !res.Rejected() && !res.Dropped() {
+			t.Errorf("%s: no endpoint, but a pod's packet is neither rejected nor dropped\n%s", sp.Name, res)
+		}
+	}
+}

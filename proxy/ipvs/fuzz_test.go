@@ -1,0 +1,162 @@
+package ipvs
+
+import (
+	"bytes"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/svclab/svclab/proxy/ipvs/kernel"
+	"github.com/svclab/svclab/proxy/ipvs/kernel/kerneltest"
+	"github.com/svclab/svclab/proxy/model"
+	"github.com/svclab/svclab/proxy/model/modeltest"
+)
+
+// fuzzSettings picks Compute's settings from one byte: the scheduler,
+// masquerade-all, the local detector, nodePortAddresses and whether the
+// node has addresses at all.
+func fuzzSettings(b byte) Settings {
+	s := baseSettings()
+	s.Scheduler = []string{"", "rr", "mh", "wrr"}[b%4]
+	s.MasqueradeAll = b&4 != 0
+	if b&8 != 0 {
+		s.LocalDetector = nil
+	}
+	if b&16 != 0 {
+		s.NodePortCIDRs = []netip.Prefix{netip.MustParsePrefix("192.168.0.0/24")}
+	}
+	if b&32 != 0 {
+		s.NodeAddresses = nil
+	}
+	s.RandomFully = b&64 != 0
+	if b&128 != 0 {
+		s.MasqueradeBit = 31
+	}
+	return s
+}
+
+// FuzzCompute builds Services and EndpointSlices from the input
+// (modeltest.Generate), computes the IPVS desired state, applies it to the
+// fake kernel and the iptables fake, then moves to a second generated
+// state. Properties:
+//   - no panic, and Compute is deterministic;
+//   - the desired state keeps its documented order (sorted, unique virtual
+//     servers, real servers and set entries) and every real server is an
+//     endpoint of its service port;
+//   - every cluster IP is bound to kube-ipvs0 and has its virtual server;
+//   - the plan from an empty node applies without error (the iptables
+//     payload included), and diffing again gives an empty plan; the same
+//     for the change to the second state.
+func FuzzCompute(f *testing.F) {
+	f.Add(byte(0), []byte{}, []byte{})
+	f.Add(byte(1), []byte{3, 1, 0, 0, 2, 1, 0, 0, 1, 0, 2, 5, 0, 1, 1, 1, 1}, []byte{3, 1, 0, 0, 2, 1, 0, 0, 1, 0, 2, 4})
+	f.Add(byte(0x55), bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7}, 40), bytes.Repeat([]byte{1, 2, 3, 4, 5, 6}, 40))
+	f.Add(byte(0xaa), bytes.Repeat([]byte{2, 7, 1, 8, 2, 8, 1, 8, 2, 8}, 30), []byte{5})
+	f.Add(byte(0xff), bytes.Repeat([]byte{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, 30), bytes.Repeat([]byte{255, 128, 64, 32, 16, 8, 4, 2, 1}, 30))
+	f.Fuzz(func(t *testing.T, o byte, first, second []byte) {
+		s := fuzzSettings(o)
+		snap := fuzzSnapshot(first)
+		d := Compute(snap, s)
+		if again := Compute(fuzzSnapshot(first), s); again.String() != d.String() {
+			t.Fatalf("the same input computes differently")
+		}
+		checkDesired(t, snap, d)
+
+		k := kerneltest.New(nodeIP.String(), nodeIP2.String())
+		ipt := newFakeIPTables()
+		applied := syncTo(t, k, ipt, d, nil)
+		next := Compute(fuzzSnapshot(second), s)
+		checkDesired(t, fuzzSnapshot(second), next)
+		syncTo(t, k, ipt, next, applied)
+	})
+}
+
+func fuzzSnapshot(data []byte) *model.Snapshot {
+	services, slices := modeltest.Generate(data)
+	return model.Build(services, slices, modeltest.NodeName)
+}
+
+// syncTo brings the fakes to d and checks that nothing is left to do. It
+// returns the payload the iptables fake now holds.
+func syncTo(t *testing.T, k *kerneltest.Fake, ipt *fakeIPTables, d *Desired, appliedIPTables []byte) []byte {
+	t.Helper()
+	a, err := ReadActual(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := Diff(d, a, DiffOptions{AppliedIPTables: appliedIPTables})
+	if _, err := Apply(k, ipt, plan); err != nil {
+		t.Fatalf("applying the plan failed: %v\nplan:\n%s", err, plan)
+	}
+	a, err = ReadActual(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rest := Diff(d, a, DiffOptions{AppliedIPTables: d.IPTables}); len(rest) != 0 {
+		t.Fatalf("after applying the plan, Diff still wants:\n%s", rest)
+	}
+	return d.IPTables
+}
+
+func checkDesired(t *testing.T, snap *model.Snapshot, d *Desired) {
+	t.Helper()
+	if !slices.IsSortedFunc(d.Addresses, netip.Addr.Compare) || len(slices.Compact(slices.Clone(d.Addresses))) != len(d.Addresses) {
+		t.Errorf("addresses not sorted and unique: %v", d.Addresses)
+	}
+	bound := map[netip.Addr]bool{}
+	for _, a := range d.Addresses {
+		bound[a] = true
+	}
+	byKey := map[string]DesiredVirtualServer{}
+	for i, vs := range d.VirtualServers {
+		if _, dup := byKey[vs.Key()]; dup {
+			t.Errorf("virtual server %s twice", vs.Key())
+		}
+		byKey[vs.Key()] = vs
+		if i > 0 {
+			p := d.VirtualServers[i-1]
+			if x := p.Address.Compare(vs.Address); x > 0 || x == 0 && (p.Protocol > vs.Protocol || p.Protocol == vs.Protocol && p.Port > vs.Port) {
+				t.Errorf("virtual servers out of order: %s before %s", p.Key(), vs.Key())
+			}
+		}
+		for j := 1; j < len(vs.RealServers); j++ {
+			if compareRealServers(vs.RealServers[j-1], vs.RealServers[j]) >= 0 {
+				t.Errorf("%s: real servers not sorted and unique: %v", vs.Key(), vs.RealServers)
+			}
+		}
+		if sp := lookupService(snap, vs.Service); sp == nil {
+			t.Errorf("%s: belongs to no service port %q", vs.Key(), vs.Service)
+		} else {
+			for _, rs := range vs.RealServers {
+				if !slices.ContainsFunc(sp.Endpoints, func(ep model.Endpoint) bool {
+					return ep.IP == rs.Address && uint16(ep.Port) == rs.Port
+				}) {
+					t.Errorf("%s: real server %s is no endpoint of %s", vs.Key(), rs.Key(), vs.Service)
+				}
+			}
+		}
+	}
+	for _, sp := range snap.ServicePorts {
+		if !bound[sp.ClusterIP] {
+			t.Errorf("%s: cluster IP %s not bound to %s", sp.Name, sp.ClusterIP, DummyDevice)
+		}
+		key := kernel.VirtualServer{Address: sp.ClusterIP, Protocol: kernel.Protocol(sp.Protocol), Port: uint16(sp.Port)}.Key()
+		if _, ok := byKey[key]; !ok {
+			t.Errorf("%s: no virtual server %s", sp.Name, key)
+		}
+	}
+	for _, set := range d.Sets {
+		if !slices.IsSorted(set.Entries) || len(slices.Compact(slices.Clone(set.Entries))) != len(set.Entries) {
+			t.Errorf("set %s: entries not sorted and unique: %v", set.Name, set.Entries)
+		}
+	}
+}
+
+func lookupService(snap *model.Snapshot, name string) *model.ServicePort {
+	for _, sp := range snap.ServicePorts {
+		if sp.Name.String() == name {
+			return sp
+		}
+	}
+	return nil
+}
