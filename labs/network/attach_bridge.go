@@ -52,6 +52,12 @@ func (bridgeAttachment) reserved(h *Host, ip netip.Addr) bool { return ip == h.N
 //	ip -n <pod> addr add 10.244.1.2/24 dev eth0
 //	ip -n <pod> link set dev eth0 up
 //	ip -n <pod> route add default via 10.244.1.1 dev eth0
+//	ip netns exec <pod> arping -q -c 1 -U -I eth0 10.244.1.2
+//
+// The last step announces the address, as the bridge plugin does: a pod
+// that reuses a deleted pod's address (a Deployment scaled down and up
+// again) is reachable at once, not after the node's neighbour entry with
+// the old MAC expires.
 func (bridgeAttachment) podSteps(h *Host, pp *PodPlan) []Step {
 	node, pod := h.Namespace, pp.Namespace
 	return []Step{
@@ -62,6 +68,7 @@ func (bridgeAttachment) podSteps(h *Host, pp *PodPlan) []Step {
 		AddAddr{NS: pod, Link: "eth0", Addr: pp.IP},
 		LinkUp{NS: pod, Link: "eth0"},
 		AddRoute{NS: pod, Gw: pp.Gateway, Dev: "eth0"},
+		AnnounceAddr{NS: pod, Link: "eth0", IP: pp.IP.Addr(), NodeNS: node, NodeVeth: pp.HostVeth, Bridge: h.Node.Bridge},
 	}
 }
 

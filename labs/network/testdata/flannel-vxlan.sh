@@ -108,6 +108,7 @@ ip -n svclab-demo-hosta link set dev veth9b3d8b98 up
 ip -n svclab-demo-poda addr add 10.100.40.2/24 dev eth0
 ip -n svclab-demo-poda link set dev eth0 up
 ip -n svclab-demo-poda route add default via 10.100.40.1 dev eth0
+ip netns exec svclab-demo-poda arping -q -c 1 -U -I eth0 10.100.40.2
 # svclab: attach pod podb to node hostb of lab demo
 ip netns add svclab-demo-podb
 ip -n svclab-demo-podb link set dev lo alias 'svclab lab=demo role=pod node=hostb'
@@ -119,3 +120,4 @@ ip -n svclab-demo-hostb link set dev veth32b6ccde up
 ip -n svclab-demo-podb addr add 10.100.81.2/24 dev eth0
 ip -n svclab-demo-podb link set dev eth0 up
 ip -n svclab-demo-podb route add default via 10.100.81.1 dev eth0
+ip netns exec svclab-demo-podb arping -q -c 1 -U -I eth0 10.100.81.2
