@@ -19,14 +19,14 @@ func (bridgeAttachment) node(h *Host) {
 
 // nodeSteps:
 //
-//	ip -n <node> link add cni0 mtu 1450 type bridge
+//	ip -n <node> link add cni0 address <mac> mtu 1450 type bridge
 //	ip -n <node> addr add 10.244.1.1/24 dev cni0
 //	ip -n <node> link set dev cni0 up
 //	ip netns exec <node> sysctl -qw net.bridge.bridge-nf-call-iptables=1
 func (bridgeAttachment) nodeSteps(h *Host) []Step {
 	n := h.Node
 	return []Step{
-		AddBridge{NS: h.Namespace, Name: n.Bridge, MTU: n.PodMTU},
+		AddBridge{NS: h.Namespace, Name: n.Bridge, MTU: n.PodMTU, MAC: podBridgeMAC(h.Name)},
 		AddAddr{NS: h.Namespace, Link: n.Bridge, Addr: netip.PrefixFrom(n.PodGateway, n.PodCIDR.Bits())},
 		LinkUp{NS: h.Namespace, Link: n.Bridge},
 		EnableBridgeNF{NS: h.Namespace},
