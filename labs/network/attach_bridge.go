@@ -19,14 +19,14 @@ func (bridgeAttachment) node(h *Host) {
 
 // nodeSteps:
 //
-//	ip -n <node> link add cni0 mtu 1450 type bridge
+//	ip -n <node> link add cni0 address <mac> mtu 1450 type bridge
 //	ip -n <node> addr add 10.244.1.1/24 dev cni0
 //	ip -n <node> link set dev cni0 up
 //	ip netns exec <node> sysctl -qw net.bridge.bridge-nf-call-iptables=1
 func (bridgeAttachment) nodeSteps(h *Host) []Step {
 	n := h.Node
 	return []Step{
-		AddBridge{NS: h.Namespace, Name: n.Bridge, MTU: n.PodMTU},
+		AddBridge{NS: h.Namespace, Name: n.Bridge, MTU: n.PodMTU, MAC: podBridgeMAC(h.Name)},
 		AddAddr{NS: h.Namespace, Link: n.Bridge, Addr: netip.PrefixFrom(n.PodGateway, n.PodCIDR.Bits())},
 		LinkUp{NS: h.Namespace, Link: n.Bridge},
 		EnableBridgeNF{NS: h.Namespace},
@@ -52,6 +52,12 @@ func (bridgeAttachment) reserved(h *Host, ip netip.Addr) bool { return ip == h.N
 //	ip -n <pod> addr add 10.244.1.2/24 dev eth0
 //	ip -n <pod> link set dev eth0 up
 //	ip -n <pod> route add default via 10.244.1.1 dev eth0
+//	ip netns exec <pod> arping -q -c 1 -U -I eth0 10.244.1.2
+//
+// The last step announces the address, as the bridge plugin does: a pod
+// that reuses a deleted pod's address (a Deployment scaled down and up
+// again) is reachable at once, not after the node's neighbour entry with
+// the old MAC expires.
 func (bridgeAttachment) podSteps(h *Host, pp *PodPlan) []Step {
 	node, pod := h.Namespace, pp.Namespace
 	return []Step{
@@ -62,6 +68,7 @@ func (bridgeAttachment) podSteps(h *Host, pp *PodPlan) []Step {
 		AddAddr{NS: pod, Link: "eth0", Addr: pp.IP},
 		LinkUp{NS: pod, Link: "eth0"},
 		AddRoute{NS: pod, Gw: pp.Gateway, Dev: "eth0"},
+		AnnounceAddr{NS: pod, Link: "eth0", IP: pp.IP.Addr(), NodeNS: node, NodeVeth: pp.HostVeth, Bridge: h.Node.Bridge},
 	}
 }
 

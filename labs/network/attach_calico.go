@@ -45,6 +45,17 @@ func (calicoAttachment) reserved(h *Host, ip netip.Addr) bool {
 //	ip -n <pod> route add 169.254.1.1/32 dev eth0 scope link
 //	ip -n <pod> route add default via 169.254.1.1 dev eth0
 //	ip -n <node> route add 10.100.40.2/32 dev cali0123456789a scope link
+//	ip -n <node> neigh replace 10.100.40.2 lladdr $(ip netns exec <pod> cat /sys/class/net/eth0/address) dev cali0123456789a nud permanent
+//
+// The last step is Felix's static ARP entry for the workload. What a
+// reused address could otherwise find stale: the node's neighbour entry
+// and /32 route for it live on the old pod's cali* interface and go with
+// it (DetachPod deletes the veth pair synchronously; a route still there
+// would make the route step fail with "file exists", as Calico's plugin
+// refuses a route that exists for another interface); the pod's entry for
+// 169.254.1.1 lives in its own new namespace; the router and the clients
+// have no route to pod addresses (they reach pods through node addresses
+// and Service IPs), so they hold no entry for one.
 func (calicoAttachment) podSteps(h *Host, pp *PodPlan) []Step {
 	node, pod, veth := h.Namespace, pp.Namespace, pp.HostVeth
 	return []Step{
@@ -58,6 +69,7 @@ func (calicoAttachment) podSteps(h *Host, pp *PodPlan) []Step {
 		AddRoute{NS: pod, Dst: host32(CalicoGateway), Dev: "eth0", ScopeLink: true},
 		AddRoute{NS: pod, Gw: CalicoGateway, Dev: "eth0"},
 		AddRoute{NS: node, Dst: host32(pp.IP.Addr()), Dev: veth, ScopeLink: true},
+		PinPodNeigh{NS: node, Dev: veth, IP: pp.IP.Addr(), PodNS: pod, PodLink: "eth0"},
 	}
 }
 

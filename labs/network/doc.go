@@ -28,6 +28,12 @@
 //	calico-proxyarp calico (cali<11 hex>, proxy ARP)     calico (vxlan.calico, VNI 4096, port 4789)
 //	canal           calico (cali<11 hex>, proxy ARP)     flannel (flannel.1, VNI 1, port 8472)
 //
+// Attaching a pod makes its address known at once, as the real plugins
+// do, so that a pod on a deleted pod's address is reachable the moment it
+// is attached: with the bridge attachment the pod announces its address
+// with a gratuitous ARP (AnnounceAddr; cni0 has a fixed MAC), with Calico's
+// the node gets a permanent neighbour entry for it (PinPodNeigh).
+//
 // Build is all-or-nothing; Destroy needs no state (it finds a lab by its
 // namespaces) and is idempotent. Every namespace is tagged with an alias on
 // its lo interface ("svclab lab=<lab> role=<role> ..."), so that Destroy of

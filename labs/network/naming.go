@@ -63,6 +63,18 @@ func vtepMAC(node, dev string) net.HardwareAddr {
 	return mac
 }
 
+// podBridgeMAC is the fixed MAC of node's pod bridge. The bridge plugin
+// pins cni0's MAC once it has its address ("Set the bridge's MAC to
+// itself. Otherwise, the bridge will take the lowest-numbered mac on the
+// bridge, and will change as ifs churn"); a lab derives it, as it does the
+// VTEP MACs, so that the plan stays reproducible.
+func podBridgeMAC(node string) net.HardwareAddr {
+	sum := sha1.Sum([]byte("bridge/" + PodBridge + "/" + node))
+	mac := net.HardwareAddr(sum[:6])
+	mac[0] = mac[0]&^0x01 | 0x02
+	return mac
+}
+
 // CalicoHostMAC is the MAC of every cali* interface on the node side;
 // proxy ARP answers 169.254.1.1 with it.
 var CalicoHostMAC = net.HardwareAddr{0xee, 0xee, 0xee, 0xee, 0xee, 0xee}

@@ -67,3 +67,41 @@ func (s AddFDB) apply(x *executor) error {
 		HardwareAddr: s.MAC,
 	})
 }
+
+// PinPodNeigh writes a permanent ARP entry for a pod on its node's cali*
+// interface, with the MAC of the pod's eth0 read when the step runs (the
+// kernel picks it). That is what Felix does for every local workload
+// (projectcalico/felix routetable: `arp -s <pod IP> <pod MAC> -i cali…`,
+// the MAC taken from the WorkloadEndpoint the CNI plugin wrote). "replace"
+// makes it hold whatever entry the address had.
+//
+//	ip -n <NS> neigh replace <IP> lladdr $(ip netns exec <PodNS> cat /sys/class/net/<PodLink>/address) dev <Dev> nud permanent
+type PinPodNeigh struct {
+	NS, Dev        string
+	IP             netip.Addr
+	PodNS, PodLink string
+}
+
+func (s PinPodNeigh) Namespace() string { return s.NS }
+func (s PinPodNeigh) Command() string {
+	return fmt.Sprintf("ip -n %s neigh replace %s lladdr $(ip netns exec %s cat /sys/class/net/%s/address) dev %s nud permanent",
+		s.NS, s.IP, s.PodNS, s.PodLink, s.Dev)
+}
+
+func (s PinPodNeigh) apply(x *executor) error {
+	_, pod, err := x.link(s.PodNS, s.PodLink)
+	if err != nil {
+		return err
+	}
+	c, l, err := x.link(s.NS, s.Dev)
+	if err != nil {
+		return err
+	}
+	return c.nl.NeighSet(&netlink.Neigh{
+		LinkIndex:    l.Attrs().Index,
+		Family:       unix.AF_INET,
+		State:        netlink.NUD_PERMANENT,
+		IP:           net.IP(s.IP.AsSlice()),
+		HardwareAddr: pod.Attrs().HardwareAddr,
+	})
+}

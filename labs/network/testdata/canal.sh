@@ -103,6 +103,7 @@ ip -n svclab-demo-poda link set dev eth0 up
 ip -n svclab-demo-poda route add 169.254.1.1/32 dev eth0 scope link
 ip -n svclab-demo-poda route add default via 169.254.1.1 dev eth0
 ip -n svclab-demo-hosta route add 10.100.40.2/32 dev calieaa0238ca22 scope link
+ip -n svclab-demo-hosta neigh replace 10.100.40.2 lladdr $(ip netns exec svclab-demo-poda cat /sys/class/net/eth0/address) dev calieaa0238ca22 nud permanent
 # svclab: attach pod podb to node hostb of lab demo
 ip netns add svclab-demo-podb
 ip -n svclab-demo-podb link set dev lo alias 'svclab lab=demo role=pod node=hostb'
@@ -117,3 +118,4 @@ ip -n svclab-demo-podb link set dev eth0 up
 ip -n svclab-demo-podb route add 169.254.1.1/32 dev eth0 scope link
 ip -n svclab-demo-podb route add default via 169.254.1.1 dev eth0
 ip -n svclab-demo-hostb route add 10.100.81.2/32 dev calib5a14c313c4 scope link
+ip -n svclab-demo-hostb neigh replace 10.100.81.2 lladdr $(ip netns exec svclab-demo-podb cat /sys/class/net/eth0/address) dev calib5a14c313c4 nud permanent

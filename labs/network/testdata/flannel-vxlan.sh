@@ -41,11 +41,11 @@ ip -n svclab-demo-client addr add 192.168.55.230/24 dev eth0
 ip -n svclab-demo-client link set dev eth0 up
 ip -n svclab-demo-client route add default via 192.168.55.254 dev eth0
 ip -n svclab-demo-router route add 10.254.0.0/16 via 192.168.16.73
-ip -n svclab-demo-hosta link add cni0 mtu 1450 type bridge
+ip -n svclab-demo-hosta link add cni0 address fe:64:4a:54:8c:30 mtu 1450 type bridge
 ip -n svclab-demo-hosta addr add 10.100.40.1/24 dev cni0
 ip -n svclab-demo-hosta link set dev cni0 up
 ip netns exec svclab-demo-hosta sysctl -qw net.bridge.bridge-nf-call-iptables=1
-ip -n svclab-demo-hostb link add cni0 mtu 1450 type bridge
+ip -n svclab-demo-hostb link add cni0 address 76:93:78:81:8a:9a mtu 1450 type bridge
 ip -n svclab-demo-hostb addr add 10.100.81.1/24 dev cni0
 ip -n svclab-demo-hostb link set dev cni0 up
 ip netns exec svclab-demo-hostb sysctl -qw net.bridge.bridge-nf-call-iptables=1
@@ -108,6 +108,7 @@ ip -n svclab-demo-hosta link set dev veth9b3d8b98 up
 ip -n svclab-demo-poda addr add 10.100.40.2/24 dev eth0
 ip -n svclab-demo-poda link set dev eth0 up
 ip -n svclab-demo-poda route add default via 10.100.40.1 dev eth0
+ip netns exec svclab-demo-poda arping -q -c 1 -U -I eth0 10.100.40.2
 # svclab: attach pod podb to node hostb of lab demo
 ip netns add svclab-demo-podb
 ip -n svclab-demo-podb link set dev lo alias 'svclab lab=demo role=pod node=hostb'
@@ -119,3 +120,4 @@ ip -n svclab-demo-hostb link set dev veth32b6ccde up
 ip -n svclab-demo-podb addr add 10.100.81.2/24 dev eth0
 ip -n svclab-demo-podb link set dev eth0 up
 ip -n svclab-demo-podb route add default via 10.100.81.1 dev eth0
+ip netns exec svclab-demo-podb arping -q -c 1 -U -I eth0 10.100.81.2
