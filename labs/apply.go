@@ -104,7 +104,7 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 		goneNames = append(goneNames, p.Name)
 	}
 	// The commit: from here the next command finishes the change.
-	if err := l.Store.WriteIntent(&labstore.Intent{Op: op, Phase: labstore.PhaseCommit, Objects: next, Stop: goneNames}); err != nil {
+	if err := l.Store.WriteIntent(&labstore.Intent{Op: op, Phase: labstore.PhaseCommit, Pods: made, Objects: next, Stop: goneNames}); err != nil {
 		return l.rollBack(ctx, op, cur, made, false, err, opts)
 	}
 	crashPoint("update:commit")

@@ -46,7 +46,7 @@ type Intent struct {
 	Started time.Time `json:"started"`
 	Phase   Phase     `json:"phase"`
 	// Pods are the pods being made, recorded before their namespace and
-	// server exist.
+	// server exist (in a commit, they are among Objects).
 	Pods []*corev1.Pod `json:"pods,omitempty"`
 	// Objects is what the store holds once the change is committed.
 	Objects *State `json:"objects,omitempty"`
