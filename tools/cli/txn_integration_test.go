@@ -190,13 +190,27 @@ func assertGoneFromHost(t *testing.T, name string, before roottest.HostSnapshot)
 	}
 }
 
+var (
+	txnBinOnce sync.Once
+	txnBin     string
+	txnBinErr  error
+)
+
+// txnBinary is the svclab these tests run: $SVCLAB_BIN, or one built once.
 func txnBinary(t *testing.T) string {
 	t.Helper()
-	bin, err := roottest.Binary(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+	txnBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "svclab-bin-")
+		if err != nil {
+			txnBinErr = err
+			return
+		}
+		txnBin, txnBinErr = roottest.Binary(dir)
+	})
+	if txnBinErr != nil {
+		t.Fatal(txnBinErr)
 	}
-	return bin
+	return txnBin
 }
 
 // TestIntegrationKilledApplyAndDeleteAreRecoverable kills `apply`, `delete
@@ -217,6 +231,15 @@ func TestIntegrationKilledApplyAndDeleteAreRecoverable(t *testing.T) {
 	if out, code := l.run(nil, "apply", "--lab", l.name, "-f", three); code != 0 {
 		t.Fatalf("apply (exit %d):\n%s", code, out)
 	}
+	// Kills at moments chosen by a clock, wherever they fall.
+	for i, delay := range []time.Duration{150 * time.Millisecond, 400 * time.Millisecond, 700 * time.Millisecond} {
+		l.killAfter(delay, "apply", "--lab", l.name, "-f", []string{one, three, one}[i])
+		l.assertShown(fmt.Sprintf("after a kill %s into apply", delay))
+	}
+	if out, code := l.run(nil, "apply", "--lab", l.name, "-f", three); code != 0 {
+		t.Fatalf("the apply after the clock's kills (exit %d):\n%s", code, out)
+	}
+	l.assertSettled("after the clock's kills and an apply", 3)
 	// Each kill at a step of the journal, with a manifest that gives the
 	// step work (pods to make or to remove); the next apply settles it
 	// first: rolls a prepared change back, a committed one forward.
@@ -232,10 +255,6 @@ func TestIntegrationKilledApplyAndDeleteAreRecoverable(t *testing.T) {
 	} {
 		l.crash(kill.step, "apply", "--lab", l.name, "-f", kill.manifest)
 		l.assertShown("after a kill at " + kill.step)
-	}
-	for i, delay := range []time.Duration{150 * time.Millisecond, 400 * time.Millisecond, 700 * time.Millisecond} {
-		l.killAfter(delay, "apply", "--lab", l.name, "-f", []string{three, one, three}[i])
-		l.assertShown(fmt.Sprintf("after a kill %s into apply", delay))
 	}
 	out, code := l.run(nil, "apply", "--lab", l.name, "-f", three)
 	if code != 0 {
@@ -282,7 +301,7 @@ func TestIntegrationKilledCreateIsShownAndDeletable(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
 	before := roottest.SnapshotHost()
 	bin := txnBinary(t)
-	for _, step := range []string{"create:intent", "create:network", "create:proxies", "clock"} {
+	for _, step := range []string{"clock", "create:intent", "create:network", "create:proxies"} {
 		l := newTxnLab(t, bin, "kcreate")
 		if step == "clock" {
 			l.killAfter(300*time.Millisecond, "create", "lab", "--config", l.topo)
@@ -374,20 +393,21 @@ func (l *txnLab) interruptWhen(marker string, args ...string) (string, int) {
 	return out.String(), exitCode(l.t, cmd, err)
 }
 
-// TestIntegrationConcurrentCreateOfOneName starts two `create lab` of one
-// name at once, 10 times: exactly one succeeds, the other fails saying the
-// lab exists, and the lab is intact (on the code before, the existence
+// TestIntegrationConcurrentCreateOfOneName starts three `create lab` of
+// one name at once, 10 times: exactly one succeeds, the others fail saying
+// the lab exists, and the lab is intact (on the code before, the existence
 // check ran before the lock, and the loser's clean-up deleted the winner's
 // lab).
 func TestIntegrationConcurrentCreateOfOneName(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
 	before := roottest.SnapshotHost()
 	bin := txnBinary(t)
+	const contenders = 3
 	for i := 0; i < 10; i++ {
 		l := newTxnLab(t, bin, "race")
 		var wg sync.WaitGroup
-		outs, codes := make([]string, 2), make([]int, 2)
-		cmds := make([]*exec.Cmd, 2)
+		outs, codes := make([]string, contenders), make([]int, contenders)
+		cmds := make([]*exec.Cmd, contenders)
 		for j := range cmds {
 			cmds[j] = exec.Command(bin, "create", "lab", "--config", l.topo)
 		}
@@ -409,8 +429,12 @@ func TestIntegrationConcurrentCreateOfOneName(t *testing.T) {
 				exists++
 			}
 		}
-		if up != 1 || exists != 1 {
-			t.Fatalf("run %d: want one create up and one refused:\n--- first (exit %d)\n%s--- second (exit %d)\n%s", i, codes[0], outs[0], codes[1], outs[1])
+		if up != 1 || exists != contenders-1 {
+			var b strings.Builder
+			for j := range cmds {
+				fmt.Fprintf(&b, "--- create %d (exit %d)\n%s", j, codes[j], outs[j])
+			}
+			t.Fatalf("run %d: want one create up and %d refused:\n%s", i, contenders-1, b.String())
 		}
 		out, _ := l.run(nil, "get", "labs")
 		ns, _ := network.Namespaces(l.name)
