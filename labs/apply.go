@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"os"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/internal/hostprog"
 
 	"github.com/svclab/svclab/internal/labstore"
@@ -29,7 +31,7 @@ func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) erro
 	if err := hostprog.Ensure(ctx, opts.Out, hostprog.Needs(hostprog.Lab)...); err != nil {
 		return err
 	}
-	return l.update(ctx, opts, func(cur *labstore.State) (*labstore.State, error) {
+	return l.update(ctx, opts, labstore.OpApply, func(cur *labstore.State) (*labstore.State, error) {
 		return l.Cluster().Apply(cur, m, manifestFile)
 	})
 }
@@ -37,19 +39,24 @@ func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) erro
 // DeletePods deletes pods by name; a Deployment's pods come back with new
 // names and IPs, as the ReplicaSet controller would make them.
 func (l *Lab) DeletePods(ctx context.Context, names []string, opts Options) error {
-	return l.update(ctx, opts, func(cur *labstore.State) (*labstore.State, error) {
+	return l.update(ctx, opts, labstore.OpDeletePods, func(cur *labstore.State) (*labstore.State, error) {
 		return l.Cluster().DeletePods(cur, names)
 	})
 }
 
 // update runs one change of the lab's objects under the lab's lock and makes
-// the kernel follow it.
-func (l *Lab) update(ctx context.Context, opts Options, change func(*labstore.State) (*labstore.State, error)) error {
+// the kernel follow it, as a transaction the lab's journal can finish or
+// undo (txn.go): the new pods are recorded, then made; the commit records
+// the objects and the pods that are gone, then stores the objects; the gone
+// pods are removed last. A failure or an interruption (ctx) before the gone
+// pods are removed undoes the change: the new pods go and the store holds
+// what it held before.
+func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*labstore.State) (*labstore.State, error)) error {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return err
 	}
-	unlock, err := l.Store.Lock()
+	unlock, err := l.lock(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -62,41 +69,69 @@ func (l *Lab) update(ctx context.Context, opts Options, change func(*labstore.St
 	if err != nil {
 		return err
 	}
+	var made, gone []*corev1.Pod
+	for _, pod := range next.Pods {
+		if cur.Pod(pod.Name) == nil { // pods keep their name, node and IP for life
+			made = append(made, pod)
+		}
+	}
+	for _, old := range cur.Pods {
+		if next.Pod(old.Name) == nil {
+			gone = append(gone, old)
+		}
+	}
+	// The journal names the new pods before any of them exists.
+	if err := l.Store.WriteIntent(&labstore.Intent{Op: op, Phase: labstore.PhasePrepare, Pods: made}); err != nil {
+		return err
+	}
+	crashPoint("update:intent")
 	// New pods first, so that a Service's new endpoints answer before the
 	// proxies send traffic to them; a pod that fails to start undoes the
 	// ones started before it, and nothing of the change is stored.
-	var started []string
-	for _, pod := range next.Pods {
-		if cur.Pod(pod.Name) != nil {
-			continue // pods keep their name, node and IP for life
+	for i, pod := range made {
+		err := l.startPod(ctx, pod, opts)
+		if ctx.Err() != nil {
+			err = fmt.Errorf("lab %s: %s interrupted: %w", l.Name(), op, ctx.Err())
 		}
-		if err := l.startPod(ctx, pod, opts); err != nil {
-			for _, name := range append(started, pod.Name) {
-				l.stopPod(name) //nolint:errcheck // best effort: the error that matters is err
-			}
-			return err
+		if err != nil {
+			return l.rollBack(ctx, op, cur, made[:i+1], false, err, opts)
 		}
-		started = append(started, pod.Name)
+		crashPoint("update:pod-started")
 		fmt.Fprintf(opts.Out, "pod/%s created on %s with IP %s\n", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
 	}
+	var goneNames []string
+	for _, p := range gone {
+		goneNames = append(goneNames, p.Name)
+	}
+	// The commit: from here the next command finishes the change.
+	if err := l.Store.WriteIntent(&labstore.Intent{Op: op, Phase: labstore.PhaseCommit, Pods: made, Objects: next, Stop: goneNames}); err != nil {
+		return l.rollBack(ctx, op, cur, made, false, err, opts)
+	}
+	crashPoint("update:commit")
 	gen, err := l.Store.WriteObjects(next)
 	if err != nil {
-		return err
+		return l.rollBack(ctx, op, cur, made, true, err, opts)
+	}
+	crashPoint("update:objects")
+	syncErr := l.waitForProxies(ctx, gen, opts, true)
+	if ctx.Err() != nil {
+		return l.rollBack(ctx, op, cur, made, true, syncErr, opts)
 	}
 	for _, svc := range next.Services {
 		if old := cur.Service(svc.Namespace, svc.Name); old == nil {
 			fmt.Fprintf(opts.Out, "service/%s created: cluster IP %s%s\n", svc.Name, svc.Spec.ClusterIP, nodePorts(svc.Spec.Ports))
 		}
 	}
-	syncErr := l.waitForProxies(ctx, gen, opts, true)
 	// Gone pods last: the proxies have stopped sending them new traffic.
-	for _, old := range cur.Pods {
-		if next.Pod(old.Name) == nil {
-			if err := l.stopPod(old.Name); err != nil {
-				return err
-			}
-			fmt.Fprintf(opts.Out, "pod/%s deleted\n", old.Name)
+	for _, old := range gone {
+		if err := l.stopPod(old.Name); err != nil {
+			return err // the journal still says commit: the next command retries
 		}
+		crashPoint("update:pod-stopped")
+		fmt.Fprintf(opts.Out, "pod/%s deleted\n", old.Name)
+	}
+	if err := l.Store.ClearIntent(); err != nil {
+		return err
 	}
 	return syncErr
 }

@@ -34,6 +34,18 @@ func Create(ctx context.Context, topologyFile string, opts Options) (*Lab, time.
 	}
 	name := topo.Name()
 	st := labstore.Open(name)
+	// One lock covers the check and the build: of two creates of one name,
+	// the second sees the first's lab and leaves it alone.
+	unlock, err := st.Lock(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer unlock()
+	if in, err := st.ReadIntent(); err != nil {
+		return nil, 0, err
+	} else if in != nil && (in.Op == labstore.OpCreate || in.Op == labstore.OpDelete) {
+		return nil, 0, fmt.Errorf("lab %q: already exists, but its %s was interrupted (svclab delete lab --name %s removes it)", name, in.Op, name)
+	}
 	if st.Exists() {
 		return nil, 0, fmt.Errorf("lab %q: already exists (svclab delete lab --name %s)", name, name)
 	}
@@ -44,29 +56,39 @@ func Create(ctx context.Context, topologyFile string, opts Options) (*Lab, time.
 	}
 	lab := &Lab{Topology: topo, Store: st}
 	if err := lab.create(ctx, topologyFile, opts); err != nil {
-		if derr := Delete(name); derr != nil {
-			err = fmt.Errorf("%w (and cleaning up failed: %v)", err, derr)
+		if ctx.Err() != nil {
+			err = fmt.Errorf("lab %s: create interrupted: %w", name, err)
 		}
-		return nil, 0, err
+		if derr := deleteLocked(name); derr != nil {
+			return nil, 0, fmt.Errorf("%w (and cleaning up failed: %v)", err, derr)
+		}
+		return nil, 0, fmt.Errorf("%w; rolled back: lab %s deleted", err, name)
 	}
 	return lab, time.Since(start), nil
 }
 
+// create builds the lab; its caller holds the lock. The journal says
+// "create" from before the first file until the last proxy has synced, so
+// a create killed half way shows as such (Interrupted) and only `svclab
+// delete lab` touches it.
 func (l *Lab) create(ctx context.Context, topologyFile string, opts Options) error {
-	unlock, err := l.Store.Lock()
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	raw, err := os.ReadFile(topologyFile)
 	if err != nil {
 		return err
 	}
+	if err := l.Store.WriteIntent(&labstore.Intent{Op: labstore.OpCreate}); err != nil {
+		return err
+	}
+	crashPoint("create:intent")
 	if err := l.Store.WriteFile("lab.yaml", raw); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Out, "building network of lab %s (%s, %d nodes, %d clients)\n", l.Name(), l.Topology.Spec.CNI, len(l.Topology.Spec.Nodes), len(l.Topology.Spec.Clients))
 	if _, err := network.Build(l.Topology); err != nil {
+		return err
+	}
+	crashPoint("create:network")
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	gen, err := l.Store.WriteObjects(&labstore.State{ConfigMaps: []*corev1.ConfigMap{kubeProxyConfigMap(l.Topology)}})
@@ -78,5 +100,9 @@ func (l *Lab) create(ctx context.Context, topologyFile string, opts Options) err
 			return err
 		}
 	}
-	return l.waitForProxies(ctx, gen, opts)
+	crashPoint("create:proxies")
+	if err := l.waitForProxies(ctx, gen, opts); err != nil {
+		return err
+	}
+	return l.Store.ClearIntent()
 }

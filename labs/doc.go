@@ -8,4 +8,10 @@
 // made, and Delete is idempotent and works from the kernel's view (the
 // namespaces with the lab's prefix), so it also cleans a lab whose CLI or
 // processes were killed.
+//
+// Every command that changes a lab (Create, Apply, DeletePods,
+// RestartProxies, Delete) holds the lab's lock from its first check to its
+// last change and records its intent in the lab's journal before it
+// touches the kernel (txn.go); the next command settles what a killed one
+// left, and an interrupted context (Ctrl-C) rolls the change back.
 package labs

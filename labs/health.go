@@ -5,8 +5,12 @@ import (
 	"strings"
 )
 
-// Health says in a few words whether every node's proxy runs and is healthy.
+// Health says in a few words whether every node's proxy runs and is
+// healthy, or which command is under way or was interrupted.
 func (l *Lab) Health() string {
+	if s := Interrupted(l.Name()); s != "" {
+		return s
+	}
 	statuses, err := l.Store.ProxyStatuses()
 	if err != nil {
 		return "unknown: " + err.Error()

@@ -19,6 +19,9 @@ type Lab struct {
 func Open(name string) (*Lab, error) {
 	st := labstore.Open(name)
 	if !st.Exists() {
+		if in, _ := st.ReadIntent(); in != nil {
+			return nil, interruptedError(name, in)
+		}
 		return nil, fmt.Errorf("lab %q: not found (svclab get labs lists the labs)", name)
 	}
 	topo, err := topology.Load(st.Path("lab.yaml"))

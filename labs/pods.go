@@ -24,6 +24,7 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", pod.Name, err)
 	}
+	crashPoint("pod:attached")
 	var ports []int
 	for _, c := range pod.Spec.Containers {
 		for _, p := range c.Ports {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs/network"
 	"github.com/svclab/svclab/labs/process"
 	"github.com/svclab/svclab/labs/selfexec"
@@ -145,19 +146,28 @@ func (l *Lab) RestartProxies(ctx context.Context, nodes []string, opts Options) 
 	if err != nil {
 		return err
 	}
-	unlock, err := l.Store.Lock()
+	unlock, err := l.lock(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	// The journal names the nodes first: a restart killed between stopping
+	// a proxy and starting its successor is finished by the next command.
+	if err := l.Store.WriteIntent(&labstore.Intent{Op: labstore.OpRestartProxies, Nodes: nodes}); err != nil {
+		return err
+	}
 	for _, node := range nodes {
 		if pid := l.ProxyPID(node); pid != 0 {
 			process.StopPID(pid, 5*time.Second)
 		}
+		crashPoint("restart:stopped")
 		fmt.Fprintf(opts.Out, "pod \"kube-proxy-%s\" deleted\n", node)
 		if err := l.startProxy(node, opts); err != nil {
 			return err
 		}
+	}
+	if err := l.Store.ClearIntent(); err != nil {
+		return err
 	}
 	gen, err := l.Store.Generation()
 	if err != nil {

@@ -69,3 +69,20 @@ func (l *Lock) Unlock() {
 		l.f = nil
 	}
 }
+
+// Unlinked reports whether path no longer names the locked file: someone
+// removed it (or put another file in its place) while this lock waited. Such
+// a lock excludes nobody who opens path now, so a caller that removes its
+// lock file when done (while holding it) has its waiters check Unlinked and
+// acquire again.
+func (l *Lock) Unlinked(path string) bool {
+	if l == nil || l.f == nil {
+		return true
+	}
+	held, err := l.f.Stat()
+	if err != nil {
+		return true
+	}
+	now, err := os.Stat(path)
+	return err != nil || !os.SameFile(held, now)
+}

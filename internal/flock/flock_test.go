@@ -2,6 +2,7 @@ package flock
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,5 +41,29 @@ func TestExclusiveAndShared(t *testing.T) {
 		t.Fatal("exclusive not granted once free")
 	} else {
 		x.Unlock()
+	}
+}
+
+func TestUnlinkedAfterTheFileIsRemovedOrReplaced(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lock")
+	l, err := Acquire(context.Background(), path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if l.Unlinked(path) {
+		t.Fatal("a fresh lock reports its file unlinked")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Unlinked(path) {
+		t.Fatal("removed lock file not reported unlinked")
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !l.Unlinked(path) {
+		t.Fatal("a new file in the lock's place not reported")
 	}
 }

@@ -8,6 +8,11 @@
 //	objects/GENERATION       bumped after every change, written last
 //	proxies/<node>.json      each node proxy's report of its last sync
 //	run/<host>.pid, logs/<host>.log   the lab's processes
+//	intent.json              the journal: what the command holding the lock
+//	                         is doing (or a killed one was doing) to the kernel
+//
+// Next to the directory, <name>.lock is the lab's lock: every command that
+// changes the lab holds it from its first check to its last change.
 //
 // Every file is written atomically (a temporary file renamed into place), so
 // a reader sees the old or the new object, never half of one.

@@ -74,14 +74,47 @@ func (s *Store) Remove() error {
 }
 
 // Lock takes the lab's exclusive lock, so that two svclab commands never
-// change one lab at once. The lock dies with the process.
-func (s *Store) Lock() (unlock func(), err error) {
-	l, err := flock.Acquire(context.Background(), s.Path("lock"), true)
-	if err != nil {
-		return nil, fmt.Errorf("lab %s: lock: %w", s.Lab, err)
+// check or change one lab at once; it waits until the lock is free or ctx
+// is done. The lock file sits next to the lab's directory (<lab>.lock), so
+// it outlives the directory's removal and a create can hold it before the
+// directory exists. The lock dies with the process.
+func (s *Store) Lock(ctx context.Context) (unlock func(), err error) {
+	path := s.lockPath()
+	for {
+		l, err := flock.Acquire(ctx, path, true)
+		if err != nil {
+			return nil, fmt.Errorf("lab %s: lock: %w", s.Lab, err)
+		}
+		// A delete removes the lock file while holding it; whoever waited
+		// on the removed file locks the path afresh.
+		if !l.Unlinked(path) {
+			return l.Unlock, nil
+		}
+		l.Unlock()
 	}
-	return l.Unlock, nil
 }
+
+// Busy reports whether another process holds the lab's lock now.
+func (s *Store) Busy() bool {
+	l, ok := flock.TryAcquire(s.lockPath())
+	if !ok {
+		_, err := os.Stat(s.lockPath())
+		return err == nil
+	}
+	l.Unlock()
+	return false
+}
+
+// RemoveLock removes the lab's lock file; call it holding the lock, as the
+// last step of deleting the lab (waiters then lock a new file).
+func (s *Store) RemoveLock() error {
+	if err := os.Remove(s.lockPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func (s *Store) lockPath() string { return s.Dir + ".lock" }
 
 // WriteFile writes data to a file below the store atomically.
 func (s *Store) WriteFile(rel string, data []byte) error {

@@ -15,7 +15,7 @@ func newApply() *cobra.Command {
 		Use:   "apply --lab NAME -f FILE",
 		Short: "Apply Kubernetes manifests (Pod, Deployment, Service, ConfigMap) to a lab",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {
 				return fmt.Errorf("-f: required")
 			}
@@ -29,7 +29,7 @@ func newApply() *cobra.Command {
 				}
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (repeatable)")

@@ -42,7 +42,7 @@ func newEdit() *cobra.Command {
 		Use:   "configmap NAME --lab NAME [-n NAMESPACE]",
 		Short: "Edit a ConfigMap (e.g. kube-proxy -n kube-system to switch the proxy mode)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: labChange(func(cmd *cobra.Command, args []string) error {
 			data, l, err := configMapYAML(labName, namespace, args[0])
 			if err != nil {
 				return err
@@ -78,7 +78,7 @@ func newEdit() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "configmap/%s edited\n", args[0])
 			return nil
-		},
+		}),
 	}
 	cm.Flags().StringVar(&labName, "lab", "", "lab name")
 	cm.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")

@@ -15,7 +15,7 @@ func newCreate() *cobra.Command {
 		Use:   "lab --config FILE",
 		Short: "Create a lab from a topology file (clusters/*.yaml)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
 			if config == "" {
 				return fmt.Errorf("--config: required (a lab topology, e.g. clusters/single-node.yaml)")
 			}
@@ -26,7 +26,7 @@ func newCreate() *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "lab %s is up in %s (%d nodes, %d clients, cni %s, proxy mode %s)\n",
 				l.Name(), took.Round(1e6), len(l.Topology.Spec.Nodes), len(l.Topology.Spec.Clients), l.Topology.Spec.CNI, l.Topology.Spec.Proxy.Mode)
 			return nil
-		},
+		}),
 	}
 	lab.Flags().StringVar(&config, "config", "", "lab topology file")
 	cmd.AddCommand(lab)

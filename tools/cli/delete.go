@@ -15,7 +15,7 @@ func newDelete() *cobra.Command {
 		Use:   "lab --name NAME",
 		Short: "Delete a lab: its processes, namespaces and state (idempotent)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
 				return fmt.Errorf("--name: required")
 			}
@@ -24,7 +24,7 @@ func newDelete() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "lab %s deleted\n", name)
 			return nil
-		},
+		}),
 	}
 	one.Flags().StringVar(&name, "name", "", "lab name")
 	var all bool
@@ -32,7 +32,7 @@ func newDelete() *cobra.Command {
 		Use:   "labs --all",
 		Short: "Delete every lab, also crashed ones (idempotent)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
 			if !all {
 				return fmt.Errorf("--all: required (delete labs deletes every lab)")
 			}
@@ -41,7 +41,7 @@ func newDelete() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "lab %s deleted\n", n)
 			}
 			return err
-		},
+		}),
 	}
 	many.Flags().BoolVar(&all, "all", false, "delete every lab")
 	cmd.AddCommand(one, many, newDeletePod())

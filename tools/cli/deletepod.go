@@ -18,7 +18,7 @@ func newDeletePod() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pod [NAME…] --lab NAME [-n NAMESPACE] [-l SELECTOR]",
 		Short: "Delete pods; -n kube-system -l k8s-app=kube-proxy restarts the node proxies",
-		RunE: func(cmd *cobra.Command, names []string) error {
+		RunE: labChange(func(cmd *cobra.Command, names []string) error {
 			l, err := labs.Open(labName)
 			if err != nil {
 				return err
@@ -69,7 +69,7 @@ func newDeletePod() *cobra.Command {
 				return fmt.Errorf("no pod in namespace %s matches %q", namespace, selector)
 			}
 			return l.DeletePods(cmd.Context(), victims, opts)
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,10 @@ func newGet() *cobra.Command {
 			fmt.Fprintln(w, "NAME\tCNI\tNODES\tPODS\tPROXY\tSTATUS")
 			for _, n := range names {
 				l, err := labs.Open(n)
+				if err != nil && labs.Interrupted(n) != "" {
+					fmt.Fprintf(w, "%s\t-\t-\t-\t-\t%s\n", n, labs.Interrupted(n))
+					continue
+				}
 				if err != nil {
 					fmt.Fprintf(w, "%s\t-\t-\t-\t-\tbroken (no state; svclab delete lab --name %s)\n", n, n)
 					continue
@@ -65,7 +70,29 @@ func newGetPods() *cobra.Command {
 			for _, p := range objs.Pods {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Namespace, p.Name, p.Status.PodIP, p.Spec.NodeName)
 			}
-			return w.Flush()
+			// Pods a command is making or removing (or was, when it was
+			// killed) may exist without being in the store: shown too.
+			op, making, removing, err := l.Pending()
+			if err != nil {
+				return err
+			}
+			var note []string
+			for _, p := range making {
+				if objs.Pod(p.Name) == nil {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", p.Namespace, p.Name, p.Status.PodIP, p.Spec.NodeName)
+					note = append(note, p.Name+" (being created)")
+				}
+			}
+			for _, name := range removing {
+				note = append(note, name+" (being deleted)")
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if len(note) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "pending %s: %s: %s\n", op, labs.Interrupted(labName), strings.Join(note, ", "))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&labName, "lab", "", "lab name")

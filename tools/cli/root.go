@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -16,6 +17,10 @@ func Main(args []string) int {
 			return int(code)
 		}
 		fmt.Fprintln(os.Stderr, "error:", err)
+		var stopped interruptedError
+		if errors.As(err, &stopped) {
+			return stopped.code()
+		}
 		return 1
 	}
 	return 0
