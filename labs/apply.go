@@ -88,7 +88,7 @@ func (l *Lab) update(ctx context.Context, opts Options, change func(*labstore.St
 			fmt.Fprintf(opts.Out, "service/%s created: cluster IP %s%s\n", svc.Name, svc.Spec.ClusterIP, nodePorts(svc.Spec.Ports))
 		}
 	}
-	syncErr := l.waitForProxies(ctx, gen, opts, true)
+	syncErr := l.waitForProxies(ctx, gen, opts)
 	// Gone pods last: the proxies have stopped sending them new traffic.
 	for _, old := range cur.Pods {
 		if next.Pod(old.Name) == nil {
