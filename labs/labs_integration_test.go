@@ -364,11 +364,22 @@ func TestIntegrationBadProxyConfigCrashLoops(t *testing.T) {
 		out, err := exec.Command("ip", "netns", "exec", network.NamespaceName(name, "node1"), "curl", "-s", "--max-time", "2", url).Output()
 		return string(out), err
 	}
-	for i, bad := range []struct{ conf, want string }{
+	cases := []struct{ conf, want string }{
 		{withMode("bogus"), `kube-system/kube-proxy config.conf: mode "bogus": unknown proxy mode`},
 		{"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: [iptables\n", "kube-system/kube-proxy config.conf"},
 		{"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\niptables: {masqueradeBits: 14}\n", "iptables.masqueradeBits: unknown field"},
-	} {
+	}
+	// mode ipvs on a kernel without IPVS (and without modules to load, so
+	// the test changes nothing on the host); on a kernel with IPVS the
+	// scenarios' spec of a missing scheduler is the same case.
+	if release, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		_, ipvs := os.Stat("/proc/net/ip_vs")
+		_, modules := os.Stat("/lib/modules/" + strings.TrimSpace(string(release)))
+		if ipvs != nil && modules != nil {
+			cases = append(cases, struct{ conf, want string }{withMode("ipvs"), "ipvs mode: kernel " + strings.TrimSpace(string(release))})
+		}
+	}
+	for i, bad := range cases {
 		err := lab.Apply(context.Background(), configMap(bad.conf), opts)
 		if i == 0 && err != nil {
 			t.Fatal(err) // the running proxy keeps its configuration until it restarts
