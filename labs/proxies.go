@@ -75,6 +75,8 @@ func (l *Lab) waitForProxies(ctx context.Context, gen int64, opts Options) error
 				if ok && st.Error != "" {
 					why += "; its last error: " + st.Error
 				}
+				why += fmt.Sprintf(" (it reads the stored objects and ConfigMap when it restarts; now: svclab delete pod --lab %s -n %s %s)",
+					l.Name(), proxyNamespace, proxyPodName(n.Name))
 				return l.proxyError(n.Name, fmt.Sprintf("%s is %s", proxyPodName(n.Name), why))
 			}
 			mine := ok && ps.running() && st.PID == ps.PID
