@@ -113,7 +113,7 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 		return l.rollBack(ctx, op, cur, made, true, err, opts)
 	}
 	crashPoint("update:objects")
-	syncErr := l.waitForProxies(ctx, gen, opts, true)
+	syncErr := l.waitForProxies(ctx, gen, opts)
 	if ctx.Err() != nil {
 		return l.rollBack(ctx, op, cur, made, true, syncErr, opts)
 	}

@@ -18,10 +18,20 @@ func (l *Lab) Health() string {
 	var problems []string
 	for _, n := range l.Topology.Spec.Nodes {
 		st, ok := statuses[n.Name]
+		ps, err := l.podState(proxyPodName(n.Name))
+		if err != nil {
+			return "unknown: " + err.Error()
+		}
 		switch {
-		case l.ProxyPID(n.Name) == 0:
+		case ps.failure() != "":
+			why := ps.failure()
+			if ok && st.Error != "" {
+				why += ": " + st.Error
+			}
+			problems = append(problems, fmt.Sprintf("%s: %s is %s", n.Name, proxyPodName(n.Name), why))
+		case !ps.running():
 			problems = append(problems, n.Name+": proxy not running")
-		case !ok:
+		case !ok || st.PID != ps.PID:
 			problems = append(problems, n.Name+": proxy not synced yet")
 		case !st.Healthy:
 			problems = append(problems, fmt.Sprintf("%s: proxy unhealthy: %s", n.Name, st.Error))

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
@@ -171,8 +172,8 @@ func TestIntegrationCreateApplyDelete(t *testing.T) {
 		t.Errorf("a rejected apply built something: namespaces %v, then %v", nsBefore, nsAfter)
 	}
 	namespaces, _ := network.Namespaces(name)
-	if pids := process.InNamespaces(namespaces); len(pids) != 4 {
-		t.Errorf("want 4 processes (1 proxy, 3 pod servers), found %v", pids)
+	if pids := process.InNamespaces(namespaces); len(pids) != 8 {
+		t.Errorf("want 8 processes (1 proxy, 3 pod servers, a supervisor for each), found %v", pids)
 	}
 	if err := labs.Delete(name); err != nil {
 		t.Fatal(err)
@@ -254,80 +255,225 @@ func benchBringUp(b *testing.B, opts labs.Options, prefix string, topo func(name
 	}
 }
 
-// TestIntegrationBadProxyConfigKeepsRules is the ConfigMap mistake an
-// operator makes: an unknown mode. The restarted proxy reports it clearly,
-// /healthz says unhealthy, and the node keeps its last good rules; fixing
-// the ConfigMap and restarting again recovers.
-func TestIntegrationBadProxyConfigKeepsRules(t *testing.T) {
-	roottest.Require(t, "creates network namespaces")
-	name := roottest.UniqueName("badcfg")
-	opts := labs.Options{Binary: svclabBinary(t)}
+// natRules returns the -A lines of a lab node's nat table.
+func natRules(t *testing.T, lab, node string) string {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "exec", network.NamespaceName(lab, node), "iptables-save", "-t", "nat").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "-A") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// webService is threePods behind a ClusterIP Service.
+const webService = threePods + "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}\n"
+
+// createWebLab creates a one-node lab running webService.
+func createWebLab(t *testing.T, prefix string, opts labs.Options) *labs.Lab {
+	t.Helper()
+	name := roottest.UniqueName(prefix)
 	lab, _, err := labs.Create(context.Background(), writeFile(t, "lab.yaml", strings.ReplaceAll(topology, "NAME", name)), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { labs.Delete(name) })
-	svc := threePods + "---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}\n"
-	if err := lab.Apply(context.Background(), writeFile(t, "web.yaml", svc), opts); err != nil {
+	if err := lab.Apply(context.Background(), writeFile(t, "web.yaml", webService), opts); err != nil {
 		t.Fatal(err)
 	}
-	rules := func() string {
-		out, err := exec.Command("ip", "netns", "exec", network.NamespaceName(name, "node1"), "iptables-save", "-t", "nat").Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var keep []string
-		for _, l := range strings.Split(string(out), "\n") {
-			if strings.HasPrefix(l, "-A") {
-				keep = append(keep, l)
-			}
-		}
-		return strings.Join(keep, "\n")
+	return lab
+}
+
+// podRow returns the lab's row of a pod.
+func podRow(t *testing.T, lab *labs.Lab, name string) labs.PodRow {
+	t.Helper()
+	rows, err := lab.Pods()
+	if err != nil {
+		t.Fatal(err)
 	}
-	good := rules()
-	setMode := func(mode string) {
-		cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube-proxy, namespace: kube-system}\ndata:\n  config.conf: |\n    apiVersion: kubeproxy.config.k8s.io/v1alpha1\n    kind: KubeProxyConfiguration\n    clusterCIDR: 10.244.0.0/16\n    metricsBindAddress: 0.0.0.0:10249\n    mode: %q\n", mode)
-		if err := lab.Apply(context.Background(), writeFile(t, "cm.yaml", cm), opts); err != nil {
-			t.Fatal(err)
+	for _, r := range rows {
+		if r.Name == name {
+			return r
 		}
 	}
-	for _, bad := range []struct{ conf, want string }{
-		{"", `kube-system/kube-proxy config.conf: mode "foo": unknown proxy mode`}, // setMode("foo") below
+	t.Fatalf("no pod %s in %+v", name, rows)
+	return labs.PodRow{}
+}
+
+// TestIntegrationKilledProxyIsRestarted: a kubelet restarts a crashed
+// kube-proxy pod, so does a lab's supervisor; the next apply is programmed.
+func TestIntegrationKilledProxyIsRestarted(t *testing.T) {
+	roottest.Require(t, "creates network namespaces")
+	opts := labs.Options{Binary: svclabBinary(t)}
+	lab := createWebLab(t, "kill", opts)
+	old := lab.ProxyPID("node1")
+	if old == 0 {
+		t.Fatal("no proxy pid")
+	}
+	syscall.Kill(old, syscall.SIGKILL)
+	var pid int
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if pid = lab.ProxyPID("node1"); pid != 0 && pid != old {
+			break
+		}
+	}
+	if pid == 0 || pid == old {
+		t.Fatalf("the killed proxy (pid %d) was not restarted\n%s", old, process.LogTail(lab.Store.Path("logs", "node1-kube-proxy.log"), 10))
+	}
+	row := podRow(t, lab, "kube-proxy-node1")
+	if row.Restarts != 1 || row.Status != "Running" || row.Ready != "1/1" || row.LastExit.IsZero() {
+		t.Errorf("kube-proxy-node1 after a kill: %+v, want Running, 1/1, 1 restart", row)
+	}
+	// The next change reaches the kernel: 3 endpoints, then 2.
+	if n := strings.Count(natRules(t, lab.Name(), "node1"), "-j KUBE-SEP-"); n != 3 {
+		t.Errorf("%d endpoint jumps before the scale-down, want 3", n)
+	}
+	if err := lab.Apply(context.Background(), writeFile(t, "web2.yaml", strings.Replace(webService, "replicas: 3", "replicas: 2", 1)), opts); err != nil {
+		t.Fatalf("apply after the proxy's restart: %v", err)
+	}
+	if n := strings.Count(natRules(t, lab.Name(), "node1"), "-j KUBE-SEP-"); n != 2 {
+		t.Errorf("%d endpoint jumps after the scale-down, want 2:\n%s", n, natRules(t, lab.Name(), "node1"))
+	}
+}
+
+// TestIntegrationBadProxyConfigCrashLoops is the ConfigMap mistake an
+// operator makes: an unknown mode, a config that does not parse, an unknown
+// field. Like upstream's kube-proxy, the restarted proxy exits saying why:
+// /proxyMode and /healthz are refused, its pod crash-loops, the node keeps
+// its last good rules, and every apply fails naming the node until the
+// ConfigMap is fixed and the proxy restarted.
+func TestIntegrationBadProxyConfigCrashLoops(t *testing.T) {
+	roottest.Require(t, "creates network namespaces")
+	opts := labs.Options{Binary: svclabBinary(t)}
+	lab := createWebLab(t, "badcfg", opts)
+	name := lab.Name()
+	good := natRules(t, name, "node1")
+	configMap := func(conf string) string {
+		return writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube-proxy, namespace: kube-system}\ndata:\n  config.conf: |\n    "+
+			strings.ReplaceAll(strings.TrimRight(conf, "\n"), "\n", "\n    ")+"\n")
+	}
+	withMode := func(mode string) string {
+		return fmt.Sprintf("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.244.0.0/16\nmetricsBindAddress: 0.0.0.0:10249\nmode: %q\n", mode)
+	}
+	curl := func(url string) (string, error) {
+		out, err := exec.Command("ip", "netns", "exec", network.NamespaceName(name, "node1"), "curl", "-s", "--max-time", "2", url).Output()
+		return string(out), err
+	}
+	cases := []struct{ conf, want string }{
+		{withMode("bogus"), `kube-system/kube-proxy config.conf: mode "bogus": unknown proxy mode`},
 		{"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: [iptables\n", "kube-system/kube-proxy config.conf"},
 		{"apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\niptables: {masqueradeBits: 14}\n", "iptables.masqueradeBits: unknown field"},
-	} {
-		if bad.conf == "" {
-			setMode("foo")
-		} else {
-			cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube-proxy, namespace: kube-system}\ndata:\n  config.conf: |\n    " + strings.ReplaceAll(strings.TrimRight(bad.conf, "\n"), "\n", "\n    ") + "\n"
-			if err := lab.Apply(context.Background(), writeFile(t, "cm.yaml", cm), opts); err != nil {
-				t.Fatal(err)
-			}
+	}
+	// mode ipvs on a kernel without IPVS (and without modules to load, so
+	// the test changes nothing on the host); on a kernel with IPVS the
+	// scenarios' spec of a missing scheduler is the same case.
+	if release, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		_, ipvs := os.Stat("/proc/net/ip_vs")
+		_, modules := os.Stat("/lib/modules/" + strings.TrimSpace(string(release)))
+		if ipvs != nil && modules != nil {
+			cases = append(cases, struct{ conf, want string }{withMode("ipvs"), "ipvs mode: kernel " + strings.TrimSpace(string(release))})
+		}
+	}
+	for i, bad := range cases {
+		err := lab.Apply(context.Background(), configMap(bad.conf), opts)
+		if i == 0 && err != nil {
+			t.Fatal(err) // the running proxy keeps its configuration until it restarts
+		}
+		if i > 0 && (err == nil || !strings.Contains(err.Error(), "proxy on node1") || !strings.Contains(err.Error(), "CrashLoopBackOff")) {
+			t.Errorf("apply while node1's proxy crash-loops: %v, want an error naming node1 and CrashLoopBackOff", err)
 		}
 		err = lab.RestartProxies(context.Background(), []string{"node1"}, opts)
-		if err == nil || !strings.Contains(err.Error(), bad.want) {
-			t.Fatalf("restart with a bad config: %v, want an error saying %q", err, bad.want)
+		if err == nil || !strings.Contains(err.Error(), bad.want) || !strings.Contains(err.Error(), "proxy on node1") {
+			t.Fatalf("restart with a bad config: %v, want an error naming node1 and saying %q", err, bad.want)
 		}
-		if after := rules(); after != good {
+		if after := natRules(t, name, "node1"); after != good {
 			t.Errorf("the rules changed after a bad configuration:\nbefore:\n%s\nafter:\n%s", good, after)
 		}
-		health, _ := exec.Command("ip", "netns", "exec", network.NamespaceName(name, "node1"), "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "localhost:10256/healthz").Output()
-		if string(health) != "503" {
-			t.Errorf("/healthz answered %q, want 503", health)
+		if out, err := curl("localhost:10249/proxyMode"); err == nil {
+			t.Errorf("/proxyMode answered %q; a proxy that cannot start in its mode exits", out)
 		}
-		if h := lab.Health(); !strings.Contains(h, "unhealthy") {
+		if out, err := curl("localhost:10256/healthz"); err == nil {
+			t.Errorf("/healthz answered %q; a proxy that cannot start in its mode exits", out)
+		}
+		if row := podRow(t, lab, "kube-proxy-node1"); row.Status != "CrashLoopBackOff" || row.Ready != "0/1" || row.Restarts < 1 {
+			t.Errorf("kube-proxy-node1: %+v, want CrashLoopBackOff, 0/1, restarted", row)
+		}
+		if log := process.LogTail(lab.Store.Path("logs", "node1-kube-proxy.log"), 20); !strings.Contains(log, bad.want) {
+			t.Errorf("the proxy's log does not say why (%q):\n%s", bad.want, log)
+		}
+		if h := lab.Health(); !strings.Contains(h, "CrashLoopBackOff") {
 			t.Errorf("lab health %q", h)
 		}
 	}
-	setMode("")
+	// The fix is stored, but the crash-looping proxy has not programmed it:
+	// apply says so; restarting the proxy recovers.
+	if err := lab.Apply(context.Background(), configMap(withMode("")), opts); err == nil || !strings.Contains(err.Error(), "proxy on node1") {
+		t.Errorf("apply of the fix while the proxy crash-loops: %v, want an error naming node1", err)
+	}
 	if err := lab.RestartProxies(context.Background(), []string{"node1"}, opts); err != nil {
 		t.Fatal(err)
 	}
-	if after := rules(); after != good {
+	if after := natRules(t, name, "node1"); after != good {
 		t.Errorf("the rules differ after recovery:\nbefore:\n%s\nafter:\n%s", good, after)
+	}
+	if out, err := curl("localhost:10249/proxyMode"); err != nil || out != "iptables" {
+		t.Errorf("/proxyMode after recovery: %q, %v", out, err)
 	}
 	if h := lab.Health(); h != "running" {
 		t.Errorf("lab health after recovery %q", h)
+	}
+	if row := podRow(t, lab, "kube-proxy-node1"); row.Status != "Running" || row.Restarts != 0 {
+		t.Errorf("the recreated kube-proxy-node1: %+v, want Running with 0 restarts (a new pod)", row)
+	}
+}
+
+// TestIntegrationApplyFailsWhileAProxyCannotProgram: a node whose
+// iptables-restore keeps failing (here: another program's rule jumps to a
+// chain the proxy must delete, so the kernel refuses the restore) makes
+// every apply fail, naming the node and the error, instead of succeeding
+// with stale rules; once the obstacle is gone, apply succeeds again.
+func TestIntegrationApplyFailsWhileAProxyCannotProgram(t *testing.T) {
+	roottest.Require(t, "creates network namespaces")
+	opts := labs.Options{Binary: svclabBinary(t), Timeout: 20 * time.Second}
+	lab := createWebLab(t, "noprog", opts)
+	ns := network.NamespaceName(lab.Name(), "node1")
+	var svcChain string
+	for _, l := range strings.Split(natRules(t, lab.Name(), "node1"), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], "KUBE-SVC-") {
+			svcChain = f[1]
+			break
+		}
+	}
+	if svcChain == "" {
+		t.Fatal("no KUBE-SVC chain in node1")
+	}
+	refer := []string{"-t", "nat", "-I", "OUTPUT", "-d", "203.0.113.7/32", "-j", svcChain}
+	if out, err := exec.Command("ip", append([]string{"netns", "exec", ns, "iptables"}, refer...)...).CombinedOutput(); err != nil {
+		t.Fatalf("iptables %v: %v\n%s", refer, err, out)
+	}
+	// Naming the port renames the Service's chain: the old one must go, and
+	// the kernel refuses to delete a chain a rule still jumps to.
+	named := strings.Replace(webService, "ports: [{port: 80,", "ports: [{name: http, port: 80,", 1)
+	for i, manifest := range []string{named, strings.Replace(named, "replicas: 3", "replicas: 2", 1)} {
+		err := lab.Apply(context.Background(), writeFile(t, "web.yaml", manifest), opts)
+		if err == nil || !strings.Contains(err.Error(), "proxy on node1") || !strings.Contains(err.Error(), "cannot program generation") {
+			t.Errorf("apply %d while node1's proxy cannot program: %v, want an error naming node1", i+1, err)
+		}
+	}
+	refer[2] = "-D"
+	if out, err := exec.Command("ip", append([]string{"netns", "exec", ns, "iptables"}, refer...)...).CombinedOutput(); err != nil {
+		t.Fatalf("iptables %v: %v\n%s", refer, err, out)
+	}
+	if err := lab.Apply(context.Background(), writeFile(t, "web.yaml", strings.Replace(named, "replicas: 3", "replicas: 2", 1)), opts); err != nil {
+		t.Errorf("apply once the node can be programmed again: %v", err)
+	}
+	if rules := natRules(t, lab.Name(), "node1"); strings.Contains(rules, svcChain) || strings.Count(rules, "-j KUBE-SEP-") != 2 {
+		t.Errorf("node1's rules after recovery (the old chain %s must be gone, 2 endpoints):\n%s", svcChain, rules)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/svclab/svclab/labs/process"
 )
 
 // Options are what every lab operation needs from its caller.
@@ -16,6 +18,10 @@ type Options struct {
 	Out io.Writer
 	// Timeout bounds how long an operation waits for proxies and servers.
 	Timeout time.Duration
+	// RestartBackoff is the supervisors' restart back-off for the processes
+	// started (zero fields: the kubelet's 10 s, 5 min, 10 min); tests
+	// shorten it.
+	RestartBackoff process.Backoff
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -25,6 +25,26 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 		return fmt.Errorf("pod %s: %w", pod.Name, err)
 	}
 	crashPoint("pod:attached")
+	ports := serverPorts(pod)
+	if len(ports) == 0 {
+		return nil
+	}
+	log := l.Store.Path("logs", pod.Name+".log")
+	pid, err := l.startSupervised(supervised{
+		namespace: pod.Namespace, pod: pod.Name, node: pod.Spec.NodeName, host: pod.Name, log: log,
+		argv: selfexec.Argv(opts.Binary, &selfexec.Netexec{Options: netexec.Options{
+			PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: ports,
+		}}),
+	}, opts)
+	if err != nil {
+		return err
+	}
+	return l.waitListening(ctx, pod.Name, pid, ports, opts.Timeout, log)
+}
+
+// serverPorts are the TCP containerPorts of a pod: its server listens on
+// them (a pod without any runs no process).
+func serverPorts(pod *corev1.Pod) []int {
 	var ports []int
 	for _, c := range pod.Spec.Containers {
 		for _, p := range c.Ports {
@@ -33,35 +53,22 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 			}
 		}
 	}
-	if len(ports) == 0 {
-		return nil
-	}
-	args := selfexec.Argv(opts.Binary, &selfexec.Netexec{Options: netexec.Options{
-		PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: ports,
-	}})
-	pid, err := process.Start(process.Spec{
-		Namespace: network.NamespaceName(l.Name(), pod.Name),
-		Args:      args,
-		LogFile:   l.Store.Path("logs", pod.Name+".log"),
-		PIDFile:   l.Store.Path("run", pod.Name+".pid"),
-	})
-	if err != nil {
-		return err
-	}
-	return waitListening(ctx, pid, ports, opts.Timeout, l.Store.Path("logs", pod.Name+".log"))
+	return ports
 }
 
-// stopPod ends a pod's server and removes its namespace and link.
+// stopPod ends a pod's server (its supervisor first) and removes its
+// namespace and link.
 func (l *Lab) stopPod(name string) error {
+	l.stopSupervised(name) //nolint:errcheck // the namespace's processes are ended below in any case
 	process.StopInNamespaces([]string{network.NamespaceName(l.Name(), name)}, 2*time.Second)
-	os.Remove(l.Store.Path("run", name+".pid"))
 	return network.DetachPod(l.Name(), name)
 }
 
-// waitListening waits until the process listens on every port, read from
-// /proc/<pid>/net/tcp (which shows the socket table of the process's own
-// network namespace).
-func waitListening(ctx context.Context, pid int, ports []int, timeout time.Duration, log string) error {
+// waitListening waits until the pod's server listens on every port, read
+// from /proc/<pid>/net/tcp of its supervisor (the file shows the socket
+// table of the process's network namespace, which the supervisor shares
+// with the server). A server that crash-loops ends the wait at once.
+func (l *Lab) waitListening(ctx context.Context, pod string, pid int, ports []int, timeout time.Duration, log string) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		listening := listeningPorts(pid)
@@ -74,11 +81,15 @@ func waitListening(ctx context.Context, pid int, ports []int, timeout time.Durat
 		if missing == 0 {
 			return nil
 		}
-		if !process.Alive(pid) {
-			return fmt.Errorf("server (pid %d) exited before listening\n%s", pid, tail(log, 10))
+		ps, err := l.podState(pod)
+		if err != nil {
+			return err
+		}
+		if why := ps.failure(); why != "" {
+			return fmt.Errorf("server of pod %s does not run: %s\n%s", pod, why, tail(log, 10))
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("server (pid %d) does not listen on %v after %s\n%s", pid, ports, timeout, tail(log, 10))
+			return fmt.Errorf("server of pod %s (supervisor pid %d) does not listen on %v after %s\n%s", pod, pid, ports, timeout, tail(log, 10))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

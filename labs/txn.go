@@ -76,7 +76,7 @@ func (l *Lab) recover(ctx context.Context, opts Options) error {
 	if in.Phase == labstore.PhaseCommit {
 		// The proxies follow the finished change before the next one.
 		if gen, err := l.Store.Generation(); err == nil {
-			if err := l.waitForProxies(ctx, gen, opts, true); err != nil {
+			if err := l.waitForProxies(ctx, gen, opts); err != nil {
 				fmt.Fprintf(opts.Out, "warning: %v\n", err)
 			}
 		}
@@ -192,7 +192,7 @@ func (l *Lab) rollBack(ctx context.Context, op string, cur *labstore.State, made
 		// The proxies stop sending to the new pods before they go.
 		if gen, err := l.Store.WriteObjects(cur); err == nil {
 			wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Timeout)
-			l.waitForProxies(wait, gen, opts, true) //nolint:errcheck // best effort: the error that matters is cause
+			l.waitForProxies(wait, gen, opts) //nolint:errcheck // best effort: the error that matters is cause
 			cancel()
 		}
 	}

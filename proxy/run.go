@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -33,30 +32,34 @@ var SupportedModes = []config.Mode{config.ModeIPTables, config.ModeIPVS}
 
 // Run is the proxy's main: it reads the configuration, serves /proxyMode,
 // /metrics and /healthz, and syncs until ctx ends. A configuration it cannot
-// use is reported (log, /healthz 503, the lab's status file) while the
-// kernel's rules stay as they are, like a kube-proxy in CrashLoopBackOff
-// leaves the node's last good rules in place.
+// start with (it does not parse or validate, names a mode svclab does not
+// implement, or one the kernel cannot do: IPVS without ip_vs or without the
+// configured scheduler) makes Run return the error before serving anything,
+// as upstream kube-proxy exits ("Error running ProxyServer"): /proxyMode is
+// refused, the pod crash-loops under its kubelet (a lab's supervisor), its
+// log says why, and the kernel's rules stay as the last proxy left them.
 func Run(ctx context.Context, opts Options) error {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	src, cfg, cfgErr := opts.source()
-	if cfgErr != nil {
-		cfg = config.Default() // serve /healthz (unhealthy) on the default addresses
-	} else {
-		cfgErr = cfg.CheckModeSupported(SupportedModes...)
+	status := opts.statusWriter(log)
+	src, cfg, err := opts.source()
+	if err == nil {
+		err = cfg.CheckModeSupported(SupportedModes...)
 	}
 	var backend Backend
-	if cfgErr == nil {
-		backend, cfgErr = newBackend(cfg, opts.IPTablesBackend, log)
+	if err == nil {
+		backend, err = newBackend(cfg, opts.IPTablesBackend, log)
 	}
-	mode := string(cfg.Mode)
-	if backend != nil {
-		mode = backend.Mode()
-		if c, ok := backend.(interface{ Close() }); ok {
-			defer c.Close() // netlink handles of the IPVS mode
-		}
+	if err != nil {
+		log.Error("cannot start proxying; exiting, the node's rules are left as they are", "err", err)
+		status(labstore.ProxyStatus{Mode: string(cfg.Mode), Healthy: false, Error: err.Error(), Failures: 1})
+		return err
+	}
+	mode := backend.Mode()
+	if c, ok := backend.(interface{ Close() }); ok {
+		defer c.Close() // netlink handles of the IPVS mode
 	}
 	srv := server.New(server.Options{
 		MetricsAddress: cfg.MetricsBindAddress,
@@ -68,21 +71,10 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Run(ctx) }()
-	status := opts.statusWriter(log)
 
-	if cfgErr != nil {
-		log.Error("cannot start proxying; the node's rules are left as they are", "err", cfgErr)
-		srv.SetUnhealthy(cfgErr.Error())
-		status(labstore.ProxyStatus{Mode: mode, Healthy: false, Error: cfgErr.Error()})
-		select {
-		case <-ctx.Done():
-			return cfgErr
-		case err := <-srvErr:
-			return errors.Join(cfgErr, err)
-		}
-	}
 	log.Info("proxy starting", "node", opts.NodeName, "mode", mode, "kernel", backend.Describe(),
 		"clusterCIDRs", cfg.ClusterCIDRs, "metrics", cfg.MetricsBindAddress, "healthz", cfg.HealthzBindAddress)
+	failures := 0 // syncs failed in a row
 	loop := &Loop{
 		Source:        src,
 		Backend:       backend,
@@ -94,9 +86,11 @@ func Run(ctx context.Context, opts Options) error {
 		Report: func(o Outcome) {
 			st := labstore.ProxyStatus{Mode: mode, Backend: backend.Describe(), Generation: o.Generation, LastSync: time.Now(), Healthy: o.Err == nil}
 			if o.Err != nil {
+				failures++
 				srv.SyncFailed(o.Err)
-				st.Error = o.Err.Error()
+				st.Error, st.Failures = o.Err.Error(), failures
 			} else {
+				failures = 0
 				srv.SyncSucceeded(o.Duration)
 				srv.SetObjectCounts(o.Stats.ServicePorts, o.Stats.Endpoints)
 			}

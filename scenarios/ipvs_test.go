@@ -296,16 +296,21 @@ spec: {nodeName: hosta, containers: [{name: client, image: svclab/netexec:dev}]}
 		}
 	})
 
-	It("rejects a scheduler the kernel lacks: a clear error, the node's IPVS state kept, /healthz unhealthy", func(ctx SpecContext) {
+	It("exits on a scheduler the kernel lacks, as upstream: the pod crash-loops saying why, /proxyMode refused, the node's IPVS state kept", func(ctx SpecContext) {
 		before := virtualServer(lab, "hosta", vip)
 		Expect(lab.Apply(ctx, kubeProxyConfig("ipvs", "foo"))).To(Succeed())
 		err := lab.RestartProxies(ctx, []string{"hosta"}, labOpts())
 		Expect(err).To(MatchError(ContainSubstring(`ipvs.scheduler "foo": the kernel has no IPVS scheduler foo`)))
+		Expect(err).To(MatchError(ContainSubstring("proxy on hosta: kube-proxy-hosta is CrashLoopBackOff")))
 		Expect(virtualServer(lab, "hosta", vip)).To(Equal(before), "nothing flushed")
-		Expect(lab.Run("hosta", "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "localhost:10256/healthz")).To(Equal("503"))
+		_, err = lab.Run("hosta", "curl", "-s", "localhost:10249/proxyMode")
+		Expect(err).To(HaveOccurred(), "a proxy that cannot start in its mode exits: /proxyMode is refused")
 		res, err := lab.Traffic("client", vip.String(), 10)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Succeeded).To(Equal(10), "traffic still flows through the kept state: %s", kit.DescribeTraffic(res))
+		By("fixing the ConfigMap: apply stores it but fails naming the crash-looping node; restarting the proxy recovers")
+		Expect(lab.Apply(ctx, kubeProxyConfig("ipvs", "rr"))).To(MatchError(ContainSubstring("proxy on hosta")))
+		Expect(lab.RestartProxies(ctx, []string{"hosta"}, labOpts())).To(Succeed())
 		switchMode(ctx, lab, "ipvs", "rr")
 	})
 })

@@ -79,8 +79,8 @@ var dynamicSites = map[string]struct {
 
 	// No host programs: svclab itself, what svclab built, a guest's or a
 	// kind node's programs, the user's command.
-	"labs/pods.go:Lab.startPod":                         {why: "svclab itself (opts.Binary) as a pod's server"},
-	"labs/proxies.go:Lab.startProxy":                    {why: "svclab itself (opts.Binary) as a node's proxy"},
+	"labs/supervised.go:Lab.startSupervised":            {why: "svclab itself (opts.Binary) as the supervisor of a node's proxy or a pod's server"},
+	"labs/process/supervise.go:Supervise":               {why: "the supervised process: svclab itself as a node's proxy or a pod's server"},
 	"labs/traffic.go:Lab.Traffic":                       {why: "svclab itself (opts.Binary) as the traffic client"},
 	"scenarios/kit/labtarget.go:labWorkspace.ProxyMode": {why: "svclab itself (the lab's binary)"},
 	"internal/vm/rootfs.go:linkApplets":                 {why: "the guest root's busybox, by its path"},

@@ -7,7 +7,9 @@
 //	objects/<kind>/<ns>.<name>.yaml   one Kubernetes object per file
 //	objects/GENERATION       bumped after every change, written last
 //	proxies/<node>.json      each node proxy's report of its last sync
-//	run/<host>.pid, logs/<host>.log   the lab's processes
+//	pods/<pod>.json          each supervised process's state and restarts
+//	                         (kube-proxy-<node> and the pods' servers)
+//	run/<pod>.pid, logs/<pod>.log   the supervisors' pids, the processes' logs
 //	intent.json              the journal: what the command holding the lock
 //	                         is doing (or a killed one was doing) to the kernel
 //

@@ -21,6 +21,9 @@ type ProxyStatus struct {
 	LastSync   time.Time `json:"lastSync"`
 	Healthy    bool      `json:"healthy"`
 	Error      string    `json:"error,omitempty"`
+	// Failures counts the sync attempts that failed in a row (0 after a
+	// success), so a reader can tell a retried failure from a first one.
+	Failures int `json:"failures,omitempty"`
 }
 
 // WriteProxyStatus records a node proxy's status.

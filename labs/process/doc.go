@@ -5,5 +5,10 @@
 // session of its own, with its output in the lab's log directory. Stopping
 // does not trust pid files: it finds every process whose network namespace
 // is one of the lab's (as `ip netns pids` does), so a lab whose CLI crashed
-// or whose pid files are gone is still cleaned completely.
+// or whose pid files are gone is still cleaned completely; parents (the
+// supervisors) are stopped before their children.
+//
+// Supervise is the lab's kubelet: it runs one process, restarts it with the
+// kubelet's back-off whenever it exits, and reports its state, restarts and
+// last exit to the lab's store.
 package process

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -47,10 +48,66 @@ func InNamespaces(names []string) []int {
 	return pids
 }
 
-// StopInNamespaces ends every process in the named namespaces: SIGTERM, then
-// SIGKILL for those still alive after grace. It returns how many it found.
+// StopInNamespaces ends every process in the named namespaces and returns
+// how many it found. Parents go first: a supervisor (whose container is its
+// child) gets SIGTERM, stops its container and exits, so it cannot restart
+// a container killed under it; then whatever is left (an orphan, a
+// supervisor's child after the supervisor was killed) is ended the same
+// way, until the namespaces hold no process. Each round is SIGTERM, then
+// SIGKILL for those still alive after grace.
 func StopInNamespaces(names []string, grace time.Duration) int {
-	pids := InNamespaces(names)
+	found := map[int]bool{}
+	for round := 0; round < 5; round++ {
+		pids := InNamespaces(names)
+		if len(pids) == 0 {
+			break
+		}
+		for _, pid := range pids {
+			found[pid] = true
+		}
+		stopAll(roots(pids), grace)
+	}
+	return len(found)
+}
+
+// roots returns the pids whose parent is not one of pids.
+func roots(pids []int) []int {
+	in := map[int]bool{}
+	for _, pid := range pids {
+		in[pid] = true
+	}
+	var out []int
+	for _, pid := range pids {
+		if !in[parent(pid)] {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// parent returns a process's parent pid (0 when it cannot be read).
+func parent(pid int) int {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// "pid (comm) S ppid …": the fields after the last ')'.
+	for i := len(data) - 1; i > 0; i-- {
+		if data[i] == ')' {
+			var state byte
+			var ppid int
+			if _, err := fmt.Sscanf(string(data[i+1:]), " %c %d", &state, &ppid); err != nil {
+				return 0
+			}
+			return ppid
+		}
+	}
+	return 0
+}
+
+// stopAll sends SIGTERM to pids, then SIGKILL to those alive after grace,
+// and waits (a bounded time) until they are gone.
+func stopAll(pids []int, grace time.Duration) {
 	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGTERM)
 	}
@@ -66,7 +123,6 @@ func StopInNamespaces(names []string, grace time.Duration) int {
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && anyAlive(pids); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	return len(pids)
 }
 
 // StopPID ends one process the same way.

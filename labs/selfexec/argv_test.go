@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/svclab/svclab/labs/netexec"
+	"github.com/svclab/svclab/labs/process"
 	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/proxy"
 )
@@ -79,6 +80,10 @@ func TestArgv(t *testing.T) {
 		{&NodeGet{URL: "http://127.0.0.1:10249/proxyMode"}, []string{"svclab", "node", "get", "http://127.0.0.1:10249/proxyMode"}},
 		{&NodeRun{Argv: []string{"nft", "-j", "list", "ruleset"}}, []string{"svclab", "node", "run", "--", "nft", "-j", "list", "ruleset"}},
 		{&NodeConntrack{}, []string{"svclab", "node", "conntrack"}},
+		{&Supervise{LabDir: "/d", Pod: "web-0", Node: "n1", Argv: []string{"svclab", "netexec", "--pod-name=web-0"}},
+			[]string{"svclab", "supervise", "--lab-dir=/d", "--pod=web-0", "--node=n1", "--", "svclab", "netexec", "--pod-name=web-0"}},
+		{&Supervise{LabDir: "/d", Namespace: "kube-system", Pod: "p", Backoff: process.Backoff{Initial: time.Second}, Argv: []string{"x"}},
+			[]string{"svclab", "supervise", "--lab-dir=/d", "--namespace=kube-system", "--pod=p", "--backoff-initial=1s", "--", "x"}},
 	} {
 		if got := Argv("svclab", tc.cmd); !slices.Equal(got, tc.want) {
 			t.Errorf("Argv = %q, want %q", got, tc.want)

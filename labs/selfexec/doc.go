@@ -1,5 +1,6 @@
 // Package selfexec is the one definition of the command lines that one
-// svclab process starts another with: a lab's node proxies (`svclab proxy`),
+// svclab process starts another with: a lab's supervisors (`svclab
+// supervise -- …`, the lab's kubelet), its node proxies (`svclab proxy`),
 // its pod servers (`svclab netexec`), traffic from inside a lab host
 // (`svclab traffic --raw`), the kind CNI agent (`svclab cni agent`) and the
 // conformance suite's node agent (`svclab node …`).

@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/network"
 )
@@ -115,5 +118,121 @@ func TestIntegrationCLI(t *testing.T) {
 	}
 	if out, code = svclab("delete", "lab", "--name", name); code != 0 {
 		t.Errorf("a second delete failed (exit %d): %s", code, out)
+	}
+}
+
+// TestIntegrationCLIProxyLikeAKubeletsPod is issue 10's story of a node
+// proxy, as a user types it: a killed proxy comes back (RESTARTS 1 in get
+// pods) and the next apply is programmed; a ConfigMap with a mode the
+// proxy cannot start in makes it exit like upstream kube-proxy (curl of
+// /proxyMode refused, the pod in CrashLoopBackOff), and apply then fails
+// naming the node instead of reporting success.
+func TestIntegrationCLIProxyLikeAKubeletsPod(t *testing.T) {
+	roottest.Require(t, "builds labs from network namespaces")
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	bin, err := roottest.Binary(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := roottest.UniqueName("kubelet")
+	topo, err := os.ReadFile(filepath.Join(root, "clusters", "single-node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	topoFile := filepath.Join(dir, "lab.yaml")
+	os.WriteFile(topoFile, []byte(strings.Replace(string(topo), "name: single-node", "name: "+name, 1)), 0o644)
+	svclab := func(args ...string) (string, int) {
+		t.Helper()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return string(out), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("svclab %s: %v", strings.Join(args, " "), err)
+		}
+		return string(out), 0
+	}
+	t.Cleanup(func() { svclab("delete", "lab", "--name", name) })
+	if out, code := svclab("create", "lab", "--config", topoFile); code != 0 {
+		t.Fatalf("create (exit %d):\n%s", code, out)
+	}
+	nginx := filepath.Join(root, "clusters", "workloads", "nginx.yaml")
+	if out, code := svclab("apply", "--lab", name, "-f", nginx); code != 0 {
+		t.Fatalf("apply (exit %d):\n%s", code, out)
+	}
+	// proxyRow is kube-proxy-node1's line of get pods, by column.
+	proxyRow := func() map[string]string {
+		out, code := svclab("get", "pods", "--lab", name)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 0 || len(lines) < 2 {
+			t.Fatalf("get pods (exit %d):\n%s", code, out)
+		}
+		header := lines[0]
+		for _, l := range lines[1:] {
+			if strings.Fields(l)[1] != "kube-proxy-node1" {
+				continue
+			}
+			row := map[string]string{}
+			for _, col := range []string{"NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"} {
+				i := strings.Index(header, col)
+				if i < 0 {
+					t.Fatalf("get pods has no %s column:\n%s", col, out)
+				}
+				row[col] = strings.Fields(l[i:])[0]
+			}
+			return row
+		}
+		t.Fatalf("get pods has no kube-proxy-node1:\n%s", out)
+		return nil
+	}
+	if row := proxyRow(); row["STATUS"] != "Running" || row["READY"] != "1/1" || row["RESTARTS"] != "0" || row["NAMESPACE"] != "kube-system" {
+		t.Errorf("kube-proxy-node1 before the kill: %v", row)
+	}
+
+	st, ok, err := labstore.Open(name).PodStatus("kube-proxy-node1")
+	if err != nil || !ok || st.PID == 0 {
+		t.Fatalf("kube-proxy-node1's status: %+v, %v, %v", st, ok, err)
+	}
+	syscall.Kill(st.PID, syscall.SIGKILL)
+	var row map[string]string
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if row = proxyRow(); row["STATUS"] == "Running" && row["RESTARTS"] == "1" {
+			break
+		}
+	}
+	if row["STATUS"] != "Running" || row["RESTARTS"] != "1" || row["READY"] != "1/1" {
+		t.Fatalf("kube-proxy-node1 after a kill: %v, want Running with RESTARTS 1", row)
+	}
+	scaled, _ := os.ReadFile(nginx)
+	scaledFile := filepath.Join(dir, "nginx2.yaml")
+	os.WriteFile(scaledFile, []byte(strings.Replace(string(scaled), "replicas: 3", "replicas: 2", 1)), 0o644)
+	if out, code := svclab("apply", "--lab", name, "-f", scaledFile); code != 0 {
+		t.Fatalf("apply after the proxy's restart (exit %d):\n%s", code, out)
+	}
+	if out, _ := svclab("exec", "--lab", name, "node1", "--", "iptables-save", "-t", "nat"); strings.Count(out, "-j KUBE-SEP-") != 2 {
+		t.Errorf("node1 does not have the scaled Service's 2 endpoints:\n%s", out)
+	}
+
+	bogus := filepath.Join(dir, "cm.yaml")
+	os.WriteFile(bogus, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kube-proxy, namespace: kube-system}\ndata:\n  config.conf: |\n"+
+		"    apiVersion: kubeproxy.config.k8s.io/v1alpha1\n    kind: KubeProxyConfiguration\n    mode: bogus\n"), 0o644)
+	if out, code := svclab("apply", "--lab", name, "-f", bogus); code != 0 {
+		t.Fatalf("apply of the ConfigMap (exit %d):\n%s", code, out)
+	}
+	out, code := svclab("delete", "pod", "--lab", name, "-n", "kube-system", "kube-proxy-node1")
+	if code == 0 || !strings.Contains(out, "proxy on node1") || !strings.Contains(out, `mode "bogus": unknown proxy mode`) {
+		t.Errorf("restarting the proxy with mode bogus (exit %d): want an error naming node1 and the mode:\n%s", code, out)
+	}
+	if row := proxyRow(); row["STATUS"] != "CrashLoopBackOff" || row["READY"] != "0/1" {
+		t.Errorf("kube-proxy-node1 with mode bogus: %v, want CrashLoopBackOff", row)
+	}
+	if out, code := svclab("exec", "--lab", name, "node1", "--", "curl", "-s", "localhost:10249/proxyMode"); code == 0 {
+		t.Errorf("/proxyMode answered %q; upstream's kube-proxy exits on an unknown mode", out)
+	}
+	if out, code := svclab("apply", "--lab", name, "-f", nginx); code == 0 || !strings.Contains(out, "proxy on node1") || !strings.Contains(out, "CrashLoopBackOff") {
+		t.Errorf("apply while node1's proxy crash-loops (exit %d): want an error naming node1:\n%s", code, out)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/netexec"
+	"github.com/svclab/svclab/labs/process"
 	"github.com/svclab/svclab/labs/selfexec"
 	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/proxy"
@@ -29,6 +30,9 @@ func TestSelfExecCommandLinesParse(t *testing.T) {
 		&selfexec.NodeRouteSource{IP: "10.244.1.2"},
 		&selfexec.NodeGet{URL: "http://127.0.0.1:10249/proxyMode"},
 		&selfexec.NodeRun{Argv: []string{"iptables-save", "-t", "nat", "-c"}},
+		&selfexec.Supervise{LabDir: "/run/svclab/labs/l", Namespace: "kube-system", Pod: "kube-proxy-node1", Node: "node1",
+			Log: "/run/svclab/labs/l/logs/node1-kube-proxy.log", Backoff: process.Backoff{Initial: time.Second, Max: 4 * time.Second, Reset: time.Minute},
+			Argv: selfexec.Argv("/usr/bin/svclab", &selfexec.Proxy{Options: proxy.Options{LabDir: "/run/svclab/labs/l", NodeName: "node1"}})},
 	} {
 		args := selfexec.Args(c)
 		cmd, rest, err := newRoot().Find(args)

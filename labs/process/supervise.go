@@ -1,0 +1,219 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/svclab/svclab/internal/labstore"
+)
+
+// Backoff is the kubelet's container restart back-off: the first restart
+// is immediate, each later one waits Initial, doubling up to Max; a
+// container that ran for Reset or longer starts the sequence again.
+type Backoff struct {
+	Initial, Max, Reset time.Duration
+}
+
+// DefaultBackoff is upstream kubelet's: 10 s doubling to 5 min, reset after
+// 10 min of running.
+var DefaultBackoff = Backoff{Initial: 10 * time.Second, Max: 5 * time.Minute, Reset: 10 * time.Minute}
+
+// WithDefaults fills the zero fields from DefaultBackoff.
+func (b Backoff) WithDefaults() Backoff {
+	if b.Initial <= 0 {
+		b.Initial = DefaultBackoff.Initial
+	}
+	if b.Max <= 0 {
+		b.Max = DefaultBackoff.Max
+	}
+	if b.Max < b.Initial {
+		b.Max = b.Initial
+	}
+	if b.Reset <= 0 {
+		b.Reset = DefaultBackoff.Reset
+	}
+	return b
+}
+
+// next returns the wait before the restart that follows an exit, and the
+// back-off to use after that restart (prev is the current back-off, 0 after
+// a reset).
+func (b Backoff) next(prev, ran time.Duration) (wait, after time.Duration) {
+	if ran >= b.Reset {
+		prev = 0
+	}
+	if prev == 0 {
+		return 0, b.Initial
+	}
+	return prev, min(2*prev, b.Max)
+}
+
+// SuperviseSpec says which process a supervisor runs and where it reports.
+type SuperviseSpec struct {
+	// Store is the lab's store; the status goes to its pods/<Name>.json.
+	Store *labstore.Store
+	// Namespace, Name and Node name the pod ("kube-system",
+	// "kube-proxy-node1", "node1").
+	Namespace, Name, Node string
+	// Args is the container's program and arguments.
+	Args []string
+	// LogFile is where the container's output goes (appended; without one
+	// it shares the supervisor's stdout and stderr); its last lines become a
+	// failed container's termination message.
+	LogFile string
+	Backoff Backoff
+	// Log receives the supervisor's own lines (default: stderr).
+	Log io.Writer
+	// StopGrace is how long a container has to exit after SIGTERM when the
+	// supervisor stops (default 1.5 s, less than a lab delete waits).
+	StopGrace time.Duration
+}
+
+// Supervise is a kubelet for one container with restartPolicy Always: it
+// runs spec.Args with its output in spec.LogFile, restarts it with
+// spec.Backoff whenever it exits, and writes the pod's status to the lab's
+// store after every change. When ctx ends it stops the container (SIGTERM,
+// then SIGKILL after StopGrace) and returns without writing again, so a pod
+// being deleted is not brought back to life by its own status file.
+func Supervise(ctx context.Context, spec SuperviseSpec) error {
+	if len(spec.Args) == 0 {
+		return fmt.Errorf("supervise %s: no command", spec.Name)
+	}
+	b := spec.Backoff.WithDefaults()
+	logw := spec.Log
+	if logw == nil {
+		logw = os.Stderr
+	}
+	if spec.StopGrace == 0 {
+		spec.StopGrace = 1500 * time.Millisecond
+	}
+	st := labstore.PodStatus{Namespace: spec.Namespace, Name: spec.Name, Node: spec.Node,
+		SupervisorPID: os.Getpid(), CreatedAt: time.Now()}
+	write := func() {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := spec.Store.WritePodStatus(st); err != nil {
+			fmt.Fprintf(logw, "svclab supervise: %s: writing the status failed: %v\n", spec.Name, err)
+		}
+	}
+	var out io.Writer = os.Stdout
+	if spec.LogFile != "" {
+		f, err := os.OpenFile(spec.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("supervise %s: %w", spec.Name, err)
+		}
+		defer f.Close()
+		out = f
+	}
+	var backoff time.Duration
+	for {
+		cmd := exec.Command(spec.Args[0], spec.Args[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, out, out
+		started := time.Now()
+		if err := cmd.Start(); err != nil {
+			// Like a container whose image has no such binary: it fails
+			// to start, and is retried with back-off.
+			fmt.Fprintf(logw, "svclab supervise: %s: start %s: %v\n", spec.Name, spec.Args[0], err)
+			st.LastTermination = &labstore.Termination{ExitCode: 128, Reason: "StartError", FinishedAt: time.Now(), Message: err.Error()}
+		} else {
+			st.State, st.Reason, st.PID, st.StartedAt, st.NextRestart = labstore.StateRunning, "", cmd.Process.Pid, started, time.Time{}
+			write()
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-done:
+			case <-ctx.Done():
+				stopChild(cmd.Process, done, spec.StopGrace)
+				return nil
+			}
+			st.LastTermination = termination(err, spec.LogFile)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		ran := time.Since(started)
+		t := st.LastTermination
+		var wait time.Duration
+		wait, backoff = b.next(backoff, ran)
+		st.PID, st.StartedAt = 0, time.Time{}
+		how := fmt.Sprintf("exit code %d", t.ExitCode)
+		if t.Signal != "" {
+			how = "killed by " + t.Signal
+		}
+		if wait == 0 {
+			st.State, st.Reason = labstore.StateTerminated, t.Reason
+			fmt.Fprintf(logw, "svclab supervise: %s: container ended (%s, %s) after %s; restarting it\n", spec.Name, t.Reason, how, ran.Round(time.Millisecond))
+		} else {
+			st.State, st.Reason, st.NextRestart = labstore.StateWaiting, labstore.ReasonCrashLoopBackOff, time.Now().Add(wait)
+			fmt.Fprintf(logw, "svclab supervise: %s: container ended (%s, %s) after %s; back-off %s restarting failed container\n", spec.Name, t.Reason, how, ran.Round(time.Millisecond), wait)
+		}
+		write()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		st.Restarts++
+	}
+}
+
+// termination describes how a container ended, from Wait's error.
+func termination(err error, logFile string) *labstore.Termination {
+	t := &labstore.Termination{Reason: labstore.ReasonCompleted, FinishedAt: time.Now()}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		t.Reason = labstore.ReasonError
+		t.ExitCode = exit.ExitCode()
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			// As a container runtime reports it: 128 + the signal.
+			t.ExitCode = 128 + int(ws.Signal())
+			t.Signal = unix(ws.Signal())
+		}
+	default:
+		t.Reason, t.ExitCode = labstore.ReasonError, 128
+		t.Message = err.Error()
+	}
+	if t.Reason == labstore.ReasonError && t.Message == "" && logFile != "" {
+		t.Message = LogTail(logFile, 5)
+	}
+	return t
+}
+
+// unix names a signal as kill -l does ("SIGKILL").
+func unix(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	}
+	return s.String()
+}
+
+// stopChild ends a container: SIGTERM, SIGKILL after grace, then waits.
+func stopChild(p *os.Process, done <-chan error, grace time.Duration) {
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+		return
+	case <-time.After(grace):
+	}
+	_ = p.Kill()
+	<-done
+}
