@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 
 	"github.com/svclab/svclab/internal/hostprog"
 
@@ -18,7 +17,7 @@ import (
 // pods that are gone, and waits until every node's proxy has the result in
 // its rules. A manifest that does not validate changes nothing.
 func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) error {
-	data, err := os.ReadFile(manifestFile)
+	data, err := workload.ReadFile(manifestFile)
 	if err != nil {
 		return err
 	}
