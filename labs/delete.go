@@ -15,6 +15,9 @@ import (
 // state. Like rm -f it succeeds when there is nothing to remove, and it
 // works from what the kernel has, so a crashed lab is cleaned too.
 func Delete(name string) error {
+	if err := CheckName(name); err != nil {
+		return fmt.Errorf("delete lab: %w", err)
+	}
 	namespaces, err := network.Namespaces(name)
 	if err != nil {
 		return err

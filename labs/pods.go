@@ -35,25 +35,33 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 	if len(ports) == 0 {
 		return nil
 	}
+	logFile, err := l.Store.Confine("logs", pod.Name+".log")
+	if err != nil {
+		return err
+	}
+	pidFile, err := l.Store.Confine("run", pod.Name+".pid")
+	if err != nil {
+		return err
+	}
 	args := selfexec.Argv(opts.Binary, &selfexec.Netexec{Options: netexec.Options{
 		PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: ports,
 	}})
 	pid, err := process.Start(process.Spec{
 		Namespace: network.NamespaceName(l.Name(), pod.Name),
 		Args:      args,
-		LogFile:   l.Store.Path("logs", pod.Name+".log"),
-		PIDFile:   l.Store.Path("run", pod.Name+".pid"),
+		LogFile:   logFile,
+		PIDFile:   pidFile,
 	})
 	if err != nil {
 		return err
 	}
-	return waitListening(ctx, pid, ports, opts.Timeout, l.Store.Path("logs", pod.Name+".log"))
+	return waitListening(ctx, pid, ports, opts.Timeout, logFile)
 }
 
 // stopPod ends a pod's server and removes its namespace and link.
 func (l *Lab) stopPod(name string) error {
 	process.StopInNamespaces([]string{network.NamespaceName(l.Name(), name)}, 2*time.Second)
-	os.Remove(l.Store.Path("run", name+".pid"))
+	l.Store.RemoveFile("run", name+".pid") //nolint:errcheck // best effort, as before: the namespace is what matters
 	return network.DetachPod(l.Name(), name)
 }
 

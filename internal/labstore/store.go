@@ -27,16 +27,71 @@ func Root() string {
 type Store struct {
 	Lab string
 	Dir string
+	// root is the directory Dir must be a child of: the state root for a
+	// store from Open, Dir's parent for one from OpenDir.
+	root string
 }
 
-// Open returns the store of the named lab (it may not exist yet).
+// Open returns the store of the named lab (it may not exist yet). Callers
+// validate the name first (topology.ValidateLabName); whatever the name,
+// the store writes and removes nothing outside its own directory directly
+// under the state root (see Confine).
 func Open(lab string) *Store {
-	return &Store{Lab: lab, Dir: filepath.Join(Root(), lab)}
+	return &Store{Lab: lab, Dir: filepath.Join(Root(), lab), root: Root()}
 }
 
 // OpenDir returns the store at dir (used by a proxy given --lab-dir).
 func OpenDir(dir string) *Store {
-	return &Store{Lab: filepath.Base(dir), Dir: dir}
+	dir = filepath.Clean(dir)
+	return &Store{Lab: filepath.Base(dir), Dir: dir, root: filepath.Dir(dir)}
+}
+
+// ErrOutside is the error of a path that would leave the lab's directory.
+var ErrOutside = errors.New("outside the lab's state directory")
+
+// checkDir makes sure the store's directory is one plain entry of its
+// root: the lab's name is a single path element (not "", "." or "..", no
+// "/"), so that the directory is neither the root itself nor anything
+// above or beside it.
+func (s *Store) checkDir() error {
+	root := s.root
+	if root == "" {
+		root = filepath.Dir(filepath.Clean(s.Dir))
+	}
+	rel, err := filepath.Rel(root, s.Dir)
+	if err != nil || s.Lab == "" || rel != s.Lab || rel == "." || rel == ".." || strings.ContainsAny(rel, `/\`) || s.Lab != filepath.Base(s.Dir) {
+		return fmt.Errorf("lab store %q (directory %s): %w", s.Lab, s.Dir, ErrOutside)
+	}
+	return nil
+}
+
+// Confine resolves a path below the lab's directory (elements joined as
+// Path does) and refuses, with ErrOutside, any that is not strictly inside
+// it: "..", an absolute path that leads elsewhere, or the directory
+// itself. Every file the store writes or removes goes through it.
+func (s *Store) Confine(elem ...string) (string, error) {
+	if err := s.checkDir(); err != nil {
+		return "", err
+	}
+	p := s.Path(elem...)
+	rel, err := filepath.Rel(s.Dir, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("lab %s: %q: %w", s.Lab, filepath.Join(elem...), ErrOutside)
+	}
+	return p, nil
+}
+
+// RemoveFile removes one file below the lab's directory; a missing file
+// is not an error.
+func (s *Store) RemoveFile(elem ...string) error {
+	p, err := s.Confine(elem...)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Exists reports whether the lab's state directory exists.
@@ -68,15 +123,24 @@ func List() ([]string, error) {
 	return names, nil
 }
 
-// Remove deletes the lab's state directory (like rm -rf: no error if absent).
+// Remove deletes the lab's state directory (like rm -rf: no error if
+// absent). It refuses a directory that is not one plain entry of the state
+// root (a lab "named" ".." or "../../x").
 func (s *Store) Remove() error {
+	if err := s.checkDir(); err != nil {
+		return err
+	}
 	return os.RemoveAll(s.Dir)
 }
 
 // Lock takes the lab's exclusive lock, so that two svclab commands never
 // change one lab at once. The lock dies with the process.
 func (s *Store) Lock() (unlock func(), err error) {
-	l, err := flock.Acquire(context.Background(), s.Path("lock"), true)
+	lock, err := s.Confine("lock")
+	if err != nil {
+		return nil, err
+	}
+	l, err := flock.Acquire(context.Background(), lock, true)
 	if err != nil {
 		return nil, fmt.Errorf("lab %s: lock: %w", s.Lab, err)
 	}
@@ -85,11 +149,14 @@ func (s *Store) Lock() (unlock func(), err error) {
 
 // WriteFile writes data to a file below the store atomically.
 func (s *Store) WriteFile(rel string, data []byte) error {
-	path := s.Path(rel)
+	path, err := s.Confine(rel)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
