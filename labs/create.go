@@ -3,7 +3,6 @@ package labs
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/svclab/svclab/internal/hostprog"
@@ -58,7 +57,7 @@ func (l *Lab) create(ctx context.Context, topologyFile string, opts Options) err
 		return err
 	}
 	defer unlock()
-	raw, err := os.ReadFile(topologyFile)
+	raw, err := topology.ReadFile(topologyFile)
 	if err != nil {
 		return err
 	}
