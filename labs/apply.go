@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -20,7 +19,7 @@ import (
 // pods that are gone, and waits until every node's proxy has the result in
 // its rules. A manifest that does not validate changes nothing.
 func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) error {
-	data, err := os.ReadFile(manifestFile)
+	data, err := workload.ReadFile(manifestFile)
 	if err != nil {
 		return err
 	}

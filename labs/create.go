@@ -3,7 +3,6 @@ package labs
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/svclab/svclab/internal/hostprog"
@@ -72,7 +71,7 @@ func Create(ctx context.Context, topologyFile string, opts Options) (*Lab, time.
 // a create killed half way shows as such (Interrupted) and only `svclab
 // delete lab` touches it.
 func (l *Lab) create(ctx context.Context, topologyFile string, opts Options) error {
-	raw, err := os.ReadFile(topologyFile)
+	raw, err := topology.ReadFile(topologyFile)
 	if err != nil {
 		return err
 	}

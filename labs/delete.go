@@ -20,6 +20,9 @@ import (
 // to the store or not). It waits for the lab's lock: a command changing
 // the lab finishes first.
 func Delete(name string) error {
+	if err := CheckName(name); err != nil {
+		return fmt.Errorf("delete lab: %w", err)
+	}
 	st := labstore.Open(name)
 	unlock, err := st.Lock(context.Background())
 	if err != nil {

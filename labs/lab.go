@@ -15,8 +15,17 @@ type Lab struct {
 	Store    *labstore.Store
 }
 
+// CheckName validates a lab name that comes from the command line (--name,
+// --lab) as the name in a lab file is validated: a DNS-1123 label of at
+// most topology.MaxLabNameLen characters. Open, Delete and Create refuse a
+// name that fails it before touching anything.
+func CheckName(name string) error { return topology.ValidateLabName(name) }
+
 // Open returns the running lab called name.
 func Open(name string) (*Lab, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
 	st := labstore.Open(name)
 	if !st.Exists() {
 		if in, _ := st.ReadIntent(); in != nil {

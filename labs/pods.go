@@ -29,7 +29,10 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 	if len(ports) == 0 {
 		return nil
 	}
-	log := l.Store.Path("logs", pod.Name+".log")
+	log, err := l.Store.Confine("logs", pod.Name+".log")
+	if err != nil {
+		return err
+	}
 	pid, err := l.startSupervised(supervised{
 		namespace: pod.Namespace, pod: pod.Name, node: pod.Spec.NodeName, host: pod.Name, log: log,
 		argv: selfexec.Argv(opts.Binary, &selfexec.Netexec{Options: netexec.Options{

@@ -57,7 +57,7 @@ func (l *Lab) stopSupervised(pod string) error {
 	if ok && st.PID != 0 {
 		process.StopPID(st.PID, time.Second)
 	}
-	os.Remove(l.supervisorPIDFile(pod))
+	l.Store.RemoveFile("run", pod+".pid") //nolint:errcheck // best effort: the namespace is what matters
 	return l.Store.ClearPodStatus(pod)
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/svclab/svclab/internal/boundedread"
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/proxy/config"
 	"github.com/svclab/svclab/proxy/server"
@@ -134,7 +135,7 @@ func (o Options) source() (sources.Source, config.Config, error) {
 }
 
 func configFromFile(path string) (config.Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.ReadFile(path, config.MaxBytes)
 	if err != nil {
 		return config.Config{}, err
 	}

@@ -17,5 +17,9 @@
 // changes the lab holds it from its first check to its last change.
 //
 // Every file is written atomically (a temporary file renamed into place), so
-// a reader sees the old or the new object, never half of one.
+// a reader sees the old or the new object, never half of one. An object's
+// file name is shortened with a hash when <ns>.<name>.yaml would be too
+// long. Every file the store writes or removes is resolved inside the lab's
+// directory (Store.Confine): a name such as ".." or "../../x" is refused,
+// never followed.
 package labstore

@@ -2,6 +2,8 @@ package labstore
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +12,8 @@ import (
 	"strconv"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/svclab/svclab/internal/boundedread"
 )
 
 // Kind directories below objects/.
@@ -64,7 +68,7 @@ func readKind[T any](s *Store, kind string, into *[]*T) error {
 		if e.IsDir() || filepath.Ext(e.Name()) != ".yaml" || e.Name()[0] == '.' {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		data, err := boundedread.ReadFile(filepath.Join(dir, e.Name()), maxObjectFileBytes)
 		if errors.Is(err, os.ErrNotExist) {
 			continue // removed since the listing
 		}
@@ -80,6 +84,31 @@ func readKind[T any](s *Store, kind string, into *[]*T) error {
 	return nil
 }
 
+// maxObjectFileBytes bounds the file of one object: the API server keeps
+// objects of at most 1.5 MiB (etcd's request limit); a ConfigMap holds at
+// most 1 MiB of data.
+const maxObjectFileBytes = 4 << 20
+
+// maxObjectFileName bounds the name of an object's file, well below the
+// 255 bytes a file name may have (the atomic write's temporary file is
+// named ".tmp-<digits>").
+const maxObjectFileName = 200
+
+// objectFileName is an object's file: <namespace>.<name>.yaml, or, when
+// that would be too long (a ConfigMap or Deployment name may have 253
+// characters), its first characters, "-" and a hash of the namespace and
+// name, so that every object has its own file of a legal name. Readers take
+// the object from the file's content, never from its name.
+func objectFileName(ns, name string) string {
+	file := ns + "." + name + ".yaml"
+	if len(file) <= maxObjectFileName {
+		return file
+	}
+	sum := sha256.Sum256([]byte(ns + "/" + name))
+	hash := hex.EncodeToString(sum[:8])
+	return file[:maxObjectFileName-len(hash)-len("-.yaml")] + "-" + hash + ".yaml"
+}
+
 // WriteObjects makes the store hold exactly st: changed objects are written,
 // vanished ones removed, then the generation is bumped. It returns the new
 // generation (unchanged when nothing changed).
@@ -93,7 +122,7 @@ func (s *Store) WriteObjects(st *State) (int64, error) {
 		if want[kind] == nil {
 			want[kind] = map[string][]byte{}
 		}
-		want[kind][ns+"."+name+".yaml"] = data
+		want[kind][objectFileName(ns, name)] = data
 		return nil
 	}
 	for _, o := range st.Deployments {
@@ -135,7 +164,7 @@ func (s *Store) WriteObjects(st *State) (int64, error) {
 		}
 		for _, e := range entries {
 			if _, keep := want[kind][e.Name()]; !keep {
-				if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				if err := s.RemoveFile("objects", kind, e.Name()); err != nil {
 					return 0, err
 				}
 				changed = true

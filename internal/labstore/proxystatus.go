@@ -64,9 +64,5 @@ func (s *Store) ProxyStatuses() (map[string]ProxyStatus, error) {
 
 // ClearProxyStatus forgets a node proxy's status (before it is restarted).
 func (s *Store) ClearProxyStatus(node string) error {
-	err := os.Remove(s.Path("proxies", node+".json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return err
+	return s.RemoveFile("proxies", node+".json")
 }

@@ -27,16 +27,71 @@ func Root() string {
 type Store struct {
 	Lab string
 	Dir string
+	// root is the directory Dir must be a child of: the state root for a
+	// store from Open, Dir's parent for one from OpenDir.
+	root string
 }
 
-// Open returns the store of the named lab (it may not exist yet).
+// Open returns the store of the named lab (it may not exist yet). Callers
+// validate the name first (topology.ValidateLabName); whatever the name,
+// the store writes and removes nothing outside its own directory directly
+// under the state root (see Confine).
 func Open(lab string) *Store {
-	return &Store{Lab: lab, Dir: filepath.Join(Root(), lab)}
+	return &Store{Lab: lab, Dir: filepath.Join(Root(), lab), root: Root()}
 }
 
 // OpenDir returns the store at dir (used by a proxy given --lab-dir).
 func OpenDir(dir string) *Store {
-	return &Store{Lab: filepath.Base(dir), Dir: dir}
+	dir = filepath.Clean(dir)
+	return &Store{Lab: filepath.Base(dir), Dir: dir, root: filepath.Dir(dir)}
+}
+
+// ErrOutside is the error of a path that would leave the lab's directory.
+var ErrOutside = errors.New("outside the lab's state directory")
+
+// checkDir makes sure the store's directory is one plain entry of its
+// root: the lab's name is a single path element (not "", "." or "..", no
+// "/"), so that the directory is neither the root itself nor anything
+// above or beside it.
+func (s *Store) checkDir() error {
+	root := s.root
+	if root == "" {
+		root = filepath.Dir(filepath.Clean(s.Dir))
+	}
+	rel, err := filepath.Rel(root, s.Dir)
+	if err != nil || s.Lab == "" || rel != s.Lab || rel == "." || rel == ".." || strings.ContainsAny(rel, `/\`) || s.Lab != filepath.Base(s.Dir) {
+		return fmt.Errorf("lab store %q (directory %s): %w", s.Lab, s.Dir, ErrOutside)
+	}
+	return nil
+}
+
+// Confine resolves a path below the lab's directory (elements joined as
+// Path does) and refuses, with ErrOutside, any that is not strictly inside
+// it: "..", an absolute path that leads elsewhere, or the directory
+// itself. Every file the store writes or removes goes through it.
+func (s *Store) Confine(elem ...string) (string, error) {
+	if err := s.checkDir(); err != nil {
+		return "", err
+	}
+	p := s.Path(elem...)
+	rel, err := filepath.Rel(s.Dir, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("lab %s: %q: %w", s.Lab, filepath.Join(elem...), ErrOutside)
+	}
+	return p, nil
+}
+
+// RemoveFile removes one file below the lab's directory; a missing file
+// is not an error.
+func (s *Store) RemoveFile(elem ...string) error {
+	p, err := s.Confine(elem...)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Exists reports whether the lab's state directory exists.
@@ -68,8 +123,13 @@ func List() ([]string, error) {
 	return names, nil
 }
 
-// Remove deletes the lab's state directory (like rm -rf: no error if absent).
+// Remove deletes the lab's state directory (like rm -rf: no error if
+// absent). It refuses a directory that is not one plain entry of the state
+// root (a lab "named" ".." or "../../x").
 func (s *Store) Remove() error {
+	if err := s.checkDir(); err != nil {
+		return err
+	}
 	return os.RemoveAll(s.Dir)
 }
 
@@ -79,7 +139,10 @@ func (s *Store) Remove() error {
 // it outlives the directory's removal and a create can hold it before the
 // directory exists. The lock dies with the process.
 func (s *Store) Lock(ctx context.Context) (unlock func(), err error) {
-	path := s.lockPath()
+	path, err := s.lockPath()
+	if err != nil {
+		return nil, err
+	}
 	for {
 		l, err := flock.Acquire(ctx, path, true)
 		if err != nil {
@@ -96,9 +159,13 @@ func (s *Store) Lock(ctx context.Context) (unlock func(), err error) {
 
 // Busy reports whether another process holds the lab's lock now.
 func (s *Store) Busy() bool {
-	l, ok := flock.TryAcquire(s.lockPath())
+	path, err := s.lockPath()
+	if err != nil {
+		return false
+	}
+	l, ok := flock.TryAcquire(path)
 	if !ok {
-		_, err := os.Stat(s.lockPath())
+		_, err := os.Stat(path)
 		return err == nil
 	}
 	l.Unlock()
@@ -108,21 +175,35 @@ func (s *Store) Busy() bool {
 // RemoveLock removes the lab's lock file; call it holding the lock, as the
 // last step of deleting the lab (waiters then lock a new file).
 func (s *Store) RemoveLock() error {
-	if err := os.Remove(s.lockPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+	path, err := s.lockPath()
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil
 }
 
-func (s *Store) lockPath() string { return s.Dir + ".lock" }
+// lockPath is <lab>.lock beside the lab's directory, refused (ErrOutside)
+// unless that directory is one entry of the state root.
+func (s *Store) lockPath() (string, error) {
+	if err := s.checkDir(); err != nil {
+		return "", err
+	}
+	return s.Dir + ".lock", nil
+}
 
 // WriteFile writes data to a file below the store atomically.
 func (s *Store) WriteFile(rel string, data []byte) error {
-	path := s.Path(rel)
+	path, err := s.Confine(rel)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,11 @@
 package labstore
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -87,5 +90,85 @@ func TestListAndRemove(t *testing.T) {
 	}
 	if err := s.Remove(); err != nil || s.Exists() {
 		t.Errorf("Remove: %v, exists %v", err, s.Exists())
+	}
+}
+
+// TestConfined: `svclab delete lab --name ..` used to remove the whole
+// state root, and `--name ../../X` a directory outside it. Whatever the
+// name, the store writes and removes nothing outside the lab's directory.
+func TestConfined(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "labs")
+	t.Setenv("SVCLAB_STATE_DIR", root)
+	keep := Open("keep")
+	if err := keep.WriteFile("lab.yaml", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(parent, "X")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"..", "../..", "../X", "../../X", ".", "", "a/b", "/etc", "keep/.."} {
+		s := Open(name)
+		if err := s.Remove(); !errors.Is(err, ErrOutside) {
+			t.Errorf("Open(%q).Remove() = %v, want ErrOutside", name, err)
+		}
+		if err := s.WriteFile("lab.yaml", []byte("x")); !errors.Is(err, ErrOutside) {
+			t.Errorf("Open(%q).WriteFile = %v, want ErrOutside", name, err)
+		}
+		if _, err := s.Lock(context.Background()); !errors.Is(err, ErrOutside) {
+			t.Errorf("Open(%q).Lock = %v, want ErrOutside", name, err)
+		}
+	}
+	for _, rel := range [][]string{{".."}, {"..", "keep2"}, {"objects", "..", "..", "x"}, {""}, {"."}} {
+		if err := keep.WriteFile(filepath.Join(rel...), []byte("x")); !errors.Is(err, ErrOutside) {
+			t.Errorf("WriteFile(%q) = %v, want ErrOutside", filepath.Join(rel...), err)
+		}
+		if err := keep.RemoveFile(rel...); !errors.Is(err, ErrOutside) {
+			t.Errorf("RemoveFile(%q) = %v, want ErrOutside", rel, err)
+		}
+	}
+	if err := keep.ClearProxyStatus("../../../X"); !errors.Is(err, ErrOutside) {
+		t.Errorf("ClearProxyStatus(../../../X) = %v, want ErrOutside", err)
+	}
+	if err := keep.WriteProxyStatus(ProxyStatus{Node: "../../x"}); !errors.Is(err, ErrOutside) {
+		t.Errorf("WriteProxyStatus(../../x) = %v, want ErrOutside", err)
+	}
+	if !keep.Exists() {
+		t.Error("the lab keep is gone")
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Errorf("the directory outside the root is gone: %v", err)
+	}
+	entries, _ := os.ReadDir(parent)
+	if len(entries) != 2 {
+		t.Errorf("files appeared beside the state root: %v", entries)
+	}
+	// A store opened on a directory is confined to it too.
+	if err := OpenDir(filepath.Join(root, "keep")).RemoveFile("..", "..", "X"); !errors.Is(err, ErrOutside) {
+		t.Errorf("OpenDir(...).RemoveFile(../../X) = %v", err)
+	}
+}
+
+// TestLongObjectNames: a Deployment or ConfigMap name may have 253
+// characters; its file name is shortened with a hash, and the object reads
+// back whole.
+func TestLongObjectNames(t *testing.T) {
+	t.Setenv("SVCLAB_STATE_DIR", t.TempDir())
+	s := Open("demo")
+	var cms []*corev1.ConfigMap
+	for _, c := range "ab" {
+		name := strings.Repeat(string(c), 253)
+		cms = append(cms, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: strings.Repeat("n", 63), Name: name}})
+	}
+	if _, err := s.WriteObjects(&State{ConfigMaps: cms}); err != nil {
+		t.Fatal(err)
+	}
+	st, _, err := s.ReadObjects()
+	if err != nil || len(st.ConfigMaps) != 2 || st.ConfigMap(strings.Repeat("n", 63), strings.Repeat("b", 253)) == nil {
+		t.Fatalf("read back %d ConfigMaps, %v", len(st.ConfigMaps), err)
+	}
+	if f := objectFileName("default", "web"); f != "default.web.yaml" {
+		t.Errorf("short names keep their file name: %s", f)
 	}
 }

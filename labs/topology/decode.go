@@ -1,16 +1,20 @@
 package topology
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"reflect"
 	"strings"
 
+	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/svclab/svclab/internal/boundedread"
 )
 
 // The file* types mirror the YAML document field by field. They only carry
@@ -53,11 +57,25 @@ type fileClient struct {
 
 // Load reads, decodes and validates the lab file at path.
 func Load(path string) (*Lab, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, path)
+}
+
+// ReadFile reads a lab file, at most MaxFileBytes of it: a larger file (or
+// an endless one such as /dev/zero) is an *Error after reading
+// MaxFileBytes+1 bytes.
+func ReadFile(path string) ([]byte, error) {
+	data, err := boundedread.ReadFile(path, MaxFileBytes)
+	if boundedread.IsTooLarge(err) {
+		return nil, &Error{Source: path, Problem: fmt.Sprintf("larger than %s: not a lab file", boundedread.Size(MaxFileBytes))}
+	}
 	if err != nil {
 		return nil, &Error{Source: path, Problem: fmt.Sprintf("cannot read: %v", err)}
 	}
-	return Parse(data, path)
+	return data, nil
 }
 
 // Parse decodes and validates a lab document. source names the document in
@@ -65,6 +83,12 @@ func Load(path string) (*Lab, error) {
 func Parse(data []byte, source string) (*Lab, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &Error{Source: source, Problem: "empty file: expected a Lab document"}
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{Source: source, Problem: fmt.Sprintf("larger than %s: not a lab file", boundedread.Size(MaxFileBytes))}
+	}
+	if err := oneDocument(data, source); err != nil {
+		return nil, err
 	}
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
@@ -85,6 +109,29 @@ func Parse(data []byte, source string) (*Lab, error) {
 		return nil, err
 	}
 	return lab, nil
+}
+
+// oneDocument makes sure the file holds one YAML document (besides empty
+// ones: blank, comments only, or null): a second Lab would otherwise be
+// ignored without a word.
+func oneDocument(data []byte, source string) error {
+	reader := kyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	n := 0
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return &Error{Source: source, Problem: "invalid YAML: " + cleanYAMLError(err)}
+		}
+		if js, err := yaml.YAMLToJSON(doc); err == nil && bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
+			continue // empty documents do not count; a bad one does
+		}
+		if n++; n > 1 {
+			return &Error{Source: source, Field: fmt.Sprintf("document %d", n), Problem: "a lab file holds one Lab: this second document would be ignored (write one file per lab)"}
+		}
+	}
 }
 
 // cleanYAMLError drops the converter's prefix and folds the multi-line

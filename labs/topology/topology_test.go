@@ -2,11 +2,13 @@ package topology
 
 import (
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const base = `apiVersion: svclab.dev/v1alpha1
@@ -276,5 +278,137 @@ func TestShippedClusters(t *testing.T) {
 		lab.Spec.ServiceSubnet.String() != "10.254.0.0/16" ||
 		len(lab.Spec.Clients) != 1 || lab.Spec.Clients[0].IP.String() != "192.168.55.230/24" {
 		t.Errorf("nodeport lab = %+v", lab.Spec)
+	}
+}
+
+// TestOneLabPerFile: a second Lab document used to be ignored silently.
+func TestOneLabPerFile(t *testing.T) {
+	second := strings.Replace(base, "name: basic", "name: other", 1)
+	for name, doc := range map[string]string{
+		"two labs":              base + "---\n" + second,
+		"a bad second document": base + "---\nkind: [\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(doc), "x.yaml")
+			want := "topology x.yaml: document 2: a lab file holds one Lab: this second document would be ignored (write one file per lab)"
+			if err == nil || err.Error() != want {
+				t.Errorf("Parse = %v, want %s", err, want)
+			}
+		})
+	}
+	// Empty documents around the one Lab are fine.
+	if _, err := Parse([]byte("---\n# the lab\n"+base+"---\n# nothing more\n---\n"), "x.yaml"); err != nil {
+		t.Errorf("one Lab between empty documents: %v", err)
+	}
+}
+
+// TestLoadBounded: `create lab --config /dev/zero` used to read without end.
+func TestLoadBounded(t *testing.T) {
+	start := time.Now()
+	_, err := Load("/dev/zero")
+	if want := "topology /dev/zero: larger than 4 MiB: not a lab file"; err == nil || err.Error() != want {
+		t.Errorf("Load(/dev/zero) = %v, want %s", err, want)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Load(/dev/zero) took %s", d)
+	}
+	path := filepath.Join(t.TempDir(), "big.yaml")
+	if err := os.WriteFile(path, []byte(base+strings.Repeat("#", MaxFileBytes)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than 4 MiB") {
+		t.Errorf("Load(big) = %v", err)
+	}
+}
+
+func TestValidateLabName(t *testing.T) {
+	for _, ok := range []string{"demo", "a", "lab-1", strings.Repeat("a", MaxLabNameLen)} {
+		if err := ValidateLabName(ok); err != nil {
+			t.Errorf("ValidateLabName(%q) = %v", ok, err)
+		}
+	}
+	for name, want := range map[string]string{
+		"..":                    `lab name "..": not a DNS label`,
+		"../../X":               `lab name "../../X": not a DNS label`,
+		"a/b":                   `lab name "a/b": not a DNS label`,
+		"":                      `lab name "": required`,
+		"Demo":                  `lab name "Demo": not a DNS label`,
+		strings.Repeat("a", 21): `lab name "aaaaaaaaaaaaaaaaaaaaa": too long: 21 characters, at most 20`,
+	} {
+		if err := ValidateLabName(name); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("ValidateLabName(%q) = %v, want %s…", name, err, want)
+		}
+	}
+}
+
+// bigLab is a lab of n nodes, 250 to a /24 host subnet, each with a /24 of
+// pods, and one client.
+func bigLab(n int) *Lab {
+	lab, err := Parse([]byte(base), "big.yaml")
+	if err != nil {
+		panic(err)
+	}
+	lab.Spec.PodSubnet = netip.MustParsePrefix("10.0.0.0/8")
+	lab.Spec.ServiceSubnet = netip.MustParsePrefix("172.16.0.0/16")
+	lab.Spec.Nodes = nil
+	for i := range n {
+		host := netip.AddrFrom4([4]byte{100, byte(i / 250 >> 8), byte(i / 250), byte(i%250 + 1)})
+		pods := netip.AddrFrom4([4]byte{10, byte(i >> 8), byte(i), 0})
+		lab.Spec.Nodes = append(lab.Spec.Nodes, Node{
+			Name:    fmt.Sprintf("node%d", i),
+			IP:      netip.PrefixFrom(host, 24),
+			PodCIDR: netip.PrefixFrom(pods, 24),
+		})
+	}
+	return lab
+}
+
+// TestValidateIsLinear: a 30,000-node lab used to take 11.5 s (every
+// subnet was compared with every other); it takes milliseconds now. The
+// bound is loose for a loaded machine; BenchmarkValidate measures.
+func TestValidateIsLinear(t *testing.T) {
+	lab := bigLab(30000)
+	start := time.Now()
+	if err := lab.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("validating 30,000 nodes took %s", d)
+	}
+	// The overlap found is still the first declared one.
+	lab.Spec.Nodes[29999].PodCIDR = netip.MustParsePrefix("10.0.0.0/16")
+	want := `topology big.yaml: spec.nodes[29999].podCIDR "10.0.0.0/16": overlaps spec.nodes[0].podCIDR 10.0.0.0/24`
+	if err := lab.Validate(); err == nil || err.Error() != want {
+		t.Errorf("Validate = %v, want %s", err, want)
+	}
+}
+
+func BenchmarkValidate(b *testing.B) {
+	lab := bigLab(30000)
+	b.ResetTimer()
+	for b.Loop() {
+		if err := lab.Validate(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestHostLimits(t *testing.T) {
+	lab := bigLab(MaxHosts + 1)
+	if err := lab.Validate(); err == nil || err.Error() != "topology big.yaml: spec: too many hosts: 50001 nodes and 1 clients, at most 50000 in all" {
+		t.Errorf("Validate = %v", err)
+	}
+	// 1024 hosts on one subnet: the router's bridge would refuse the last.
+	lab = bigLab(1)
+	for i := 1; i <= MaxHostsPerSubnet; i++ {
+		lab.Spec.Clients = append(lab.Spec.Clients, Client{
+			Name: fmt.Sprintf("c%d", i),
+			IP:   netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 0, byte(i >> 8), byte(i)}), 16),
+		})
+	}
+	lab.Spec.Nodes[0].IP = netip.MustParsePrefix("100.0.100.1/16")
+	want := `topology big.yaml: spec.clients[1023].ip "100.0.3.255/16": subnet 100.0.0.0/16 has more than 1023 hosts: each is a port of the router's bridge for that subnet, and a Linux bridge has at most 1023 ports`
+	if err := lab.Validate(); err == nil || err.Error() != want {
+		t.Errorf("Validate = %v\nwant %s", err, want)
 	}
 }

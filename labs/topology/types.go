@@ -13,6 +13,23 @@ const (
 // svclab-<lab>-<host> stay readable.
 const MaxLabNameLen = 20
 
+// MaxHostNameLen bounds node and client names (a DNS label). Every name the
+// kernel sees is derived within its limits: the namespace
+// svclab-<lab>-<host> (at most 91 characters), and the router's port of the
+// host, hashed when the name is longer than an interface name may be.
+const MaxHostNameLen = 63
+
+// Limits on a lab file, so that a mistaken or hostile one fails at once:
+// its size, the number of hosts (which bounds the work of validation and
+// planning), and the number of hosts on one subnet (each is a port of the
+// router's bridge for that subnet, and a Linux bridge has at most 1023
+// ports; building the 1024th would fail half-way).
+const (
+	MaxFileBytes      = 4 << 20
+	MaxHosts          = 50000
+	MaxHostsPerSubnet = 1023
+)
+
 // RouterName is the reserved host name of the lab's edge router; no node or
 // client may use it.
 const RouterName = "router"

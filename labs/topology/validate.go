@@ -3,12 +3,11 @@ package topology
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strings"
-)
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	"k8s.io/apimachinery/pkg/util/validation"
+)
 
 // Validate checks a typed lab and returns the first problem found, as an
 // *Error naming the field. Parse and Load call it; call it yourself for a
@@ -68,11 +67,19 @@ func (v validator) lab(l *Lab) error {
 		return v.err("spec.nodes", "", "at least one node is required")
 	}
 
-	names := map[string]string{}     // host name -> field that declared it
-	addrs := map[netip.Addr]string{} // host address -> field that declared it
-	var hostSubnets []hostSubnet     // distinct host subnets, first declaration wins
+	if n := len(s.Nodes) + len(s.Clients); n > MaxHosts {
+		return v.err("spec", "", "too many hosts: %d nodes and %d clients, at most %d in all", len(s.Nodes), len(s.Clients), MaxHosts)
+	}
+
+	// Every check below is a map lookup (prefixSet costs at most 33
+	// lookups), so validation is linear in the number of hosts.
+	hosts := len(s.Nodes) + len(s.Clients)
+	names := make(map[string]string, hosts)     // host name -> field that declared it
+	addrs := make(map[netip.Addr]string, hosts) // host address -> field that declared it
+	hostSubnets := newPrefixSet(hosts)          // distinct host subnets, first declaration wins
+	perSubnet := map[netip.Prefix]int{}
 	host := func(path, name string, ip netip.Prefix) error {
-		if err := v.name(path+".name", name, 63); err != nil {
+		if err := v.name(path+".name", name, MaxHostNameLen); err != nil {
 			return err
 		}
 		if name == RouterName {
@@ -98,19 +105,19 @@ func (v validator) lab(l *Lab) error {
 				return v.err(path+".ip", ip.String(), "subnet %s overlaps %s %s", subnet, other.field, other.p)
 			}
 		}
-		for _, hs := range hostSubnets {
-			if hs.subnet != subnet && hs.subnet.Overlaps(subnet) {
-				return v.err(path+".ip", ip.String(), "subnet %s overlaps subnet %s of %s (hosts share a subnet only with the same prefix)", subnet, hs.subnet, hs.field)
+		if _, shared := hostSubnets.exact[subnet]; !shared {
+			if hs, clash := hostSubnets.overlap(subnet); clash {
+				return v.err(path+".ip", ip.String(), "subnet %s overlaps subnet %s of %s (hosts share a subnet only with the same prefix)", subnet, hs.prefix, hs.field)
 			}
+			hostSubnets.add(subnet, path+".ip")
 		}
-		if !slices.ContainsFunc(hostSubnets, func(hs hostSubnet) bool { return hs.subnet == subnet }) {
-			hostSubnets = append(hostSubnets, hostSubnet{subnet, path + ".ip"})
+		if perSubnet[subnet]++; perSubnet[subnet] > MaxHostsPerSubnet {
+			return v.err(path+".ip", ip.String(), "subnet %s has more than %d hosts: each is a port of the router's bridge for that subnet, and a Linux bridge has at most %d ports", subnet, MaxHostsPerSubnet, MaxHostsPerSubnet)
 		}
 		return nil
 	}
 
-	podCIDRs := map[netip.Prefix]string{}
-	var podOrder []netip.Prefix
+	podCIDRs := newPrefixSet(len(s.Nodes))
 	for i, n := range s.Nodes {
 		path := fmt.Sprintf("spec.nodes[%d]", i)
 		if err := host(path, n.Name, n.IP); err != nil {
@@ -120,13 +127,10 @@ func (v validator) lab(l *Lab) error {
 		if err := v.podCIDR(field, n.PodCIDR, s.PodSubnet); err != nil {
 			return err
 		}
-		for _, p := range podOrder {
-			if p.Overlaps(n.PodCIDR) {
-				return v.err(field, n.PodCIDR.String(), "overlaps %s %s", podCIDRs[p], p)
-			}
+		if other, clash := podCIDRs.overlap(n.PodCIDR); clash {
+			return v.err(field, n.PodCIDR.String(), "overlaps %s %s", other.field, other.prefix)
 		}
-		podCIDRs[n.PodCIDR] = field
-		podOrder = append(podOrder, n.PodCIDR)
+		podCIDRs.add(n.PodCIDR, field)
 	}
 	for i, c := range s.Clients {
 		if err := host(fmt.Sprintf("spec.clients[%d]", i), c.Name, c.IP); err != nil {
@@ -136,20 +140,93 @@ func (v validator) lab(l *Lab) error {
 	return nil
 }
 
-type hostSubnet struct {
-	subnet netip.Prefix
+// A declared is a prefix and the field that declared it.
+type declared struct {
+	prefix netip.Prefix
 	field  string
+}
+
+// prefixSet holds pairwise disjoint IPv4 prefixes and finds the one a new
+// prefix overlaps in at most 33 map lookups: two prefixes overlap exactly
+// when one contains the other, so it looks for an inserted prefix among the
+// new one's ancestors (and itself), then for the new one among the
+// ancestors of inserted prefixes. Answers are those of a scan in
+// declaration order: the containing prefix is unique (the set is
+// disjoint), and below records the first prefix declared under each
+// ancestor.
+type prefixSet struct {
+	exact map[netip.Prefix]declared
+	below map[netip.Prefix]declared
+}
+
+// newPrefixSet returns an empty set sized for n prefixes.
+func newPrefixSet(n int) *prefixSet {
+	return &prefixSet{exact: make(map[netip.Prefix]declared, n), below: make(map[netip.Prefix]declared, 2*n)}
+}
+
+// overlap returns the inserted prefix that p overlaps, if any. Walking
+// down p's ancestors it stops at the first one with nothing inserted below
+// it: no inserted prefix can lie further down that path.
+func (s *prefixSet) overlap(p netip.Prefix) (declared, bool) {
+	for bits := 0; bits <= p.Bits(); bits++ {
+		a := netip.PrefixFrom(p.Addr(), bits).Masked()
+		if d, ok := s.exact[a]; ok {
+			return d, true
+		}
+		if _, more := s.below[a]; !more {
+			return declared{}, false
+		}
+	}
+	d, ok := s.below[p.Masked()]
+	return d, ok
+}
+
+// add inserts p, which must overlap nothing in s. It records p under its
+// ancestors from the nearest up, and stops at the first one already
+// recorded (every ancestor of that one is recorded too, with an earlier
+// prefix).
+func (s *prefixSet) add(p netip.Prefix, field string) {
+	d := declared{p.Masked(), field}
+	s.exact[d.prefix] = d
+	for bits := p.Bits() - 1; bits >= 0; bits-- {
+		a := netip.PrefixFrom(p.Addr(), bits).Masked()
+		if _, seen := s.below[a]; seen {
+			return
+		}
+		s.below[a] = d
+	}
 }
 
 // name checks a DNS label (RFC 1123) of at most max characters.
 func (v validator) name(field, name string, max int) error {
+	if problem := labelProblem(name, max); problem != "" {
+		return v.err(field, name, "%s", problem)
+	}
+	return nil
+}
+
+// labelProblem says what is wrong with name as a DNS-1123 label of at most
+// max characters (apimachinery's IsDNS1123Label), or "".
+func labelProblem(name string, max int) string {
 	switch {
 	case name == "":
-		return v.err(field, "", "required")
+		return "required"
 	case len(name) > max:
-		return v.err(field, name, "too long: %d characters, at most %d", len(name), max)
-	case !dnsLabel.MatchString(name):
-		return v.err(field, name, "not a DNS label: use lower-case letters, digits and '-', starting and ending with a letter or digit")
+		return fmt.Sprintf("too long: %d characters, at most %d", len(name), max)
+	case len(validation.IsDNS1123Label(name)) > 0:
+		return "not a DNS label: use lower-case letters, digits and '-', starting and ending with a letter or digit"
+	}
+	return ""
+}
+
+// ValidateLabName checks a lab name given on the command line (--name,
+// --lab) as metadata.name is checked in a lab file: a DNS-1123 label of at
+// most MaxLabNameLen characters. Nothing that names a file or a namespace
+// after a lab may be called with a name that fails it, so ".." or "a/b"
+// never reach a path.
+func ValidateLabName(name string) error {
+	if problem := labelProblem(name, MaxLabNameLen); problem != "" {
+		return fmt.Errorf("lab name %q: %s", name, problem)
 	}
 	return nil
 }

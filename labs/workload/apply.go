@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/svclab/svclab/internal/labstore"
 )
@@ -17,22 +19,22 @@ import (
 func (c Cluster) Apply(cur *labstore.State, m *Manifests, source string) (*labstore.State, error) {
 	next := cur.Clone()
 	for _, cm := range m.ConfigMaps {
-		cm = cm.DeepCopy()
-		defaultNamespace(&cm.ObjectMeta)
-		next.ConfigMaps = replaceOrAdd(next.ConfigMaps, cm, sameName[*corev1.ConfigMap](cm.ObjectMeta))
+		if err := applyConfigMap(next, cm.DeepCopy(), m.where(source, cm)); err != nil {
+			return nil, err
+		}
 	}
 	for _, pod := range m.Pods {
-		if err := c.applyPod(next, pod.DeepCopy(), source); err != nil {
+		if err := c.applyPod(next, pod.DeepCopy(), m.where(source, pod)); err != nil {
 			return nil, err
 		}
 	}
 	for _, d := range m.Deployments {
-		if err := c.applyDeployment(next, d.DeepCopy(), source); err != nil {
+		if err := c.applyDeployment(next, d.DeepCopy(), m.where(source, d)); err != nil {
 			return nil, err
 		}
 	}
 	for _, svc := range m.Services {
-		if err := c.applyService(next, svc.DeepCopy(), source); err != nil {
+		if err := c.applyService(next, svc.DeepCopy(), m.where(source, svc)); err != nil {
 			return nil, err
 		}
 	}
@@ -57,6 +59,40 @@ func (c Cluster) DeletePods(cur *labstore.State, names []string) (*labstore.Stat
 	}
 	next.EndpointSlices = EndpointSlicesFor(next.Services, next.Pods)
 	return next, nil
+}
+
+// applyConfigMap validates a ConfigMap as the API server does (its
+// metadata, its keys, at most 1 MiB of data in all) and stores it.
+func applyConfigMap(st *labstore.State, cm *corev1.ConfigMap, source string) error {
+	defaultNamespace(&cm.ObjectMeta)
+	if err := checkMeta(source, "ConfigMap", cm.ObjectMeta); err != nil {
+		return err
+	}
+	var errs field.ErrorList
+	size := 0
+	for key, value := range cm.Data {
+		for _, msg := range validation.IsConfigMapKey(key) {
+			errs = append(errs, field.Invalid(field.NewPath("data").Key(key), key, msg))
+		}
+		size += len(value)
+	}
+	for key, value := range cm.BinaryData {
+		for _, msg := range validation.IsConfigMapKey(key) {
+			errs = append(errs, field.Invalid(field.NewPath("binaryData").Key(key), key, msg))
+		}
+		if _, dup := cm.Data[key]; dup {
+			errs = append(errs, field.Invalid(field.NewPath("binaryData").Key(key), key, "duplicate of key present in data"))
+		}
+		size += len(value)
+	}
+	if size > corev1.MaxSecretSize {
+		errs = append(errs, field.TooLong(field.NewPath("data"), "", corev1.MaxSecretSize))
+	}
+	if err := fieldErrors(source, "ConfigMap", cm.ObjectMeta, errs); err != nil {
+		return err
+	}
+	st.ConfigMaps = replaceOrAdd(st.ConfigMaps, cm, sameName[*corev1.ConfigMap](cm.ObjectMeta))
+	return nil
 }
 
 func replaceOrAdd[T any](list []T, obj T, same func(T) bool) []T {

@@ -13,7 +13,31 @@ import (
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/svclab/svclab/internal/boundedread"
 )
+
+// Limits on a manifest: its size (the API server takes requests of at most
+// 3 MiB, one object each; a file of many objects gets more room) and its
+// number of objects.
+const (
+	MaxManifestBytes   = 8 << 20
+	MaxManifestObjects = 1000
+)
+
+// ReadFile reads a manifest, at most MaxManifestBytes of it: a larger or
+// endless input is an error naming the file after reading
+// MaxManifestBytes+1 bytes.
+func ReadFile(path string) ([]byte, error) {
+	data, err := boundedread.ReadFile(path, MaxManifestBytes)
+	if boundedread.IsTooLarge(err) {
+		return nil, fmt.Errorf("manifest %s: larger than %s", path, boundedread.Size(MaxManifestBytes))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	return data, nil
+}
 
 // Manifests are the objects one apply brings, in the order they were read.
 type Manifests struct {
@@ -21,19 +45,40 @@ type Manifests struct {
 	Deployments []*appsv1.Deployment
 	Services    []*corev1.Service
 	ConfigMaps  []*corev1.ConfigMap
+
+	// docs is the document number of every object Decode read, for errors.
+	docs map[any]int
+}
+
+// where names the document obj came from in errors: "<source>: document
+// <n>", or just source for an object Decode did not read.
+func (m *Manifests) where(source string, obj any) string {
+	if n, ok := m.docs[obj]; ok {
+		return fmt.Sprintf("%s: document %d", source, n)
+	}
+	return source
 }
 
 // Decode reads a multi-document YAML (or JSON) manifest, split into
 // documents as kubectl does (a "---" line, optionally followed by a
 // comment). Empty documents (nothing, comments or null) are skipped, and
 // documents are numbered from 1 without them. Unknown fields and
-// unsupported kinds are errors naming source, document and field.
+// unsupported kinds are errors naming source, document and field, and so
+// is a manifest without objects (kubectl says "no objects passed to
+// apply"), one larger than MaxManifestBytes or one of more than
+// MaxManifestObjects objects.
 func Decode(data []byte, source string) (*Manifests, error) {
-	m := &Manifests{}
+	if len(data) > MaxManifestBytes {
+		return nil, fmt.Errorf("manifest %s: larger than %s", source, boundedread.Size(MaxManifestBytes))
+	}
+	m := &Manifests{docs: map[any]int{}}
 	reader := kyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for n := 1; ; {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
+			if n == 1 {
+				return nil, fmt.Errorf("manifest %s: no objects in it (only empty documents or comments)", source)
+			}
 			return m, nil
 		}
 		where := fmt.Sprintf("manifest %s: document %d", source, n)
@@ -45,6 +90,9 @@ func Decode(data []byte, source string) (*Manifests, error) {
 		} else if empty {
 			continue
 		}
+		if n > MaxManifestObjects {
+			return nil, fmt.Errorf("%s: more than %d objects in one manifest", where, MaxManifestObjects)
+		}
 		n++
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &tm); err != nil {
@@ -55,13 +103,13 @@ func Decode(data []byte, source string) (*Manifests, error) {
 		}
 		switch tm.APIVersion + "/" + tm.Kind {
 		case "v1/Pod":
-			err = decodeInto(doc, where, &m.Pods)
+			err = decodeInto(doc, where, m, n-1, &m.Pods)
 		case "apps/v1/Deployment":
-			err = decodeInto(doc, where, &m.Deployments)
+			err = decodeInto(doc, where, m, n-1, &m.Deployments)
 		case "v1/Service":
-			err = decodeInto(doc, where, &m.Services)
+			err = decodeInto(doc, where, m, n-1, &m.Services)
 		case "v1/ConfigMap":
-			err = decodeInto(doc, where, &m.ConfigMaps)
+			err = decodeInto(doc, where, m, n-1, &m.ConfigMaps)
 		default:
 			err = fmt.Errorf("%s: apiVersion %q kind %q: unsupported (want v1 Pod, Service, ConfigMap or apps/v1 Deployment)", where, tm.APIVersion, tm.Kind)
 		}
@@ -71,12 +119,13 @@ func Decode(data []byte, source string) (*Manifests, error) {
 	}
 }
 
-func decodeInto[T any](doc []byte, where string, into *[]*T) error {
+func decodeInto[T any](doc []byte, where string, m *Manifests, n int, into *[]*T) error {
 	obj := new(T)
 	if err := decodeStrict(doc, obj); err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	*into = append(*into, obj)
+	m.docs[obj] = n
 	return nil
 }
 

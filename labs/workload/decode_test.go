@@ -68,11 +68,27 @@ func TestDecodeErrorsNameFileAndDocument(t *testing.T) {
 	}
 }
 
+// TestDecodeEmptyManifest: an empty manifest used to apply nothing and
+// exit 0; like kubectl ("no objects passed to apply") it is an error.
 func TestDecodeEmptyManifest(t *testing.T) {
-	for _, manifest := range []string{"", "\n", "---\n", "# nothing\n---\n---\n"} {
+	for _, manifest := range []string{"", "\n", "---\n", "# nothing\n---\n---\n", "null\n"} {
 		m, err := Decode([]byte(manifest), "m.yaml")
-		if err != nil || len(m.Pods)+len(m.Services)+len(m.Deployments)+len(m.ConfigMaps) != 0 {
-			t.Errorf("Decode(%q) = %+v, %v; want no objects and no error", manifest, m, err)
+		if want := "manifest m.yaml: no objects in it (only empty documents or comments)"; err == nil || err.Error() != want {
+			t.Errorf("Decode(%q) = %+v, %v; want the error %q", manifest, m, err, want)
 		}
+	}
+}
+
+func TestDecodeLimits(t *testing.T) {
+	many := strings.Repeat(podDoc+"---\n", MaxManifestObjects+1)
+	if _, err := Decode([]byte(many), "m.yaml"); err == nil || err.Error() != "manifest m.yaml: document 1001: more than 1000 objects in one manifest" {
+		t.Errorf("Decode(1001 objects) = %v", err)
+	}
+	big := podDoc + strings.Repeat("#", MaxManifestBytes)
+	if _, err := Decode([]byte(big), "m.yaml"); err == nil || err.Error() != "manifest m.yaml: larger than 8 MiB" {
+		t.Errorf("Decode(big) = %v", err)
+	}
+	if _, err := ReadFile("/dev/zero"); err == nil || err.Error() != "manifest /dev/zero: larger than 8 MiB" {
+		t.Errorf("ReadFile(/dev/zero) = %v", err)
 	}
 }

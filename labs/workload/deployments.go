@@ -5,8 +5,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/svclab/svclab/internal/labstore"
 )
@@ -16,12 +19,17 @@ import (
 // ReplicaSet controller names them, and carries the pod-template-hash label.
 func (c Cluster) applyDeployment(st *labstore.State, d *appsv1.Deployment, source string) error {
 	defaultNamespace(&d.ObjectMeta)
-	if err := checkName(source, "Deployment", d.ObjectMeta); err != nil {
+	if err := checkMeta(source, "Deployment", d.ObjectMeta); err != nil {
 		return err
 	}
 	where := fmt.Sprintf("Deployment %s/%s", d.Namespace, d.Name)
 	if d.Spec.Selector == nil {
 		return errorf(source, "%s: spec.selector: required", where)
+	}
+	errs := metav1validation.ValidateLabels(d.Spec.Template.Labels, field.NewPath("spec", "template", "metadata", "labels"))
+	errs = append(errs, apivalidation.ValidateAnnotations(d.Spec.Template.Annotations, field.NewPath("spec", "template", "metadata", "annotations"))...)
+	if err := fieldErrors(source, "Deployment", d.ObjectMeta, errs); err != nil {
+		return err
 	}
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
@@ -44,6 +52,9 @@ func (c Cluster) applyDeployment(st *labstore.State, d *appsv1.Deployment, sourc
 // reconcileDeployment makes the pods of d match its template and replicas:
 // pods of an older template are replaced, extra pods removed, missing ones made.
 func (c Cluster) reconcileDeployment(st *labstore.State, d *appsv1.Deployment, source string) error {
+	if d.UID == "" {
+		d.UID = objectUID("Deployment", d.ObjectMeta) // the API server gives every object one
+	}
 	hash := hashOf(d.Spec.Template)
 	var keep []*corev1.Pod
 	var others []*corev1.Pod
@@ -62,10 +73,10 @@ func (c Cluster) reconcileDeployment(st *labstore.State, d *appsv1.Deployment, s
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace:       d.Namespace,
-				Name:            uniquePodName(st, d.Name+"-"+hash+"-"),
+				Name:            uniquePodName(st, generateNameBase(d.Name+"-"+hash+"-")),
 				Labels:          map[string]string{"pod-template-hash": hash},
 				Annotations:     d.Spec.Template.Annotations,
-				OwnerReferences: []metav1.OwnerReference{ownerRef("Deployment", d.Name)},
+				OwnerReferences: []metav1.OwnerReference{ownerRef("Deployment", d.ObjectMeta)},
 			},
 			Spec: *d.Spec.Template.Spec.DeepCopy(),
 		}
@@ -77,6 +88,20 @@ func (c Cluster) reconcileDeployment(st *labstore.State, d *appsv1.Deployment, s
 		}
 	}
 	return nil
+}
+
+// maxGeneratedNameBase is how much of a generateName the API server keeps
+// (k8s.io/apiserver/pkg/storage/names: 63 less the 5 random characters).
+const maxGeneratedNameBase = MaxPodNameLen - 5
+
+// generateNameBase cuts a generateName as the API server's name generator
+// does, so that a Deployment of a 253-character name still gets pods of at
+// most 63 characters.
+func generateNameBase(base string) string {
+	if len(base) > maxGeneratedNameBase {
+		return base[:maxGeneratedNameBase]
+	}
+	return base
 }
 
 func uniquePodName(st *labstore.State, prefix string) string {

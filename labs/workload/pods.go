@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/svclab/svclab/internal/labstore"
 )
@@ -18,7 +19,7 @@ import (
 // and gives it an IP. A pod that exists keeps its node and IP.
 func (c Cluster) applyPod(st *labstore.State, pod *corev1.Pod, source string) error {
 	defaultNamespace(&pod.ObjectMeta)
-	if err := checkName(source, "Pod", pod.ObjectMeta); err != nil {
+	if err := checkMeta(source, "Pod", pod.ObjectMeta); err != nil {
 		return err
 	}
 	if slices.Contains(c.ReservedHostNames, pod.Name) {
@@ -167,15 +168,29 @@ func nextPodIP(cidr netip.Prefix, pods []*corev1.Pod) (netip.Addr, error) {
 
 func checkContainerPorts(source string, pod *corev1.Pod) error {
 	seen := map[string]string{}
+	names := map[string]string{}
 	for ci, ctr := range pod.Spec.Containers {
 		for pi, p := range ctr.Ports {
 			field := fmt.Sprintf("spec.containers[%d].ports[%d]", ci, pi)
 			if p.ContainerPort < 1 || p.ContainerPort > 65535 {
 				return errorf(source, "Pod %s/%s: %s.containerPort %d: must be 1-65535", pod.Namespace, pod.Name, field, p.ContainerPort)
 			}
+			if p.Name != "" {
+				// As the API server: an IANA_SVC_NAME, unique in the pod.
+				if msgs := validation.IsValidPortName(p.Name); len(msgs) > 0 {
+					return errorf(source, "Pod %s/%s: %s.name: Invalid value: %q: %s", pod.Namespace, pod.Name, field, p.Name, msgs[0])
+				}
+				if prev, dup := names[p.Name]; dup {
+					return errorf(source, "Pod %s/%s: %s.name: Duplicate value: %q (already the name of %s)", pod.Namespace, pod.Name, field, p.Name, prev)
+				}
+				names[p.Name] = field
+			}
 			proto := p.Protocol
 			if proto == "" {
 				proto = corev1.ProtocolTCP
+			}
+			if proto != corev1.ProtocolTCP && proto != corev1.ProtocolUDP && proto != corev1.ProtocolSCTP {
+				return errorf(source, "Pod %s/%s: %s.protocol: Unsupported value: %q: supported values: \"SCTP\", \"TCP\", \"UDP\"", pod.Namespace, pod.Name, field, p.Protocol)
 			}
 			key := fmt.Sprintf("%s/%d", proto, p.ContainerPort)
 			if prev, dup := seen[key]; dup {
@@ -200,7 +215,7 @@ func PodOwnedBy(pod *corev1.Pod, namespace, name string) bool {
 	return false
 }
 
-func ownerRef(kind, name string) metav1.OwnerReference {
+func ownerRef(kind string, owner metav1.ObjectMeta) metav1.OwnerReference {
 	ctrl := true
-	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, Controller: &ctrl}
+	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: owner.Name, UID: owner.UID, Controller: &ctrl}
 }

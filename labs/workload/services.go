@@ -5,8 +5,10 @@ import (
 	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/svclab/svclab/internal/labstore"
 )
@@ -23,7 +25,10 @@ const (
 // keeps what was allocated to it unless the manifest asks otherwise.
 func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source string) error {
 	defaultNamespace(&svc.ObjectMeta)
-	if err := checkName(source, "Service", svc.ObjectMeta); err != nil {
+	if err := checkMeta(source, "Service", svc.ObjectMeta); err != nil {
+		return err
+	}
+	if err := fieldErrors(source, "Service", svc.ObjectMeta, metav1validation.ValidateLabels(svc.Spec.Selector, field.NewPath("spec", "selector"))); err != nil {
 		return err
 	}
 	where := fmt.Sprintf("Service %s/%s", svc.Namespace, svc.Name)
@@ -44,18 +49,32 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 	if len(svc.Spec.Ports) == 0 {
 		return errorf(source, "%s: spec.ports: at least one port is required", where)
 	}
+	switch {
+	case len(svc.Spec.ClusterIPs) > 1:
+		return errorf(source, "%s: spec.clusterIPs: Too many: %d: a lab is single-stack IPv4 (one cluster IP)", where, len(svc.Spec.ClusterIPs))
+	case len(svc.Spec.ClusterIPs) == 1 && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIPs[0] != svc.Spec.ClusterIP:
+		return errorf(source, "%s: spec.clusterIPs[0]: Invalid value: %q: must match spec.clusterIP %q", where, svc.Spec.ClusterIPs[0], svc.Spec.ClusterIP)
+	case len(svc.Spec.ClusterIPs) == 1 && svc.Spec.ClusterIP == "":
+		svc.Spec.ClusterIP = svc.Spec.ClusterIPs[0]
+	}
 	if err := c.assignClusterIP(svc, old, others, source, where); err != nil {
 		return err
 	}
 	names := map[string]bool{}
+	portOf := map[string]string{} // protocol/port -> field that declared it
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]
 		field := fmt.Sprintf("spec.ports[%d]", i)
 		if len(svc.Spec.Ports) > 1 && p.Name == "" {
 			return errorf(source, "%s: %s.name: required when a Service has more than one port", where, field)
 		}
-		if errs := validation.IsValidPortName(p.Name); p.Name != "" && len(errs) > 0 {
-			return errorf(source, "%s: %s.name %q: %s", where, field, p.Name, errs[0])
+		if p.Name != "" {
+			// The API server's rule for Service port names: a DNS-1123
+			// label (so "web port" is refused: it would break every
+			// iptables-restore of the lab's proxies).
+			if msgs := validation.IsDNS1123Label(p.Name); len(msgs) > 0 {
+				return errorf(source, "%s: %s.name: Invalid value: %q: %s", where, field, p.Name, msgs[0])
+			}
 		}
 		if names[p.Name] {
 			return errorf(source, "%s: %s.name %q: duplicate port name", where, field, p.Name)
@@ -70,8 +89,16 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 		if p.Port < 1 || p.Port > 65535 {
 			return errorf(source, "%s: %s.port %d: must be 1-65535", where, field, p.Port)
 		}
+		key := fmt.Sprintf("%s/%d", p.Protocol, p.Port)
+		if prev, dup := portOf[key]; dup {
+			return errorf(source, "%s: %s: Duplicate value: port %d/%s (already %s): the rule for it could never match", where, field, p.Port, p.Protocol, prev)
+		}
+		portOf[key] = field
 		if p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal == 0 && p.TargetPort.StrVal == "" {
 			p.TargetPort = intstr.FromInt32(p.Port)
+		}
+		if err := checkTargetPort(p.TargetPort); err != "" {
+			return errorf(source, "%s: %s.targetPort: Invalid value: %s: %s", where, field, quoteTarget(p.TargetPort), err)
 		}
 		if err := c.assignNodePort(svc, i, old, others, source, where); err != nil {
 			return err
@@ -88,6 +115,28 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 	}
 	st.Services = append(others, svc)
 	return nil
+}
+
+// checkTargetPort is the API server's ValidatePortNumOrName: a number from
+// 1 to 65535 or an IANA_SVC_NAME naming a container port.
+func checkTargetPort(tp intstr.IntOrString) string {
+	var msgs []string
+	if tp.Type == intstr.String {
+		msgs = validation.IsValidPortName(tp.StrVal)
+	} else {
+		msgs = validation.IsValidPortNum(int(tp.IntVal))
+	}
+	if len(msgs) > 0 {
+		return msgs[0]
+	}
+	return ""
+}
+
+func quoteTarget(tp intstr.IntOrString) string {
+	if tp.Type == intstr.String {
+		return fmt.Sprintf("%q", tp.StrVal)
+	}
+	return fmt.Sprint(tp.IntVal)
 }
 
 func (c Cluster) assignClusterIP(svc, old *corev1.Service, others []*corev1.Service, source, where string) error {

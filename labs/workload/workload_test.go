@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/internal/labstore"
 )
 
@@ -188,12 +190,12 @@ spec: {ports: [{port: 80}, {port: 81}]}`, `spec.ports[0].name: required`},
 apiVersion: v1
 kind: Service
 metadata: {name: x}
-spec: {ports: [{name: web port, port: 80}]}`, `spec.ports[0].name "web port": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`},
+spec: {ports: [{name: web port, port: 80}]}`, `spec.ports[0].name: Invalid value: "web port": a lowercase RFC 1123 label`},
 		{"namespace with a quote", `
 apiVersion: v1
 kind: Service
 metadata: {name: x, namespace: 'a"b'}
-spec: {ports: [{port: 80}]}`, `metadata.namespace "a\"b": a lowercase RFC 1123 label`},
+spec: {ports: [{port: 80}]}`, `metadata.namespace: Invalid value: "a\"b": a lowercase RFC 1123 label`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -258,5 +260,133 @@ spec: {selector: {app: w}, ports: [{port: 80}]}`)
 	m, _ := Decode([]byte(pod("bad", "0")), "w.yaml")
 	if _, err := lab.Apply(st, m, "w.yaml"); err == nil || !strings.Contains(err.Error(), "svclab.dev/weight") {
 		t.Errorf("weight 0: %v", err)
+	}
+}
+
+// TestHostileManifests are inputs the API server refuses and svclab used
+// to accept: each is refused with one error naming the file, the document,
+// the object and the field, and leaves the state as it was.
+func TestHostileManifests(t *testing.T) {
+	base := mustApply(t, &labstore.State{}, httpserver)
+	long := func(n int) string { return strings.Repeat("a", n) }
+	cases := []struct{ name, manifest, want string }{
+		{"namespace escaping the store", `
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: "../../../../tmp/x"}
+spec: {containers: [{name: c, image: x}]}`,
+			`manifest bad.yaml: document 1: Pod ../../../../tmp/x/p: metadata.namespace: Invalid value: "../../../../tmp/x": a lowercase RFC 1123 label must consist of`},
+		{"service port name with a space", svcDoc + `---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: demo}
+spec: {ports: [{name: http, port: 80}, {name: web port, port: 81}]}`,
+			`manifest bad.yaml: document 2: Service demo/web: spec.ports[1].name: Invalid value: "web port": a lowercase RFC 1123 label must consist of`},
+		{"two ports on one port and protocol", `
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {ports: [{name: a, port: 80}, {name: b, port: 80, targetPort: 81}]}`,
+			`manifest bad.yaml: document 1: Service default/web: spec.ports[1]: Duplicate value: port 80/TCP (already spec.ports[0]): the rule for it could never match`},
+		{"same port on two protocols is fine, a bad target port is not", `
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {ports: [{name: a, port: 53, protocol: UDP}, {name: b, port: 53, targetPort: "dns server"}]}`,
+			`spec.ports[1].targetPort: Invalid value: "dns server": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`},
+		{"two ports on one node port", `
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {type: NodePort, ports: [{name: a, port: 80, nodePort: 31000}, {name: b, port: 81, nodePort: 31000}]}`,
+			`spec.ports[1].nodePort 31000: port clash: already allocated to Service default/web`},
+		{"cluster IPs disagree", `
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {clusterIP: 10.254.0.50, clusterIPs: [10.254.0.51], ports: [{port: 80}]}`,
+			`spec.clusterIPs[0]: Invalid value: "10.254.0.51": must match spec.clusterIP "10.254.0.50"`},
+		{"invalid label", `
+apiVersion: v1
+kind: Pod
+metadata: {name: p, labels: {"app": "a b"}}
+spec: {containers: [{name: c, image: x}]}`,
+			`Pod default/p: metadata.labels: Invalid value: "a b"`},
+		{"invalid selector", `
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec: {selector: {"-app": x}, ports: [{port: 80}]}`,
+			`Service default/web: spec.selector: Invalid value: "-app"`},
+		{"upper-case pod name", `
+apiVersion: v1
+kind: Pod
+metadata: {name: Web}
+spec: {containers: [{name: c, image: x}]}`,
+			`Pod default/Web: metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain`},
+		{"241-character pod name", `
+apiVersion: v1
+kind: Pod
+metadata: {name: ` + long(241) + `}
+spec: {containers: [{name: c, image: x}]}`,
+			`metadata.name: Too long: may not be more than 63 bytes (241 characters; a pod is a host of the lab: the API server allows 253, a lab host name at most 63)`},
+		{"container port name", `
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {containers: [{name: c, image: x, ports: [{name: "web port", containerPort: 80}]}]}`,
+			`Pod default/p: spec.containers[0].ports[0].name: Invalid value: "web port": must contain only alpha-numeric characters`},
+		{"container port protocol", `
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {containers: [{name: c, image: x, ports: [{containerPort: 80, protocol: ICMP}]}]}`,
+			`spec.containers[0].ports[0].protocol: Unsupported value: "ICMP"`},
+		{"config map key", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+data: {"../x": "v"}`,
+			`ConfigMap default/c: data[../x]: Invalid value: "../x": a valid config key must consist of`},
+		{"config map too big", `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+data: {big: ` + long(corev1.MaxSecretSize+1) + `}`,
+			`ConfigMap default/c: data: Too long: may not be more than 1048576 bytes`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Decode([]byte(tc.manifest), "bad.yaml")
+			if err == nil {
+				_, err = lab.Apply(base, m, "bad.yaml")
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), "manifest bad.yaml: document ") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v\nwant it to name bad.yaml and a document and say %q", err, tc.want)
+			}
+		})
+	}
+	if len(base.Services) != 1 || len(base.Pods) != 3 {
+		t.Errorf("a failed apply changed the input state")
+	}
+}
+
+// TestLongDeploymentName: a 231-character Deployment name used to give pods
+// whose names no file or namespace could hold. Its pods are named as the
+// API server names generated objects: at most 58 characters of the base and
+// 5 random ones.
+func TestLongDeploymentName(t *testing.T) {
+	name := strings.Repeat("d", 231)
+	st := mustApply(t, &labstore.State{}, strings.Replace(httpserver, "metadata: {name: httpserver}", "metadata: {name: "+name+"}", 1))
+	if len(st.Pods) != 3 {
+		t.Fatalf("%d pods", len(st.Pods))
+	}
+	for _, p := range st.Pods {
+		if len(p.Name) != MaxPodNameLen || !strings.HasPrefix(p.Name, name[:58]) || !PodOwnedBy(p, "default", name) {
+			t.Errorf("pod %q (%d characters), want 63 characters from the Deployment's name", p.Name, len(p.Name))
+		}
+		if p.OwnerReferences[0].UID == "" || p.OwnerReferences[0].UID != st.Deployments[0].UID {
+			t.Errorf("owner reference %+v, Deployment UID %q", p.OwnerReferences[0], st.Deployments[0].UID)
+		}
 	}
 }

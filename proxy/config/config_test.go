@@ -290,3 +290,13 @@ func TestDurationPathsCoverHonouredFields(t *testing.T) {
 		}
 	}
 }
+
+// TestParseBounded: a config.conf larger than a ConfigMap can hold is
+// refused before it is decoded.
+func TestParseBounded(t *testing.T) {
+	big := "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\n" + strings.Repeat("#", MaxBytes)
+	_, err := Parse("big.conf", []byte(big))
+	if want := "big.conf: larger than 1048576 bytes, the most a ConfigMap holds"; err == nil || err.Error() != want {
+		t.Errorf("Parse(big) = %v, want %s", err, want)
+	}
+}

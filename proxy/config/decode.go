@@ -24,6 +24,11 @@ const (
 	Kind       = "KubeProxyConfiguration"
 )
 
+// MaxBytes bounds a configuration document: a ConfigMap holds at most
+// 1 MiB of data (corev1.MaxSecretSize), so a larger config.conf cannot be
+// one kube-proxy would read.
+const MaxBytes = corev1.MaxSecretSize
+
 // FromConfigMap reads the ConfigMapKey entry of cm (normally
 // kube-system/kube-proxy). Errors name the ConfigMap and key as their source:
 // "kube-system/kube-proxy config.conf: ...".
@@ -47,6 +52,9 @@ func FromConfigMap(cm *corev1.ConfigMap) (Config, error) {
 // apiVersion or kind and invalid values are all errors; several problems are
 // joined with errors.Join, each an *Error.
 func Parse(source string, data []byte) (Config, error) {
+	if len(data) > MaxBytes {
+		return Config{}, &Error{Source: source, Reason: fmt.Sprintf("larger than %d bytes, the most a ConfigMap holds", MaxBytes)}
+	}
 	kp, err := decodeStrict(source, data)
 	if err != nil {
 		return Config{}, err

@@ -19,6 +19,9 @@ func newDelete() *cobra.Command {
 			if name == "" {
 				return fmt.Errorf("--name: required")
 			}
+			if err := labs.CheckName(name); err != nil {
+				return fmt.Errorf("--name: %w", err)
+			}
 			if err := labs.Delete(name); err != nil {
 				return err
 			}
