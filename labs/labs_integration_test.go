@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,28 +46,6 @@ spec:
     spec:
       containers: [{name: c, image: svclab/netexec:dev, ports: [{containerPort: 8080}]}]
 `
-
-var (
-	binaryOnce sync.Once
-	binary     string
-	binaryErr  error
-)
-
-func svclabBinary(tb testing.TB) string {
-	tb.Helper()
-	binaryOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "svclab-bin-")
-		if err != nil {
-			binaryErr = err
-			return
-		}
-		binary, binaryErr = roottest.Binary(dir)
-	})
-	if binaryErr != nil {
-		tb.Fatal(binaryErr)
-	}
-	return binary
-}
 
 func writeFile(tb testing.TB, name, content string) string {
 	tb.Helper()
@@ -124,7 +101,7 @@ func TestIntegrationBadTopologiesBuildNothing(t *testing.T) {
 				topo = strings.Replace(topo, tc.edit, "cni: flannel-vxlan\n  colour: blue", 1)
 			}
 			file := writeFile(t, "lab.yaml", topo)
-			_, _, err := labs.Create(context.Background(), file, labs.Options{Binary: svclabBinary(t)})
+			_, _, err := labs.Create(context.Background(), file, labs.Options{Binary: roottest.SharedBinary(t)})
 			if err == nil {
 				labs.Delete(name)
 				t.Fatalf("Create accepted a bad topology:\n%s", topo)
@@ -141,7 +118,7 @@ func TestIntegrationCreateApplyDelete(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
 	name := roottest.UniqueName("life")
 	file := writeFile(t, "lab.yaml", strings.ReplaceAll(topology, "NAME", name))
-	opts := labs.Options{Binary: svclabBinary(t)}
+	opts := labs.Options{Binary: roottest.SharedBinary(t)}
 	lab, took, err := labs.Create(context.Background(), file, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +168,7 @@ func TestIntegrationDeleteCleansACrashedLab(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
 	name := roottest.UniqueName("crash")
 	file := writeFile(t, "lab.yaml", strings.ReplaceAll(topology, "NAME", name))
-	opts := labs.Options{Binary: svclabBinary(t)}
+	opts := labs.Options{Binary: roottest.SharedBinary(t)}
 	lab, _, err := labs.Create(context.Background(), file, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -230,7 +207,7 @@ func contains(list []string, s string) bool {
 // proxy's rules in place (goal: under 1 s on 2 cores).
 func BenchmarkBringUp(b *testing.B) {
 	roottest.Require(b, "creates network namespaces")
-	opts := labs.Options{Binary: svclabBinary(b)}
+	opts := labs.Options{Binary: roottest.SharedBinary(b)}
 	manifest := writeFile(b, "web.yaml", threePods)
 	benchBringUp(b, opts, "bench", func(name string) string { return strings.ReplaceAll(topology, "NAME", name) }, manifest)
 }
@@ -309,7 +286,7 @@ func podRow(t *testing.T, lab *labs.Lab, name string) labs.PodRow {
 // kube-proxy pod, so does a lab's supervisor; the next apply is programmed.
 func TestIntegrationKilledProxyIsRestarted(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
-	opts := labs.Options{Binary: svclabBinary(t)}
+	opts := labs.Options{Binary: roottest.SharedBinary(t)}
 	lab := createWebLab(t, "kill", opts)
 	old := lab.ProxyPID("node1")
 	if old == 0 {
@@ -349,7 +326,7 @@ func TestIntegrationKilledProxyIsRestarted(t *testing.T) {
 // ConfigMap is fixed and the proxy restarted.
 func TestIntegrationBadProxyConfigCrashLoops(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
-	opts := labs.Options{Binary: svclabBinary(t)}
+	opts := labs.Options{Binary: roottest.SharedBinary(t)}
 	lab := createWebLab(t, "badcfg", opts)
 	name := lab.Name()
 	good := natRules(t, name, "node1")
@@ -439,7 +416,7 @@ func TestIntegrationBadProxyConfigCrashLoops(t *testing.T) {
 // with stale rules; once the obstacle is gone, apply succeeds again.
 func TestIntegrationApplyFailsWhileAProxyCannotProgram(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
-	opts := labs.Options{Binary: svclabBinary(t), Timeout: 20 * time.Second}
+	opts := labs.Options{Binary: roottest.SharedBinary(t), Timeout: 20 * time.Second}
 	lab := createWebLab(t, "noprog", opts)
 	ns := network.NamespaceName(lab.Name(), "node1")
 	var svcChain string
@@ -482,7 +459,7 @@ func TestIntegrationApplyFailsWhileAProxyCannotProgram(t *testing.T) {
 // NodePort Service, rules synced on both nodes (goal: under 1 s).
 func BenchmarkBringUpNodePort(b *testing.B) {
 	roottest.Require(b, "creates network namespaces")
-	opts := labs.Options{Binary: svclabBinary(b)}
+	opts := labs.Options{Binary: roottest.SharedBinary(b)}
 	_, file, _, _ := runtime.Caller(0)
 	clusters := filepath.Join(filepath.Dir(file), "..", "clusters")
 	topo, err := os.ReadFile(filepath.Join(clusters, "nodeport.yaml"))

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"testing"
 )
 
 // Binary returns the svclab executable the labs run: $SVCLAB_BIN (make test
@@ -23,4 +25,28 @@ func Binary(dir string) (string, error) {
 		return "", fmt.Errorf("building svclab: %v\n%s", err, data)
 	}
 	return out, nil
+}
+
+var shared struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// SharedBinary is Binary for a whole test binary: $SVCLAB_BIN, or one svclab
+// built once into a temporary directory and shared by every test after.
+func SharedBinary(tb testing.TB) string {
+	tb.Helper()
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "svclab-bin-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		shared.bin, shared.err = Binary(dir)
+	})
+	if shared.err != nil {
+		tb.Fatal(shared.err)
+	}
+	return shared.bin
 }

@@ -190,29 +190,6 @@ func assertGoneFromHost(t *testing.T, name string, before roottest.HostSnapshot)
 	}
 }
 
-var (
-	txnBinOnce sync.Once
-	txnBin     string
-	txnBinErr  error
-)
-
-// txnBinary is the svclab these tests run: $SVCLAB_BIN, or one built once.
-func txnBinary(t *testing.T) string {
-	t.Helper()
-	txnBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "svclab-bin-")
-		if err != nil {
-			txnBinErr = err
-			return
-		}
-		txnBin, txnBinErr = roottest.Binary(dir)
-	})
-	if txnBinErr != nil {
-		t.Fatal(txnBinErr)
-	}
-	return txnBin
-}
-
 // TestIntegrationKilledApplyAndDeleteAreRecoverable kills `apply`, `delete
 // pod -n kube-system` and `delete lab` at every step of their journal and
 // at moments chosen by a clock (15 kills): after each, get shows every pod
@@ -223,7 +200,7 @@ func txnBinary(t *testing.T) string {
 func TestIntegrationKilledApplyAndDeleteAreRecoverable(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
 	before := roottest.SnapshotHost()
-	l := newTxnLab(t, txnBinary(t), "kill")
+	l := newTxnLab(t, roottest.SharedBinary(t), "kill")
 	if out, code := l.run(nil, "create", "lab", "--config", l.topo); code != 0 {
 		t.Fatalf("create (exit %d):\n%s", code, out)
 	}
@@ -300,7 +277,7 @@ func TestIntegrationKilledApplyAndDeleteAreRecoverable(t *testing.T) {
 func TestIntegrationKilledCreateIsShownAndDeletable(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
 	before := roottest.SnapshotHost()
-	bin := txnBinary(t)
+	bin := roottest.SharedBinary(t)
 	for _, step := range []string{"clock", "create:intent", "create:network", "create:proxies"} {
 		l := newTxnLab(t, bin, "kcreate")
 		if step == "clock" {
@@ -334,7 +311,7 @@ func TestIntegrationKilledCreateIsShownAndDeletable(t *testing.T) {
 func TestIntegrationInterruptRollsBack(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
 	before := roottest.SnapshotHost()
-	l := newTxnLab(t, txnBinary(t), "sigint")
+	l := newTxnLab(t, roottest.SharedBinary(t), "sigint")
 
 	out, code := l.interruptWhen("building network", "create", "lab", "--config", l.topo)
 	if code != 130 || !strings.Contains(out, "create interrupted") || !strings.Contains(out, "rolled back") {
@@ -401,7 +378,7 @@ func (l *txnLab) interruptWhen(marker string, args ...string) (string, int) {
 func TestIntegrationConcurrentCreateOfOneName(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
 	before := roottest.SnapshotHost()
-	bin := txnBinary(t)
+	bin := roottest.SharedBinary(t)
 	const contenders = 3
 	for i := 0; i < 10; i++ {
 		l := newTxnLab(t, bin, "race")
@@ -455,7 +432,7 @@ func TestIntegrationConcurrentCreateOfOneName(t *testing.T) {
 // before took no lock and deleted the lab under the command's feet).
 func TestIntegrationDeleteWaitsForTheLabsLock(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
-	l := newTxnLab(t, txnBinary(t), "dlock")
+	l := newTxnLab(t, roottest.SharedBinary(t), "dlock")
 	if out, code := l.run(nil, "create", "lab", "--config", l.topo); code != 0 {
 		t.Fatalf("create (exit %d):\n%s", code, out)
 	}
