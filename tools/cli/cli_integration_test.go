@@ -35,18 +35,7 @@ func TestIntegrationCLI(t *testing.T) {
 	}
 	topoFile := filepath.Join(t.TempDir(), "lab.yaml")
 	os.WriteFile(topoFile, []byte(strings.Replace(string(topo), "name: single-node", "name: "+name, 1)), 0o644)
-	svclab := func(args ...string) (string, int) {
-		t.Helper()
-		out, err := exec.Command(bin, args...).CombinedOutput()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return string(out), exit.ExitCode()
-		}
-		if err != nil {
-			t.Fatalf("svclab %s: %v", strings.Join(args, " "), err)
-		}
-		return string(out), 0
-	}
+	svclab := svclabRunner(t, bin)
 	t.Cleanup(func() { svclab("delete", "lab", "--name", name) })
 
 	out, code := svclab("create", "lab", "--config", topoFile)
@@ -143,18 +132,7 @@ func TestIntegrationCLIProxyLikeAKubeletsPod(t *testing.T) {
 	dir := t.TempDir()
 	topoFile := filepath.Join(dir, "lab.yaml")
 	os.WriteFile(topoFile, []byte(strings.Replace(string(topo), "name: single-node", "name: "+name, 1)), 0o644)
-	svclab := func(args ...string) (string, int) {
-		t.Helper()
-		out, err := exec.Command(bin, args...).CombinedOutput()
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return string(out), exit.ExitCode()
-		}
-		if err != nil {
-			t.Fatalf("svclab %s: %v", strings.Join(args, " "), err)
-		}
-		return string(out), 0
-	}
+	svclab := svclabRunner(t, bin)
 	t.Cleanup(func() { svclab("delete", "lab", "--name", name) })
 	if out, code := svclab("create", "lab", "--config", topoFile); code != 0 {
 		t.Fatalf("create (exit %d):\n%s", code, out)
@@ -234,5 +212,22 @@ func TestIntegrationCLIProxyLikeAKubeletsPod(t *testing.T) {
 	}
 	if out, code := svclab("apply", "--lab", name, "-f", nginx); code == 0 || !strings.Contains(out, "proxy on node1") || !strings.Contains(out, "CrashLoopBackOff") {
 		t.Errorf("apply while node1's proxy crash-loops (exit %d): want an error naming node1:\n%s", code, out)
+	}
+}
+
+// svclabRunner runs bin with args and returns its combined output and exit
+// status; a binary that cannot be run fails the test.
+func svclabRunner(t *testing.T, bin string) func(args ...string) (string, int) {
+	return func(args ...string) (string, int) {
+		t.Helper()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return string(out), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatalf("svclab %s: %v", strings.Join(args, " "), err)
+		}
+		return string(out), 0
 	}
 }
