@@ -54,14 +54,10 @@ func fuzzOptions(b byte) iptables.Options {
 //   - the partial sync to the second state is accepted too and leaves the
 //     tables a fresh full sync of that state would.
 func FuzzRender(f *testing.F) {
-	f.Add(byte(0), []byte{}, []byte{})
-	f.Add(byte(1), []byte{3, 1, 0, 0, 2, 1, 0, 0, 1, 0, 2, 5, 0, 1, 1, 1, 1}, []byte{3, 1, 0, 0, 2, 1, 0, 0, 1, 0, 2, 4})
-	f.Add(byte(0x55), bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7}, 40), bytes.Repeat([]byte{1, 2, 3, 4, 5, 6}, 40))
-	f.Add(byte(0xaa), bytes.Repeat([]byte{2, 7, 1, 8, 2, 8, 1, 8, 2, 8}, 30), []byte{5})
-	f.Add(byte(0xff), bytes.Repeat([]byte{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, 30), bytes.Repeat([]byte{255, 128, 64, 32, 16, 8, 4, 2, 1}, 30))
+	modeltest.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, o byte, first, second []byte) {
 		opts := fuzzOptions(o)
-		snap := fuzzSnapshot(first)
+		snap := modeltest.Snapshot(first)
 		fake := iptablestest.NewFakeRunner()
 		r := newRenderer(t, opts)
 		res, err := iptables.Sync(fake, r, snap)
@@ -69,24 +65,19 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("full sync rejected: %v", err)
 		}
 		checkAllJumpTargetsDeclared(t, res.Payload)
-		if again := newRenderer(t, opts).Render(fuzzSnapshot(first)); !bytes.Equal(again.Payload, res.Payload) {
+		if again := newRenderer(t, opts).Render(modeltest.Snapshot(first)); !bytes.Equal(again.Payload, res.Payload) {
 			t.Fatalf("the same input renders differently:\n%s", lineDiff(string(res.Payload), string(again.Payload)))
 		}
 		if opts.LocalDetector == nil {
 			checkClusterIPFlows(t, fake.Dump(), snap)
 		}
 
-		next := fuzzSnapshot(second)
+		next := modeltest.Snapshot(second)
 		if _, err := iptables.Sync(fake, r, next); err != nil {
 			t.Fatalf("sync to the second state rejected: %v", err)
 		}
-		assertSameAsFreshFullSync(t, fake, opts, fuzzSnapshot(second))
+		assertSameAsFreshFullSync(t, fake, opts, modeltest.Snapshot(second))
 	})
-}
-
-func fuzzSnapshot(data []byte) *model.Snapshot {
-	services, slices := modeltest.Generate(data)
-	return model.Build(services, slices, modeltest.NodeName)
 }
 
 // checkClusterIPFlows traces a pod's first packet to every cluster IP:port

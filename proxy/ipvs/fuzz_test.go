@@ -1,7 +1,6 @@
 package ipvs
 
 import (
-	"bytes"
 	"net/netip"
 	"slices"
 	"testing"
@@ -48,16 +47,12 @@ func fuzzSettings(b byte) Settings {
 //     payload included), and diffing again gives an empty plan; the same
 //     for the change to the second state.
 func FuzzCompute(f *testing.F) {
-	f.Add(byte(0), []byte{}, []byte{})
-	f.Add(byte(1), []byte{3, 1, 0, 0, 2, 1, 0, 0, 1, 0, 2, 5, 0, 1, 1, 1, 1}, []byte{3, 1, 0, 0, 2, 1, 0, 0, 1, 0, 2, 4})
-	f.Add(byte(0x55), bytes.Repeat([]byte{1, 2, 3, 4, 5, 6, 7}, 40), bytes.Repeat([]byte{1, 2, 3, 4, 5, 6}, 40))
-	f.Add(byte(0xaa), bytes.Repeat([]byte{2, 7, 1, 8, 2, 8, 1, 8, 2, 8}, 30), []byte{5})
-	f.Add(byte(0xff), bytes.Repeat([]byte{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, 30), bytes.Repeat([]byte{255, 128, 64, 32, 16, 8, 4, 2, 1}, 30))
+	modeltest.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, o byte, first, second []byte) {
 		s := fuzzSettings(o)
-		snap := fuzzSnapshot(first)
+		snap := modeltest.Snapshot(first)
 		d := Compute(snap, s)
-		if again := Compute(fuzzSnapshot(first), s); again.String() != d.String() {
+		if again := Compute(modeltest.Snapshot(first), s); again.String() != d.String() {
 			t.Fatalf("the same input computes differently")
 		}
 		checkDesired(t, snap, d)
@@ -65,15 +60,10 @@ func FuzzCompute(f *testing.F) {
 		k := kerneltest.New(nodeIP.String(), nodeIP2.String())
 		ipt := newFakeIPTables()
 		applied := syncTo(t, k, ipt, d, nil)
-		next := Compute(fuzzSnapshot(second), s)
-		checkDesired(t, fuzzSnapshot(second), next)
+		next := Compute(modeltest.Snapshot(second), s)
+		checkDesired(t, modeltest.Snapshot(second), next)
 		syncTo(t, k, ipt, next, applied)
 	})
-}
-
-func fuzzSnapshot(data []byte) *model.Snapshot {
-	services, slices := modeltest.Generate(data)
-	return model.Build(services, slices, modeltest.NodeName)
 }
 
 // syncTo brings the fakes to d and checks that nothing is left to do. It
