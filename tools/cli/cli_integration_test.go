@@ -22,21 +22,7 @@ import (
 // send 3000 connections, look at the ladder, and delete the lab.
 func TestIntegrationCLI(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin, err := roottest.Binary(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := roottest.UniqueName("cli")
-	topo, err := os.ReadFile(filepath.Join(root, "clusters", "single-node.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	topoFile := filepath.Join(t.TempDir(), "lab.yaml")
-	os.WriteFile(topoFile, []byte(strings.Replace(string(topo), "name: single-node", "name: "+name, 1)), 0o644)
-	svclab := svclabRunner(t, bin)
-	t.Cleanup(func() { svclab("delete", "lab", "--name", name) })
+	root, name, topoFile, svclab := singleNodeLab(t, "cli")
 
 	out, code := svclab("create", "lab", "--config", topoFile)
 	if code != 0 || !strings.Contains(out, "lab "+name+" is up in") {
@@ -118,22 +104,8 @@ func TestIntegrationCLI(t *testing.T) {
 // naming the node instead of reporting success.
 func TestIntegrationCLIProxyLikeAKubeletsPod(t *testing.T) {
 	roottest.Require(t, "builds labs from network namespaces")
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	bin, err := roottest.Binary(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := roottest.UniqueName("kubelet")
-	topo, err := os.ReadFile(filepath.Join(root, "clusters", "single-node.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	topoFile := filepath.Join(dir, "lab.yaml")
-	os.WriteFile(topoFile, []byte(strings.Replace(string(topo), "name: single-node", "name: "+name, 1)), 0o644)
-	svclab := svclabRunner(t, bin)
-	t.Cleanup(func() { svclab("delete", "lab", "--name", name) })
+	root, name, topoFile, svclab := singleNodeLab(t, "kubelet")
+	dir := filepath.Dir(topoFile)
 	if out, code := svclab("create", "lab", "--config", topoFile); code != 0 {
 		t.Fatalf("create (exit %d):\n%s", code, out)
 	}
@@ -213,6 +185,28 @@ func TestIntegrationCLIProxyLikeAKubeletsPod(t *testing.T) {
 	if out, code := svclab("apply", "--lab", name, "-f", nginx); code == 0 || !strings.Contains(out, "proxy on node1") || !strings.Contains(out, "CrashLoopBackOff") {
 		t.Errorf("apply while node1's proxy crash-loops (exit %d): want an error naming node1:\n%s", code, out)
 	}
+}
+
+// singleNodeLab prepares a test of the CLI on clusters/single-node.yaml under
+// a unique lab name: the repository's root, the name, the lab file (in a
+// temporary directory of the test) and a runner of the svclab every test of
+// this package shares. The lab is deleted when the test ends.
+func singleNodeLab(t *testing.T, prefix string) (root, name, topoFile string, svclab func(args ...string) (string, int)) {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root = filepath.Join(filepath.Dir(file), "..", "..")
+	name = roottest.UniqueName(prefix)
+	topo, err := os.ReadFile(filepath.Join(root, "clusters", "single-node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topoFile = filepath.Join(t.TempDir(), "lab.yaml")
+	if err := os.WriteFile(topoFile, []byte(strings.Replace(string(topo), "name: single-node", "name: "+name, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svclab = svclabRunner(t, roottest.SharedBinary(t))
+	t.Cleanup(func() { svclab("delete", "lab", "--name", name) })
+	return root, name, topoFile, svclab
 }
 
 // svclabRunner runs bin with args and returns its combined output and exit
