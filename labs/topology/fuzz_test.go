@@ -11,22 +11,6 @@ import (
 	"github.com/svclab/svclab/labs/topology"
 )
 
-// fuzzBase is a valid two-node lab, the seed most mutations start from.
-const fuzzBase = `apiVersion: svclab.dev/v1alpha1
-kind: Lab
-metadata: {name: basic}
-spec:
-  cni: flannel-vxlan
-  podSubnet: 10.244.0.0/16
-  serviceSubnet: 10.96.0.0/16
-  proxy: {mode: iptables, iptablesBackend: ""}
-  nodes:
-  - {name: node1, ip: 192.168.16.73/20, podCIDR: 10.244.1.0/24}
-  - {name: node2, ip: 192.168.16.74/20, podCIDR: 10.244.2.0/24}
-  clients:
-  - {name: client, ip: 192.168.55.230/24}
-`
-
 // maxIfName is IFNAMSIZ - 1, the longest interface name Linux accepts.
 const maxIfName = 15
 
@@ -35,6 +19,11 @@ const maxIfName = 15
 // lab Parse accepts always has a network plan (network.PlanLab, the pure
 // planner: no kernel) whose names the kernel accepts, the same each time.
 func FuzzParse(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("testdata", "two-node.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	fuzzBase := string(data) // a valid two-node lab, the seed most mutations start from
 	f.Add(fuzzBase)
 	f.Add(strings.Replace(fuzzBase, "flannel-vxlan", "calico-proxyarp", 1))
 	f.Add(strings.Replace(fuzzBase, "flannel-vxlan", "canal", 1))

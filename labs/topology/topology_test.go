@@ -11,20 +11,15 @@ import (
 	"time"
 )
 
-const base = `apiVersion: svclab.dev/v1alpha1
-kind: Lab
-metadata: {name: basic}
-spec:
-  cni: flannel-vxlan
-  podSubnet: 10.244.0.0/16
-  serviceSubnet: 10.96.0.0/16
-  proxy: {mode: iptables, iptablesBackend: ""}
-  nodes:
-  - {name: node1, ip: 192.168.16.73/20, podCIDR: 10.244.1.0/24}
-  - {name: node2, ip: 192.168.16.74/20, podCIDR: 10.244.2.0/24}
-  clients:
-  - {name: client, ip: 192.168.55.230/24}
-`
+// base is a valid two-node lab (testdata/two-node.yaml), the document most
+// cases start from; the fuzz target seeds with it too.
+var base = func() string {
+	data, err := os.ReadFile(filepath.Join("testdata", "two-node.yaml"))
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}()
 
 // edit replaces exactly one occurrence of old in base.
 func edit(t *testing.T, old, new string) string {
