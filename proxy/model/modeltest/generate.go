@@ -43,7 +43,7 @@ const (
 // The objects are what the API server would store: names, namespaces and
 // port names pass its validation, a Service's port names are unique (and
 // set when it has several ports), no two ports share a number and protocol,
-// cluster IPs are unique. Everything the
+// Service names and cluster IPs are unique. Everything the
 // proxy must cope with on a real cluster varies: every Service type and
 // IP family form (clusterIP "None", IPv6, dual-stack lists, IPv4 with
 // leading zeros), protocols, node and health check node ports, external
@@ -58,8 +58,15 @@ func Generate(data []byte) ([]*corev1.Service, []*discoveryv1.EndpointSlice) {
 	var services []*corev1.Service
 	var slices []*discoveryv1.EndpointSlice
 	n := 1 + g.intn(MaxServices)
+	taken := map[string]bool{}
 	for i := 0; i < n; i++ {
 		svc := g.service(i)
+		// Names are unique in a namespace: a name already taken gets the
+		// service's index in place of its last characters.
+		if key := svc.Namespace + "/" + svc.Name; taken[key] {
+			svc.Name = svc.Name[:min(len(svc.Name), 60)] + strconv.Itoa(i)
+		}
+		taken[svc.Namespace+"/"+svc.Name] = true
 		services = append(services, svc)
 		for j := g.intn(MaxSlicesPerService + 1); j > 0; j-- {
 			slices = append(slices, g.slice(svc, services, j))
