@@ -186,4 +186,3 @@ func curlMajor(t *testing.T) int {
 	}
 	return major
 }
-
