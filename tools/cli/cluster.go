@@ -13,6 +13,7 @@ import (
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/flannel"
 	"github.com/svclab/svclab/labs/kind/nodeimage"
 	"github.com/svclab/svclab/labs/selfexec"
 )
@@ -68,7 +69,7 @@ func newCreateCluster() *cobra.Command {
 	var opts kind.CreateOptions
 	var config string
 	cmd := &cobra.Command{
-		Use:   "cluster --config FILE [--name N] [--cni flannel-vxlan|calico-proxyarp] [--proxy stock|svclab]",
+		Use:   "cluster --config FILE [--name N] [--cni flannel-vxlan|calico-proxyarp|flannel] [--proxy stock|svclab]",
 		Short: "Create a kind cluster, offline, from a kind v1alpha4 Cluster config (clusters/kind/*.yaml)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -95,7 +96,8 @@ func newCreateCluster() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&config, "config", "", "kind v1alpha4 Cluster config file")
 	f.StringVar(&opts.Name, "name", "", "cluster name (default: the config's name, else svclab)")
-	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (default "+cni.FlannelVXLAN+")")
+	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (svclab's CNI imitating them), or "+
+		flannel.Name+" (the real flannel "+flannel.Version+", upstream's kube-flannel.yml) (default "+cni.FlannelVXLAN+")")
 	f.StringVar(&opts.Proxy, "proxy", "", "Service proxy: stock (kube-proxy) or svclab (svclab's proxy as a DaemonSet, kubeProxyMode none)")
 	return cmd
 }
@@ -133,7 +135,7 @@ func newGetClusters() *cobra.Command {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tNODES\tCNI\tPROXY\tKUBECONFIG")
 			for _, c := range cs {
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", c.Name, len(c.Nodes), c.CNI, c.Proxy, c.Kubeconfig)
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", c.Name, len(c.Nodes), kind.DescribeCNI(c.CNI), c.Proxy, c.Kubeconfig)
 			}
 			return w.Flush()
 		},
