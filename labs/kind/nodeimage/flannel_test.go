@@ -57,7 +57,7 @@ func TestFlannelPrograms(t *testing.T) {
 		}
 	}
 	cmd := strings.Join(p.buildCommand("go", "/out"), " ")
-	for _, want := range []string{"-X github.com/flannel-io/flannel/pkg/version.Version=v0.28.10", "-extldflags=-static", "-tags netgo,osusergo",
+	for _, want := range []string{"-X github.com/flannel-io/flannel/pkg/version.Version=v0.28.10", "-extldflags=-static",
 		" github.com/flannel-io/flannel github.com/flannel-io/flannel/cmd/install_conf"} {
 		if !strings.Contains(cmd, want) {
 			t.Errorf("flanneld's build command lacks %q: %s", want, cmd)

@@ -11,8 +11,8 @@ var tencentVPCReplace = map[string]string{"github.com/tencentcloud/tencentcloud-
 // flanneldProgram is flanneld (the module's root package) and install-conf
 // (the manifest's install-cni step), built as upstream's Makefile and
 // Dockerfile build them: cgo on amd64 for the UDP backend, static, the
-// version in pkg/version. netgo and osusergo keep glibc's NSS out of the
-// static binary.
+// version in pkg/version. (Go's own DNS resolver is used at run time: the
+// image has no nsswitch.conf asking for glibc's.)
 func flanneldProgram() goProgram {
 	return goProgram{
 		Module:   flannel.Module,
@@ -21,7 +21,6 @@ func flanneldProgram() goProgram {
 		Packages: []string{flannel.Module, flannel.Module + "/cmd/install_conf"},
 		LDFlags:  "-X " + flannel.Module + "/pkg/version.Version=" + flannel.Version,
 		CGO:      true,
-		Tags:     []string{"netgo", "osusergo"},
 		Rename:   map[string]string{"flannel": "flanneld", "install_conf": "install-conf"},
 	}
 }
