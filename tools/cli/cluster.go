@@ -22,6 +22,7 @@ import (
 func newKind() *cobra.Command {
 	cmd := &cobra.Command{Use: "kind", Short: "kind clusters as a second backend: build the offline images, manage svclab's dockerd"}
 	var version string
+	var withFlannel bool
 	build := &cobra.Command{
 		Use:   "build-image",
 		Short: "Build the offline kind node image and the component images (cached)",
@@ -48,10 +49,18 @@ func newKind() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(out, "node image %s ready in %s\n", res.NodeImage, res.Took.Round(time.Second/10))
+			if withFlannel {
+				fl, err := nodeimage.BuildFlannel(ctx, d, res.RootfsTar, nodeimage.Options{Out: out})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "flannel images %v ready in %s\n", fl.Images, fl.Took.Round(time.Second/10))
+			}
 			return nil
 		},
 	}
 	build.Flags().StringVar(&version, "kubernetes-version", "", "Kubernetes version to build (default "+nodeimage.DefaultKubernetes+")")
+	build.Flags().BoolVar(&withFlannel, "flannel", false, "also build the real flannel's images (what --cni flannel needs)")
 	stopDocker := &cobra.Command{
 		Use:   "stop-docker",
 		Short: "Stop svclab's dockerd (deleting whatever runs on it), delete its namespace, restore the host",
