@@ -25,9 +25,8 @@ type goProgram struct {
 	// Rename maps go build's binary names to the names the images use.
 	Rename map[string]string
 	// CGO builds with cgo, linked statically (flanneld's UDP backend is C
-	// on amd64, as upstream builds it); Tags are build tags.
-	CGO  bool
-	Tags []string
+	// on amd64, as upstream builds it).
+	CGO bool
 }
 
 // kubernetesProgram: kubeadm, kubelet, the control plane, kube-proxy and
@@ -143,9 +142,6 @@ func (p goProgram) buildCommand(goBin, out string) []string {
 		ld += " -extldflags=-static"
 	}
 	args = append(args, "-ldflags", ld)
-	if len(p.Tags) > 0 {
-		args = append(args, "-tags", strings.Join(p.Tags, ","))
-	}
 	return append(args, p.Packages...)
 }
 
