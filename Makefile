@@ -56,7 +56,7 @@ test: root-check deps build ## run every test: unit, kernel integration and the 
 test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/
 
-e2e-kind: root-check deps build ## kind clusters, offline: build the node image if missing, run the conformance scenarios on kind (JUnit in _out/; ~30 min cold)
+e2e-kind: root-check deps build ## kind clusters, offline: build the node image (and the real flannel's images) if missing, run the conformance scenarios on kind: 4 clusters (JUnit in _out/; ~40 min cold)
 	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_CONFORMANCE_BIN=$(CURDIR)/$(CONFORMANCE_BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out \
 		$(GO) test -count=1 -timeout 80m -run 'TestIntegrationKind$$' -v ./scenarios/kinde2e/
 
