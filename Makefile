@@ -4,6 +4,9 @@
 # PATH is reset, so Go is looked up where the Go installer puts it too.
 GO       ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN      := bin/svclab
+# The revision `svclab version` prints (Go's own VCS stamping may be off, or
+# refused by git under sudo); empty outside a git tree.
+REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 # The conformance suite, a test binary of its own beside the CLI (as
 # Kubernetes ships e2e.test): `svclab conformance` runs it.
 CONFORMANCE_BIN := bin/svclab-conformance.test
@@ -37,7 +40,7 @@ deps: ## install the Debian packages the labs and tests need (APT_PKGS; see inte
 	fi
 
 build: ## build the CLI into bin/svclab and the conformance suite into bin/svclab-conformance.test
-	$(GO) build -o $(BIN) ./tools/svclab
+	$(GO) build -ldflags "-X github.com/svclab/svclab/internal/buildinfo.revision=$(REVISION)" -o $(BIN) ./tools/svclab
 	$(GO) test -c -o $(CONFORMANCE_BIN) ./scenarios/conformance/e2e
 
 root-check:

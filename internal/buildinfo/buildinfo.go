@@ -25,6 +25,12 @@ type Info struct {
 	Platform      string `json:"platform"`
 }
 
+// revision is the VCS revision `make build` stamps in with -ldflags
+// "-X github.com/svclab/svclab/internal/buildinfo.revision=…", for builds
+// without Go's own VCS stamping (-buildvcs=false, or git refusing a tree
+// owned by another user under sudo).
+var revision string
+
 // apiModule is the module whose version says the Kubernetes API version.
 const apiModule = "k8s.io/api"
 
@@ -36,7 +42,7 @@ func Read() Info {
 
 // FromBuildInfo is Read on given build information (nil: none recorded).
 func FromBuildInfo(bi *debug.BuildInfo) Info {
-	info := Info{Version: "unknown", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	info := Info{Version: "unknown", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Revision: revision}
 	if bi == nil {
 		return info
 	}

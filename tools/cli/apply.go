@@ -33,5 +33,6 @@ func newApply() *cobra.Command {
 	}
 	addLabFlag(cmd, &labName)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (repeatable)")
+	cmd.MarkFlagRequired("filename") //nolint:errcheck // the flag exists
 	return cmd
 }

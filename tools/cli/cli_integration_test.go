@@ -44,7 +44,7 @@ func TestIntegrationCLI(t *testing.T) {
 	// kit.Alpha's comment counts it in the Bonferroni sum of the run
 	// (1.6e-7 < 1e-6); the scenarios' ladder spec uses enough connections
 	// to catch the skew with probability 1 − 1e-6.
-	out, code = svclab("traffic", "--lab", name, "--from", "client", "--to", "10.96.0.11:80", "-n", "3000", "-o", "json")
+	out, code = svclab("traffic", "--lab", name, "--from", "client", "--to", "10.96.0.11:80", "-c", "3000", "-o", "json")
 	if code != 0 {
 		t.Fatalf("traffic (exit %d):\n%s", code, out)
 	}
@@ -63,7 +63,7 @@ func TestIntegrationCLI(t *testing.T) {
 	if report.Succeeded != 3000 || len(report.Backends) != 3 || report.PValue == nil || *report.PValue < 1e-7 {
 		t.Errorf("traffic report: %s", out)
 	}
-	out, _ = svclab("traffic", "--lab", name, "--from", "client", "--to", "10.96.0.11:80", "-n", "300")
+	out, _ = svclab("traffic", "--lab", name, "--from", "client", "--to", "10.96.0.11:80", "-c", "300")
 	if !strings.Contains(out, "p-value") || !strings.Contains(out, "EXPECTED") {
 		t.Errorf("the traffic table lacks the p-value or expected shares:\n%s", out)
 	}

@@ -94,6 +94,7 @@ func newCreateCluster() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&config, "config", "", "kind v1alpha4 Cluster config file")
+	cmd.MarkFlagRequired("config") //nolint:errcheck // the flag exists
 	f.StringVar(&opts.Name, "name", "", "cluster name (default: the config's name, else svclab)")
 	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (default "+cni.FlannelVXLAN+")")
 	f.StringVar(&opts.Proxy, "proxy", "", "Service proxy: stock (kube-proxy) or svclab (svclab's proxy as a DaemonSet, kubeProxyMode none)")
@@ -115,6 +116,7 @@ func newDeleteCluster() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "cluster name")
+	cmd.MarkFlagRequired("name") //nolint:errcheck // the flag exists
 	return cmd
 }
 
