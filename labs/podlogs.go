@@ -29,5 +29,15 @@ func (l *Lab) PodLog(namespace, name string) (string, error) {
 		}
 		return l.Store.Confine("logs", name+".log")
 	}
+	for _, p := range objs.Pods {
+		if p.Name == name {
+			return "", fmt.Errorf("pods %q not found in namespace %s (it is in %s: -n %s)", name, namespace, p.Namespace, p.Namespace)
+		}
+	}
+	for _, n := range l.Topology.Spec.Nodes {
+		if proxyPodName(n.Name) == name {
+			return "", fmt.Errorf("pods %q not found in namespace %s (it is in %s: -n %s)", name, namespace, proxyNamespace, proxyNamespace)
+		}
+	}
 	return "", fmt.Errorf("pods %q not found in namespace %s", name, namespace)
 }
