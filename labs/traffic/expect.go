@@ -47,6 +47,9 @@ func ParseExpected(entries []string) (names []string, shares map[string]float64,
 		names = append(names, name)
 		sum += weight
 	}
+	if math.IsInf(sum, 0) {
+		return nil, nil, fmt.Errorf("traffic: expected weights %v: their sum is too large", entries)
+	}
 	shares = map[string]float64{}
 	for name, w := range weights {
 		shares[name] = w / sum

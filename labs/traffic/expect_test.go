@@ -128,3 +128,32 @@ func TestWeightedSplitErrorRates(t *testing.T) {
 		t.Errorf("2:1:1 against a uniform split, 1000 connections: miss probability %.3g, want < 1e-7", miss)
 	}
 }
+
+// FuzzParseExpected: any --expect list is refused or gives shares that are
+// positive and sum to 1, one per unique name, in the given order.
+func FuzzParseExpected(f *testing.F) {
+	for _, seed := range []string{"a=2,b=1", "a,b,c", "a=0", "a=1e308,b=1e308", "a=1e-320", "=,=", "a=NaN", " a = 3 "} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, list string) {
+		entries := strings.Split(list, ",")
+		names, shares, err := ParseExpected(entries)
+		if err != nil {
+			return
+		}
+		if len(names) != len(entries) || len(shares) != len(names) {
+			t.Fatalf("%q: %d names and %d shares for %d entries", list, len(names), len(shares), len(entries))
+		}
+		var sum float64
+		for _, n := range names {
+			s := shares[n]
+			if !(s > 0) || s > 1 {
+				t.Fatalf("%q: share of %q is %v", list, n, s)
+			}
+			sum += s
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Fatalf("%q: shares sum to %v", list, sum)
+		}
+	})
+}

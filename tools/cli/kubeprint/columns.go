@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,8 +55,6 @@ func printerFor(obj runtime.Object) (kindPrinter, error) {
 		return kindPrinter{cols([]string{"Name", "Status", "Age"}), namespaceRow}, nil
 	case *corev1.Node:
 		return kindPrinter{cols([]string{"Name", "Status", "Roles", "Age", "Version"}, "Internal-IP", "External-IP", "OS-Image", "Kernel-Version", "Container-Runtime"), nodeRow}, nil
-	case *appsv1.Deployment:
-		return kindPrinter{cols([]string{"Name", "Ready", "Up-to-date", "Available", "Age"}, "Containers", "Images", "Selector"), deploymentRow}, nil
 	}
 	return kindPrinter{}, fmt.Errorf("kubeprint: no table printer for %T", obj)
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -310,22 +309,4 @@ func nodeAddress(node *corev1.Node, typ corev1.NodeAddressType) string {
 		}
 	}
 	return "<none>"
-}
-
-func deploymentRow(obj runtime.Object, wide bool, now time.Time) []any {
-	d := obj.(*appsv1.Deployment)
-	desired := int32(1)
-	if d.Spec.Replicas != nil {
-		desired = *d.Spec.Replicas
-	}
-	cells := []any{d.Name, fmt.Sprintf("%d/%d", d.Status.ReadyReplicas, desired), int64(d.Status.UpdatedReplicas), int64(d.Status.AvailableReplicas), age(d.CreationTimestamp, now)}
-	if wide {
-		var names, images []string
-		for _, c := range d.Spec.Template.Spec.Containers {
-			names = append(names, c.Name)
-			images = append(images, c.Image)
-		}
-		cells = append(cells, strings.Join(names, ","), strings.Join(images, ","), metav1.FormatLabelSelector(d.Spec.Selector))
-	}
-	return cells
 }
