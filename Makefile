@@ -17,14 +17,14 @@ CONFORMANCE_BIN := bin/svclab-conformance.test
 APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils nftables
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
-# Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/ and
-# internal/, found in the sources as "dir:FuzzX". `make fuzz` runs each for
+# Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/,
+# internal/ and tools/, found in the sources as "dir:FuzzX". `make fuzz` runs each for
 # FUZZTIME; `make test` runs each for FUZZSMOKE (go test alone only runs
 # their seed corpora). Crashers land in dir/testdata/fuzz/FuzzX/: fix the
 # bug and keep the file as the regression seed.
 FUZZTIME  ?= 60s
 FUZZSMOKE ?= 3s
-FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
+FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
 .PHONY: help deps build root-check lab-nodeport lab test test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
