@@ -268,6 +268,12 @@ func checkGet(t *testing.T, svclab func(args ...string) (string, int), lab strin
 	if out, code = svclab("get", "po", "-l", "app=nginx", "-o", "name", "--lab", lab); code != 0 || strings.Count(out, "pod/nginx-") != 3 {
 		t.Errorf("get po -l app=nginx -o name (exit %d):\n%s", code, out)
 	}
+	if out, code = svclab("get", "svc,po", "-o", "name", "--lab", lab); code != 0 || !strings.HasPrefix(out, "service/nginx\npod/nginx-") || strings.Count(out, "\n") != 4 {
+		t.Errorf("get svc,po -o name (exit %d): want the Service, then the 3 pods:\n%s", code, out)
+	}
+	if out, code = svclab("get", "svc,po", "--lab", lab); code != 0 || !regexp.MustCompile(`(?m)^service/nginx +NodePort +10\.96\.0\.11 `).MatchString(out) || !strings.Contains(out, "\n\nNAME ") {
+		t.Errorf("get svc,po (exit %d): want two tables, names with their kind:\n%s", code, out)
+	}
 	if out, code = svclab("get", "pods", "-l", "app in (nope)", "--lab", lab); code != 0 || strings.TrimSpace(out) != "No resources found in default namespace." {
 		t.Errorf("get pods -l 'app in (nope)' (exit %d): want kubectl's No resources found:\n%s", code, out)
 	}

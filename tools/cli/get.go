@@ -10,7 +10,15 @@ import (
 )
 
 func newGet() *cobra.Command {
-	cmd := &cobra.Command{Use: "get", Short: "List labs, clusters, and a lab's objects as kubectl get does"}
+	var f getFlags
+	cmd := &cobra.Command{
+		Use:   "get KIND[,KIND…] [NAME…]",
+		Short: "List labs, clusters, and a lab's objects as kubectl get does",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return getKinds(cmd, f, args)
+		},
+	}
+	f.add(cmd, true)
 	cmd.AddCommand(&cobra.Command{
 		Use:   "labs",
 		Short: "List labs (also those only the kernel still knows of)",

@@ -126,44 +126,7 @@ func newGetResource(r resource) *cobra.Command {
 		Aliases: r.aliases,
 		Short:   fmt.Sprintf("List a lab's %s as kubectl get does (-o wide|json|yaml|name)", r.plural),
 		RunE: func(cmd *cobra.Command, names []string) error {
-			sel := selection{namespace: f.namespace, allNamespaces: f.allNamespaces, selector: f.selector, names: names}
-			if err := kubeprint.CheckOutput(f.output); err != nil {
-				return err
-			}
-			if err := sel.check(); err != nil {
-				return err
-			}
-			l, err := openLab(f.lab)
-			if err != nil {
-				return err
-			}
-			v, err := newLabView(l)
-			if err != nil {
-				return err
-			}
-			all, err := r.listed(v)
-			if err != nil {
-				return err
-			}
-			picked, notFound, err := sel.pick(r, all)
-			if err != nil {
-				return err
-			}
-			opts := kubeprint.Options{
-				Output: f.output, WithNamespace: r.namespaced && f.allNamespaces, NoHeaders: f.noHeaders,
-				ShowLabels: f.showLabels, Single: len(names) == 1, Now: time.Now(),
-			}
-			if err := kubeprint.Print(cmd.OutOrStdout(), picked, opts); err != nil {
-				return err
-			}
-			human := f.output == kubeprint.OutputTable || f.output == kubeprint.OutputWide
-			if human && len(picked) == 0 && notFound == nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), sel.noResources(r))
-			}
-			if r.plural == "pods" {
-				notePending(cmd, l)
-			}
-			return notFound
+			return runGet(cmd, f, []resource{r}, names)
 		},
 		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			return completeObjectNames(cmd, r, toComplete)
@@ -171,6 +134,107 @@ func newGetResource(r resource) *cobra.Command {
 	}
 	f.add(cmd, r.namespaced)
 	return cmd
+}
+
+// getKinds is `get KIND[,KIND…] [NAME…]` for what no subcommand of get
+// names: several kinds at once (get svc,pods), or an unknown kind.
+func getKinds(cmd *cobra.Command, f getFlags, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	var kinds []resource
+	for _, k := range strings.Split(args[0], ",") {
+		r, ok := resourceNamed(k)
+		if !ok {
+			var known []string
+			for _, r := range resources {
+				known = append(known, r.plural)
+			}
+			return fmt.Errorf("the lab doesn't have a resource type %q (it has %s; and svclab's own labs, clusters, leftovers)", k, strings.Join(known, ", "))
+		}
+		kinds = append(kinds, r)
+	}
+	if len(kinds) > 1 && len(args) > 1 {
+		return errors.New("names can be given with one resource type only")
+	}
+	return runGet(cmd, f, kinds, args[1:])
+}
+
+// runGet prints the objects of kinds that f and names select: kubectl get.
+// Several kinds print one table each, their names prefixed with the kind,
+// or one List.
+func runGet(cmd *cobra.Command, f getFlags, kinds []resource, names []string) error {
+	sel := selection{namespace: f.namespace, allNamespaces: f.allNamespaces, selector: f.selector, names: names}
+	if err := kubeprint.CheckOutput(f.output); err != nil {
+		return err
+	}
+	if err := sel.check(); err != nil {
+		return err
+	}
+	l, err := openLab(f.lab)
+	if err != nil {
+		return err
+	}
+	v, err := newLabView(l)
+	if err != nil {
+		return err
+	}
+	human := f.output == kubeprint.OutputTable || f.output == kubeprint.OutputWide
+	var all []runtime.Object
+	var notFound []error
+	printed := 0
+	for _, r := range kinds {
+		listed, err := r.listed(v)
+		if err != nil {
+			return err
+		}
+		picked, missing, err := sel.pick(r, listed)
+		if err != nil {
+			return err
+		}
+		if missing != nil {
+			notFound = append(notFound, missing)
+		}
+		if !human {
+			all = append(all, picked...)
+			continue
+		}
+		if len(picked) == 0 {
+			continue
+		}
+		if printed > 0 {
+			fmt.Fprintln(cmd.OutOrStdout())
+		}
+		printed++
+		opts := kubeprint.Options{
+			Output: f.output, WithNamespace: r.namespaced && f.allNamespaces, NoHeaders: f.noHeaders,
+			ShowLabels: f.showLabels, WithKind: len(kinds) > 1, Now: time.Now(),
+		}
+		if err := kubeprint.Print(cmd.OutOrStdout(), picked, opts); err != nil {
+			return err
+		}
+	}
+	if !human {
+		opts := kubeprint.Options{Output: f.output, Single: len(kinds) == 1 && len(names) == 1, Now: time.Now()}
+		if err := kubeprint.Print(cmd.OutOrStdout(), all, opts); err != nil {
+			return err
+		}
+	}
+	if human && printed == 0 && len(notFound) == 0 {
+		msg := sel.noResources(kinds[0])
+		for _, r := range kinds[1:] {
+			if r.namespaced != kinds[0].namespaced {
+				msg = "No resources found"
+			}
+		}
+		fmt.Fprintln(cmd.ErrOrStderr(), msg)
+	}
+	for _, r := range kinds {
+		if r.plural == "pods" {
+			notePending(cmd, l)
+		}
+	}
+	return errors.Join(notFound...)
 }
 
 // notePending says, on stderr, which pods a command is making or removing

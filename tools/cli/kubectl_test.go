@@ -84,7 +84,11 @@ func TestGetFlags(t *testing.T) {
 			t.Errorf("get po: --%s = %q, want %q", flag, got, want)
 		}
 	}
+	if _, err := run("get", "pods,secrets"); err == nil || !strings.Contains(err.Error(), `doesn't have a resource type "secrets"`) {
+		t.Errorf("get pods,secrets: %v, want kubectl's unknown resource type", err)
+	}
 	for _, args := range [][]string{
+		{"get", "svc,pods", "web"},
 		{"get", "pods", "-o", "jsonpath"},
 		{"get", "pods", "a", "-l", "app=web"},
 		{"get", "pods", "a", "-A"},

@@ -31,6 +31,9 @@ type Options struct {
 	WithNamespace bool
 	// NoHeaders and ShowLabels are kubectl's --no-headers and --show-labels.
 	NoHeaders, ShowLabels bool
+	// WithKind prefixes the table's names with their kind (pod/web-a), as
+	// kubectl does when it lists several kinds.
+	WithKind bool
 	// Single prints one object as itself (kubectl get KIND NAME); otherwise
 	// JSON and YAML print a v1 List, even of one object or none.
 	Single bool
@@ -65,6 +68,7 @@ func Print(w io.Writer, objs []runtime.Object, opts Options) error {
 		p := printers.NewTablePrinter(printers.PrintOptions{
 			Wide: opts.Output == OutputWide, WithNamespace: opts.WithNamespace,
 			NoHeaders: opts.NoHeaders, ShowLabels: opts.ShowLabels,
+			WithKind: opts.WithKind, Kind: objs[0].GetObjectKind().GroupVersionKind().GroupKind(),
 		})
 		return p.PrintObj(table, w)
 	}

@@ -166,6 +166,7 @@ func TestPrintTables(t *testing.T) {
 		{"pods-no-headers-labels", defaultPods, Options{NoHeaders: true, ShowLabels: true}},
 		{"services", services(), Options{}},
 		{"services-wide", services(), Options{Output: OutputWide}},
+		{"services-with-kind", services()[:2], Options{WithKind: true}},
 		{"endpointslices", endpointSlices(), Options{}},
 		{"configmaps-all-namespaces", cms, Options{WithNamespace: true}},
 		{"namespaces", nss, Options{}},
