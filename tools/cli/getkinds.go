@@ -214,7 +214,7 @@ func runGet(cmd *cobra.Command, f getFlags, kinds []resource, names []string) er
 			return err
 		}
 	}
-	if !human {
+	if !human && (len(all) > 0 || len(notFound) == 0) {
 		opts := kubeprint.Options{Output: f.output, Single: len(kinds) == 1 && len(names) == 1, Now: time.Now()}
 		if err := kubeprint.Print(cmd.OutOrStdout(), all, opts); err != nil {
 			return err
