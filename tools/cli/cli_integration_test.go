@@ -292,6 +292,14 @@ func checkGet(t *testing.T, svclab func(args ...string) (string, int), lab strin
 	if out, code = svclab("logs", "-n", "kube-system", "kube-proxy-node1", "--tail", "1", "--lab", lab); code != 0 || strings.Count(out, "\n") != 1 {
 		t.Errorf("logs --tail 1 of kube-proxy-node1 (exit %d): want one line:\n%s", code, out)
 	}
+	if out, code = svclab("logs", "-n", "kube-system", "kube-proxy-node1", "-c", "nginx", "--lab", lab); code == 0 || !strings.Contains(out, "container nginx is not valid for pod kube-proxy-node1") {
+		t.Errorf("logs -c nginx of kube-proxy-node1 (exit %d): want kubectl's invalid container:\n%s", code, out)
+	}
+	if len(names) > 0 {
+		if out, code = svclab("logs", "pod/"+names[0], "-c", "nginx", "--lab", lab); code != 0 || !strings.Contains(out, "netexec serving") {
+			t.Errorf("logs pod/%s -c nginx (exit %d): want the server's log:\n%s", names[0], code, out)
+		}
+	}
 	out, _ = svclab("__complete", "describe", "pods", "--lab", lab, "")
 	for _, n := range names {
 		if !strings.Contains(out, n+"\n") {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/labs/process"
 )
 
@@ -18,11 +19,11 @@ import (
 // kube-system/kube-proxy-<node> (as kube-proxy's DaemonSet pods are), a
 // pod's server is its pod.
 func newLogs() *cobra.Command {
-	var labName, namespace string
+	var labName, namespace, container string
 	var follow bool
 	var tail int
 	cmd := &cobra.Command{
-		Use:   "logs [--lab NAME] [-n NAMESPACE] [pod/]POD [-f] [--tail N]",
+		Use:   "logs [--lab NAME] [-n NAMESPACE] [pod/]POD [-c CONTAINER] [-f] [--tail N]",
 		Short: "Print a pod's log: a pod's server, or a node's proxy as -n kube-system kube-proxy-<node>",
 		Long: "Prints the log of a lab pod's process, as kubectl logs does: a pod's server (the agnhost-netexec " +
 			"compatible server), or a node's proxy, which is the pod kube-proxy-<node> in kube-system " +
@@ -52,6 +53,11 @@ func newLogs() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if container != "" {
+				if err := checkContainer(l, namespace, name, container); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			err = process.WriteLog(ctx, path, cmd.OutOrStdout(), tail, follow)
@@ -68,5 +74,26 @@ func newLogs() *cobra.Command {
 	addNamespaceFlag(cmd, &namespace)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing what the process writes, until ^C")
 	cmd.Flags().IntVar(&tail, "tail", -1, "print only the last N lines (-1: all)")
+	cmd.Flags().StringVarP(&container, "container", "c", "", "the container (a lab pod's one process serves all its containers: any of them prints the same log)")
 	return cmd
+}
+
+// checkContainer refuses a container the pod does not have, as kubectl
+// does; a node proxy's container is kube-proxy.
+func checkContainer(l *labs.Lab, namespace, pod, container string) error {
+	pods, err := l.PodObjects(nil)
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		if p.Namespace != namespace || p.Name != pod {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			if c.Name == container {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("container %s is not valid for pod %s", container, pod)
 }
