@@ -104,6 +104,7 @@ func newCreateCluster() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&config, "config", "", "kind v1alpha4 Cluster config file")
+	cmd.MarkFlagRequired("config") //nolint:errcheck // the flag exists
 	f.StringVar(&opts.Name, "name", "", "cluster name (default: the config's name, else svclab)")
 	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (svclab's CNI imitating them), or "+
 		flannel.Name+" (the real flannel "+flannel.Version+", upstream's kube-flannel.yml) (default "+cni.FlannelVXLAN+")")
@@ -126,6 +127,7 @@ func newDeleteCluster() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "cluster name")
+	cmd.MarkFlagRequired("name") //nolint:errcheck // the flag exists
 	return cmd
 }
 

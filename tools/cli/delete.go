@@ -30,6 +30,8 @@ func newDelete() *cobra.Command {
 		}),
 	}
 	one.Flags().StringVar(&name, "name", "", "lab name")
+	one.MarkFlagRequired("name")                             //nolint:errcheck // the flag exists
+	one.RegisterFlagCompletionFunc("name", completeLabNames) //nolint:errcheck // the flag exists
 	var all bool
 	many := &cobra.Command{
 		Use:   "labs --all",
@@ -47,6 +49,7 @@ func newDelete() *cobra.Command {
 		}),
 	}
 	many.Flags().BoolVar(&all, "all", false, "delete every lab")
+	many.MarkFlagRequired("all") //nolint:errcheck // the flag exists
 	cmd.AddCommand(one, many, newDeletePod())
 	return cmd
 }

@@ -19,7 +19,7 @@ func newDeletePod() *cobra.Command {
 		Use:   "pod [NAME…] --lab NAME [-n NAMESPACE] [-l SELECTOR]",
 		Short: "Delete pods; -n kube-system -l k8s-app=kube-proxy restarts the node proxies",
 		RunE: labChange(func(cmd *cobra.Command, names []string) error {
-			l, err := labs.Open(labName)
+			l, err := openLab(labName)
 			if err != nil {
 				return err
 			}
@@ -71,8 +71,8 @@ func newDeletePod() *cobra.Command {
 			return l.DeletePods(cmd.Context(), victims, opts)
 		}),
 	}
-	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")
+	addLabFlag(cmd, &labName)
+	addNamespaceFlag(cmd, &namespace)
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector")
 	return cmd
 }
