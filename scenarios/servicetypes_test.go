@@ -12,6 +12,7 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/labs/workload"
+	"github.com/svclab/svclab/proxy/server"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
@@ -224,6 +225,15 @@ var _ = Describe("Service types: LoadBalancer with source ranges, external IPs, 
 				Expect(res.Succeeded).To(Equal(10), kit.DescribeTraffic(res))
 				for _, c := range res.Connections {
 					Expect(netip.MustParseAddrPort(c.Backend).Addr()).To(Equal(clientIP))
+				}
+			})
+
+			It("answers on the health check node port as kube-proxy does: HOSTA has 2 local endpoints, HOSTB 1", func() {
+				for node, local := range map[string]int{"192.168.16.73": 2, "192.168.16.139": 1} {
+					url := "http://" + netip.AddrPortFrom(netip.MustParseAddr(node), uint16(lbSvc.Spec.HealthCheckNodePort)).String() + "/"
+					out := must(lab.Run("client", "curl", "-s", "-w", "\n%{http_code}", url))
+					want := server.ServiceHealthBody(server.ServiceHealthCheck{Namespace: "default", Name: "lb", LocalEndpoints: local}, true)
+					Expect(out).To(Equal(want+"\n200"), "GET %s", url)
 				}
 			})
 
