@@ -118,7 +118,7 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 	}
 	for _, svc := range next.Services {
 		if old := cur.Service(svc.Namespace, svc.Name); old == nil {
-			fmt.Fprintf(opts.Out, "service/%s created: cluster IP %s%s\n", svc.Name, svc.Spec.ClusterIP, nodePorts(svc.Spec.Ports))
+			fmt.Fprintf(opts.Out, "service/%s created: %s\n", svc.Name, l.describeService(svc))
 		}
 	}
 	// Gone pods last: the proxies have stopped sending them new traffic.

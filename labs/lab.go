@@ -66,7 +66,11 @@ func (l *Lab) Namespace(host string) (string, error) {
 
 // Cluster is the lab as the workload logic sees it.
 func (l *Lab) Cluster() workload.Cluster {
-	c := workload.Cluster{ServiceSubnet: l.Topology.Spec.ServiceSubnet, ReservedHostNames: []string{"router"}}
+	c := workload.Cluster{
+		ServiceSubnet:     l.Topology.Spec.ServiceSubnet,
+		LoadBalancerPool:  l.Topology.Spec.LoadBalancer.Pool,
+		ReservedHostNames: []string{"router"},
+	}
 	for _, n := range l.Topology.Spec.Nodes {
 		c.Nodes = append(c.Nodes, workload.Node{Name: n.Name, PodCIDR: n.PodCIDR})
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/proxy/model"
+	"github.com/svclab/svclab/proxy/server"
 	"github.com/svclab/svclab/proxy/sources"
 )
 
@@ -16,6 +17,9 @@ type Outcome struct {
 	Duration   time.Duration
 	Stats      SyncStats
 	Err        error
+	// HealthChecks are the health check node ports the synced snapshot
+	// asks for (nil when the sync failed).
+	HealthChecks map[int32]server.ServiceHealthCheck
 }
 
 // Loop is the proxy's sync loop.
@@ -108,6 +112,9 @@ func (l *Loop) syncOnce() Outcome {
 	snap := model.Build(objs.Services, objs.EndpointSlices, l.NodeName)
 	stats, err := l.Backend.Sync(snap)
 	out := Outcome{Generation: objs.Generation, Duration: time.Since(start), Stats: stats, Err: err}
+	if err == nil {
+		out.HealthChecks = healthChecks(snap)
+	}
 	if err != nil {
 		l.Log.Error("sync failed; the previous rules stay in place and the next sync is a full one", "err", err, "retryIn", l.RetryPeriod)
 		return out

@@ -72,6 +72,10 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Run(ctx) }()
+	// The health check node ports of LoadBalancer Services with
+	// externalTrafficPolicy Local, on every address as upstream serves them.
+	svcHealth := &server.ServiceHealth{Healthy: func() bool { return srv.Health().Healthy }, Log: log}
+	go svcHealth.Shutdown(ctx)
 
 	log.Info("proxy starting", "node", opts.NodeName, "mode", mode, "kernel", backend.Describe(),
 		"clusterCIDRs", cfg.ClusterCIDRs, "metrics", cfg.MetricsBindAddress, "healthz", cfg.HealthzBindAddress)
@@ -94,6 +98,7 @@ func Run(ctx context.Context, opts Options) error {
 				failures = 0
 				srv.SyncSucceeded(o.Duration)
 				srv.SetObjectCounts(o.Stats.ServicePorts, o.Stats.Endpoints)
+				svcHealth.Sync(o.HealthChecks)
 			}
 			status(st)
 		},

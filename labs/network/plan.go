@@ -37,6 +37,13 @@ type Router struct {
 	// a cluster would.
 	ServiceSubnet netip.Prefix
 	ServiceVia    netip.Addr
+	// LoadBalancerRoutes cover the lab's load balancer pool and its
+	// external IP blocks (spec.loadBalancer.pool, spec.externalIPs). The
+	// router sends them via ServiceVia too: the first node announces
+	// every address, as the one elected speaker of MetalLB's layer 2 mode
+	// does for an address, and the node's proxy takes the packet from
+	// there.
+	LoadBalancerRoutes []netip.Prefix
 }
 
 // LAN is one underlay subnet: a bridge in the router, with the router's

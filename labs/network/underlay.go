@@ -15,7 +15,8 @@ import (
 //   - every host namespace has eth0, a veth whose peer is a port of its
 //     subnet's bridge, its address, and a default route via the gateway;
 //     nodes forward too;
-//   - the router routes the Service subnet via the first node.
+//   - the router routes the Service subnet, the load balancer pool and the
+//     external IP blocks via the first node.
 func planUnderlay(p *Plan, lab *topology.Lab) error {
 	labName := lab.Name()
 	hosts := lab.Hosts()
@@ -29,6 +30,8 @@ func planUnderlay(p *Plan, lab *topology.Lab) error {
 		ServiceSubnet: lab.Spec.ServiceSubnet,
 		ServiceVia:    lab.Spec.Nodes[0].IP.Addr(),
 	}
+	p.Router.LoadBalancerRoutes = append(p.Router.LoadBalancerRoutes, lab.Spec.LoadBalancer.Pool.Prefixes()...)
+	p.Router.LoadBalancerRoutes = append(p.Router.LoadBalancerRoutes, lab.Spec.ExternalIPs...)
 	routerNames := map[string]bool{"lo": true}
 	lanOf := map[netip.Prefix]*LAN{}
 	for _, h := range hosts {
@@ -86,6 +89,9 @@ func planUnderlay(p *Plan, lab *topology.Lab) error {
 		}
 	}
 	p.Steps = append(p.Steps, AddRoute{NS: r, Dst: p.Router.ServiceSubnet, Gw: p.Router.ServiceVia})
+	for _, dst := range p.Router.LoadBalancerRoutes {
+		p.Steps = append(p.Steps, AddRoute{NS: r, Dst: dst, Gw: p.Router.ServiceVia})
+	}
 	return nil
 }
 

@@ -51,6 +51,24 @@ func convert(f *fileLab, source string) (*Lab, error) {
 		}
 		lab.Spec.Clients = append(lab.Spec.Clients, client)
 	}
+	if f.Spec.LoadBalancer.Pool != "" {
+		pool, err := ParseAddrRange(f.Spec.LoadBalancer.Pool)
+		if err != nil {
+			return nil, fieldErr(source, "spec.loadBalancer.pool", f.Spec.LoadBalancer.Pool, "%v", err)
+		}
+		lab.Spec.LoadBalancer.Pool = pool
+	}
+	for i, s := range f.Spec.ExternalIPs {
+		field := fmt.Sprintf("spec.externalIPs[%d]", i)
+		if s == "" {
+			return nil, fieldErr(source, field, "", "required (a CIDR such as 203.0.113.0/24)")
+		}
+		p, err := parseCIDR(s, field, source)
+		if err != nil {
+			return nil, err
+		}
+		lab.Spec.ExternalIPs = append(lab.Spec.ExternalIPs, p)
+	}
 	return lab, nil
 }
 

@@ -37,6 +37,12 @@ type fileSpec struct {
 	Proxy         fileProxy    `json:"proxy"`
 	Nodes         []fileNode   `json:"nodes"`
 	Clients       []fileClient `json:"clients"`
+	LoadBalancer  fileLB       `json:"loadBalancer"`
+	ExternalIPs   []string     `json:"externalIPs"`
+}
+
+type fileLB struct {
+	Pool string `json:"pool"`
 }
 
 type fileProxy struct {

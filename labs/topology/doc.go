@@ -16,6 +16,8 @@
 //	  - {name: node1, ip: 192.168.16.73/20, podCIDR: 10.244.1.0/24}
 //	  clients:
 //	  - {name: client, ip: 192.168.55.230/24}
+//	  loadBalancer: {pool: 192.168.100.10-192.168.100.20}  # optional: LoadBalancer addresses
+//	  externalIPs: [203.0.113.0/24]  # optional: routed to the cluster for spec.externalIPs
 //
 // The package is pure: it touches no kernel state. Load and Parse decode
 // strictly (an unknown or misspelt field is an error, and so is a duplicate

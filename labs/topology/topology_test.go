@@ -111,7 +111,7 @@ func TestParseErrors(t *testing.T) {
 			`topology x.yaml: spec.proxy: expected a mapping, got the string "iptables"`},
 		// Keys are checked in sorted order at each level (the JSON form sorts them).
 		{"first unknown field in key order", strings.Replace(edit(t, "podCIDR: 10.244.1.0/24}", "podCIDR: 10.244.1.0/24, zone: a}"), "clients:", "aaa: 1\n  clients:", 1),
-			`topology x.yaml: spec.aaa: unknown field (known fields here: cni, podSubnet, serviceSubnet, proxy, nodes, clients)`},
+			`topology x.yaml: spec.aaa: unknown field (known fields here: cni, podSubnet, serviceSubnet, proxy, nodes, clients, loadBalancer, externalIPs)`},
 		{"missing apiVersion", edit(t, "apiVersion: svclab.dev/v1alpha1\n", ""),
 			`topology x.yaml: apiVersion: required (want "svclab.dev/v1alpha1")`},
 		{"wrong apiVersion", edit(t, "svclab.dev/v1alpha1", "v1"),

@@ -135,7 +135,26 @@ type Spec struct {
 	Nodes []Node
 	// Clients are hosts outside the cluster, in file order.
 	Clients []Client
+	// LoadBalancer is the lab's load balancer for LoadBalancer Services.
+	LoadBalancer LoadBalancer
+	// ExternalIPs are the blocks the lab's router sends to the cluster
+	// for Services' spec.externalIPs (an administrator's static routes).
+	ExternalIPs []netip.Prefix
 }
+
+// LoadBalancer is the lab's load balancer: it hands addresses of Pool to
+// LoadBalancer Services (status.loadBalancer.ingress), as MetalLB does from
+// an IPAddressPool, and the lab's router sends the pool to the cluster.
+type LoadBalancer struct {
+	// Pool is the zero AddrRange when the lab declares none: a
+	// LoadBalancer Service then stays pending, as on a cluster without a
+	// load balancer.
+	Pool AddrRange
+}
+
+// MaxPoolAddrs bounds spec.loadBalancer.pool (a /16): allocation looks
+// for the lowest free address.
+const MaxPoolAddrs = 1 << 16
 
 // Proxy configures kube-proxy.
 type Proxy struct {

@@ -137,7 +137,7 @@ func (v validator) lab(l *Lab) error {
 			return err
 		}
 	}
-	return nil
+	return v.routedBlocks(s, hostSubnets)
 }
 
 // A declared is a prefix and the field that declared it.

@@ -25,8 +25,8 @@ import (
 func EndpointSlicesFor(services []*corev1.Service, pods []*corev1.Pod) []*discoveryv1.EndpointSlice {
 	var out []*discoveryv1.EndpointSlice
 	for _, svc := range services {
-		if svc.Spec.Selector == nil {
-			continue
+		if svc.Spec.Selector == nil || svc.Spec.Type == corev1.ServiceTypeExternalName {
+			continue // the controller gives an ExternalName Service no endpoints
 		}
 		sel := labels.SelectorFromSet(svc.Spec.Selector)
 		groups := map[string]*discoveryv1.EndpointSlice{}

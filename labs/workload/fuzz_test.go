@@ -18,11 +18,13 @@ import (
 )
 
 // FuzzApply decodes any manifest and applies it to the in-memory cluster
-// state, on an empty lab or on one already running httpserver. Decode and
+// state of a lab with a load balancer pool, empty or already running
+// httpserver. Decode and
 // Apply give objects or an error naming the manifest, never a panic; Apply
 // leaves its input alone; what it accepts is a state the lab can run (unique
 // pod names and IPs inside their node's pod CIDR, unique cluster IPs inside
-// the service subnet, unique node ports, slices of existing Services with
+// the service subnet, unique node ports and health check node ports, unique
+// load balancer IPs inside the pool, slices of existing Services with
 // pod IPs) and that applies again; and every node's proxy can program it
 // (the iptables payload parses in the fake that rejects what the kernel
 // rejects).
@@ -30,6 +32,7 @@ func FuzzApply(f *testing.F) {
 	f.Add(httpserver, false)
 	f.Add(httpserver, true)
 	f.Add(podDoc+"---\n"+svcDoc, false)
+	f.Add(serviceTypes, true) // the Service types, on the lab with a load balancer pool
 	f.Add(badDoc, false)
 	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: kube-system}\ndata: {a: b}\n", true)
 	f.Add("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {cni.projectcalico.org/ipAddrs: '[\"10.100.81.7\"]'}}\nspec: {nodeName: hostb, containers: [{name: c, image: x}]}\n", false)
@@ -65,7 +68,7 @@ func FuzzApply(f *testing.F) {
 			return
 		}
 		before := mustJSON(t, cur)
-		next, err := lab.Apply(cur, m, "f.yaml")
+		next, err := lbLab.Apply(cur, m, "f.yaml")
 		if after := mustJSON(t, cur); after != before {
 			t.Fatalf("Apply changed its input state")
 		}
@@ -76,7 +79,7 @@ func FuzzApply(f *testing.F) {
 			return
 		}
 		checkState(t, next)
-		if _, err := lab.Apply(next, m, "f.yaml"); err != nil {
+		if _, err := lbLab.Apply(next, m, "f.yaml"); err != nil {
 			t.Fatalf("the manifest applied once but not twice: %v", err)
 		}
 		for _, n := range lab.Nodes {
@@ -120,10 +123,10 @@ func checkState(t *testing.T, st *labstore.State) {
 		}
 		podIPs[p.Status.PodIP] = p.Name
 	}
-	clusterIPs, nodePorts := map[string]string{}, map[int32]string{}
+	clusterIPs, nodePorts, lbIPs := map[string]string{}, map[int32]string{}, map[netip.Addr]string{}
 	for _, svc := range st.Services {
 		name := svc.Namespace + "/" + svc.Name
-		if ip := svc.Spec.ClusterIP; ip != corev1.ClusterIPNone {
+		if ip := svc.Spec.ClusterIP; ip != corev1.ClusterIPNone && svc.Spec.Type != corev1.ServiceTypeExternalName {
 			a, err := netip.ParseAddr(ip)
 			if err != nil || !lab.ServiceSubnet.Contains(a) {
 				t.Errorf("Service %s: cluster IP %q outside %s", name, ip, lab.ServiceSubnet)
@@ -133,7 +136,16 @@ func checkState(t *testing.T, st *labstore.State) {
 			}
 			clusterIPs[ip] = name
 		}
-		for _, p := range svc.Spec.Ports {
+		if vip := LoadBalancerIngress(svc); vip.IsValid() {
+			if !lbLab.LoadBalancerPool.Contains(vip) {
+				t.Errorf("Service %s: load balancer IP %s outside the pool %s", name, vip, lbLab.LoadBalancerPool)
+			}
+			if other, dup := lbIPs[vip]; dup {
+				t.Errorf("Services %s and %s share load balancer IP %s", other, name, vip)
+			}
+			lbIPs[vip] = name
+		}
+		for _, p := range append(svc.Spec.Ports, corev1.ServicePort{NodePort: svc.Spec.HealthCheckNodePort, Protocol: "health check"}) {
 			if p.NodePort == 0 {
 				continue
 			}

@@ -21,7 +21,8 @@ const (
 
 // applyService validates a Service like the API server and fills in what the
 // API server allocates: the cluster IP from the service subnet, node ports
-// from 30000-32767, protocol and targetPort defaults. A Service that exists
+// (and a healthCheckNodePort) from 30000-32767, the defaults; and what the
+// lab's load balancer gives a LoadBalancer Service (services_lb.go). A Service that exists
 // keeps what was allocated to it unless the manifest asks otherwise.
 func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source string) error {
 	defaultNamespace(&svc.ObjectMeta)
@@ -39,14 +40,12 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 			others = append(others, s)
 		}
 	}
-	switch svc.Spec.Type {
-	case "":
-		svc.Spec.Type = corev1.ServiceTypeClusterIP
-	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort:
-	default:
-		return errorf(source, "%s: spec.type %q: unsupported in a lab (want ClusterIP or NodePort)", where, svc.Spec.Type)
+	defaultService(svc)
+	if err := fieldErrors(source, "Service", svc.ObjectMeta, validateServiceTypes(svc)); err != nil {
+		return err
 	}
-	if len(svc.Spec.Ports) == 0 {
+	externalName := svc.Spec.Type == corev1.ServiceTypeExternalName
+	if len(svc.Spec.Ports) == 0 && !externalName {
 		return errorf(source, "%s: spec.ports: at least one port is required", where)
 	}
 	switch {
@@ -57,8 +56,10 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 	case len(svc.Spec.ClusterIPs) == 1 && svc.Spec.ClusterIP == "":
 		svc.Spec.ClusterIP = svc.Spec.ClusterIPs[0]
 	}
-	if err := c.assignClusterIP(svc, old, others, source, where); err != nil {
-		return err
+	if !externalName { // an ExternalName Service has no cluster IP
+		if err := c.assignClusterIP(svc, old, others, source, where); err != nil {
+			return err
+		}
 	}
 	names := map[string]bool{}
 	portOf := map[string]string{} // protocol/port -> field that declared it
@@ -104,14 +105,11 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 			return err
 		}
 	}
-	if svc.Spec.SessionAffinity == "" {
-		svc.Spec.SessionAffinity = corev1.ServiceAffinityNone
+	if err := c.assignHealthCheckNodePort(svc, old, others, source, where); err != nil {
+		return err
 	}
-	if svc.Spec.Type == corev1.ServiceTypeNodePort && svc.Spec.ExternalTrafficPolicy == "" {
-		svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
-	}
-	if svc.Spec.Type == corev1.ServiceTypeClusterIP && svc.Spec.ExternalTrafficPolicy != "" {
-		return errorf(source, "%s: spec.externalTrafficPolicy: only for NodePort Services", where)
+	if ferr := c.assignLoadBalancer(svc, old, others); ferr != nil {
+		return fieldErrors(source, "Service", svc.ObjectMeta, field.ErrorList{ferr})
 	}
 	st.Services = append(others, svc)
 	return nil
@@ -187,15 +185,16 @@ func (c Cluster) assignClusterIP(svc, old *corev1.Service, others []*corev1.Serv
 func (c Cluster) assignNodePort(svc *corev1.Service, i int, old *corev1.Service, others []*corev1.Service, source, where string) error {
 	p := &svc.Spec.Ports[i]
 	field := fmt.Sprintf("spec.ports[%d].nodePort", i)
-	if svc.Spec.Type != corev1.ServiceTypeNodePort {
+	hasNodePorts := svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+	if !hasNodePorts {
 		if p.NodePort != 0 {
-			return errorf(source, "%s: %s %d: only a NodePort Service has node ports", where, field, p.NodePort)
+			return errorf(source, "%s: %s %d: only a NodePort or LoadBalancer Service has node ports", where, field, p.NodePort)
 		}
 		return nil
 	}
 	taken := map[string]string{}
 	for _, s := range others {
-		for _, op := range s.Spec.Ports {
+		for _, op := range append(s.Spec.Ports, corev1.ServicePort{NodePort: s.Spec.HealthCheckNodePort}) {
 			if op.NodePort != 0 {
 				// The API server's node port allocator is one bitmap for
 				// all protocols: another Service may not reuse the number.
@@ -224,6 +223,9 @@ func (c Cluster) assignNodePort(svc *corev1.Service, i int, old *corev1.Service,
 			return errorf(source, "%s: %s %d: port clash: already allocated to Service %s", where, field, p.NodePort, owner)
 		}
 		return nil
+	}
+	if a := svc.Spec.AllocateLoadBalancerNodePorts; svc.Spec.Type == corev1.ServiceTypeLoadBalancer && a != nil && !*a {
+		return nil // only the node ports the manifest names
 	}
 	for port := int32(NodePortMin); port <= NodePortMax; port++ {
 		if _, clash := taken[fmt.Sprintf("%s/%d", p.Protocol, port)]; !clash {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -156,8 +157,8 @@ func externalPolicyLocal(svc *corev1.Service) bool {
 func sourceRangesOfFamily(family corev1.IPFamily, ranges []string) []netip.Prefix {
 	var out []netip.Prefix
 	for _, r := range ranges {
-		p, err := netip.ParsePrefix(strings.TrimSpace(r))
-		if err != nil || !isFamily(p.Addr(), family) {
+		p, ok := parsePrefixSloppy(strings.TrimSpace(r))
+		if !ok || !isFamily(p.Addr(), family) {
 			continue
 		}
 		if p.Bits() == 0 {
@@ -166,6 +167,28 @@ func sourceRangesOfFamily(family corev1.IPFamily, ranges []string) []netip.Prefi
 		out = append(out, p.Masked())
 	}
 	return out
+}
+
+// parsePrefixSloppy parses a CIDR like upstream's netutils.ParseCIDRSloppy
+// (which MapCIDRsByIPFamily uses): the address as parseAddrSloppy reads it
+// (IPv4 octets with leading zeros are decimal), the length in decimal
+// digits. Before StrictIPCIDRValidation the API server stored ranges such
+// as "010.0.0.0/8"; kube-proxy enforces them, and so must this proxy, not
+// drop them and leave the load balancer open.
+func parsePrefixSloppy(s string) (netip.Prefix, bool) {
+	addrPart, bitsPart, found := strings.Cut(s, "/")
+	if !found || bitsPart == "" || len(bitsPart) > 3 || strings.Trim(bitsPart, "0123456789") != "" {
+		return netip.Prefix{}, false
+	}
+	addr, ok := parseAddrSloppy(addrPart)
+	if !ok || addr.Zone() != "" {
+		return netip.Prefix{}, false
+	}
+	bits, err := strconv.Atoi(bitsPart)
+	if err != nil || bits > addr.BitLen() {
+		return netip.Prefix{}, false
+	}
+	return netip.PrefixFrom(addr, bits), true
 }
 
 func isFamily(addr netip.Addr, family corev1.IPFamily) bool {

@@ -298,3 +298,19 @@ func TestEndpointWeightsAnnotation(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildSourceRangesSloppy: ranges the API server stored before strict
+// validation (leading zeros) are enforced as kube-proxy enforces them
+// (ParseCIDRSloppy), never dropped, which would open the load balancer to
+// every source; ranges that do not parse at all are dropped as upstream
+// drops them.
+func TestBuildSourceRangesSloppy(t *testing.T) {
+	svc := service("default", "lb", "10.96.0.60", tcpPort("", 80))
+	svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+	svc.Spec.LoadBalancerSourceRanges = []string{"010.001.0.0/016", "192.168.55.7/24", "1.2.3.4/33", "x/8", "1.2.3.4"}
+	got := Build([]*corev1.Service{svc}, nil, "").ServicePorts[0].LoadBalancerSourceRanges
+	want := []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("192.168.55.0/24")}
+	if !slices.Equal(got, want) {
+		t.Errorf("source ranges = %v, want %v", got, want)
+	}
+}
