@@ -18,14 +18,18 @@ import (
 
 // Kind directories below objects/.
 const (
+	kindNamespaces     = "namespaces"
 	kindDeployments    = "deployments"
+	kindReplicaSets    = "replicasets"
+	kindStatefulSets   = "statefulsets"
+	kindDaemonSets     = "daemonsets"
 	kindPods           = "pods"
 	kindServices       = "services"
 	kindConfigMaps     = "configmaps"
 	kindEndpointSlices = "endpointslices"
 )
 
-var kinds = []string{kindDeployments, kindPods, kindServices, kindConfigMaps, kindEndpointSlices}
+var kinds = []string{kindNamespaces, kindDeployments, kindReplicaSets, kindStatefulSets, kindDaemonSets, kindPods, kindServices, kindConfigMaps, kindEndpointSlices}
 
 // ReadObjects loads every object of the lab and the generation they belong to.
 // The generation is read first: a reader that races a writer sees objects at
@@ -36,7 +40,19 @@ func (s *Store) ReadObjects() (*State, int64, error) {
 		return nil, 0, err
 	}
 	st := &State{}
+	if err := readKind(s, kindNamespaces, &st.Namespaces); err != nil {
+		return nil, 0, err
+	}
 	if err := readKind(s, kindDeployments, &st.Deployments); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindReplicaSets, &st.ReplicaSets); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindStatefulSets, &st.StatefulSets); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindDaemonSets, &st.DaemonSets); err != nil {
 		return nil, 0, err
 	}
 	if err := readKind(s, kindPods, &st.Pods); err != nil {
@@ -125,9 +141,33 @@ func (s *Store) WriteObjects(st *State) (int64, error) {
 		want[kind][objectFileName(ns, name)] = data
 		return nil
 	}
+	for _, o := range st.Namespaces {
+		o.APIVersion, o.Kind = "v1", "Namespace"
+		if err := add(kindNamespaces, "namespace", o.Name, o); err != nil { // cluster-scoped: "namespace.<name>.yaml"
+			return 0, err
+		}
+	}
 	for _, o := range st.Deployments {
 		o.APIVersion, o.Kind = "apps/v1", "Deployment"
 		if err := add(kindDeployments, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.ReplicaSets {
+		o.APIVersion, o.Kind = "apps/v1", "ReplicaSet"
+		if err := add(kindReplicaSets, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.StatefulSets {
+		o.APIVersion, o.Kind = "apps/v1", "StatefulSet"
+		if err := add(kindStatefulSets, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.DaemonSets {
+		o.APIVersion, o.Kind = "apps/v1", "DaemonSet"
+		if err := add(kindDaemonSets, o.Namespace, o.Name, o); err != nil {
 			return 0, err
 		}
 	}

@@ -46,7 +46,10 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 	default:
 		return errorf(source, "%s: spec.type %q: unsupported in a lab (want ClusterIP or NodePort)", where, svc.Spec.Type)
 	}
-	if len(svc.Spec.Ports) == 0 {
+	if err := checkHeadless(svc, source, where); err != nil {
+		return err
+	}
+	if len(svc.Spec.Ports) == 0 && svc.Spec.ClusterIP != corev1.ClusterIPNone {
 		return errorf(source, "%s: spec.ports: at least one port is required", where)
 	}
 	switch {
