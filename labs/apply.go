@@ -35,14 +35,6 @@ func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) erro
 	})
 }
 
-// DeletePods deletes pods by name; a Deployment's pods come back with new
-// names and IPs, as the ReplicaSet controller would make them.
-func (l *Lab) DeletePods(ctx context.Context, names []string, opts Options) error {
-	return l.update(ctx, opts, labstore.OpDeletePods, func(cur *labstore.State) (*labstore.State, error) {
-		return l.Cluster().DeletePods(cur, names)
-	})
-}
-
 // update runs one change of the lab's objects under the lab's lock and makes
 // the kernel follow it, as a transaction the lab's journal can finish or
 // undo (txn.go): the new pods are recorded, then made; the commit records
@@ -64,7 +56,12 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 	if err != nil {
 		return err
 	}
-	next, err := change(cur)
+	// Pods that finished terminating go with this change (terminating.go).
+	reaped, err := l.reapFinished(cur)
+	if err != nil {
+		return err
+	}
+	next, err := change(reaped)
 	if err != nil {
 		return err
 	}
@@ -121,6 +118,8 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 			fmt.Fprintf(opts.Out, "service/%s created: cluster IP %s%s\n", svc.Name, svc.Spec.ClusterIP, nodePorts(svc.Spec.Ports))
 		}
 	}
+	// Deleted pods get SIGTERM once the proxies show them terminating.
+	l.signalTerminating(cur, next, opts.Out)
 	// Gone pods last: the proxies have stopped sending them new traffic.
 	for _, old := range gone {
 		if err := l.stopPod(old.Name); err != nil {

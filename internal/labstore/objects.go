@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/yaml"
 
@@ -229,4 +232,19 @@ func (s *Store) WriteObjects(st *State) (int64, error) {
 	}
 	gen++
 	return gen, s.WriteFile(filepath.Join("objects", "GENERATION"), []byte(strconv.FormatInt(gen, 10)+"\n"))
+}
+
+// PodDeletionDeadline returns the deletionTimestamp of the stored pod
+// namespace/name: the time by which a pod being deleted is to be gone
+// (false when the pod is not stored or not being deleted).
+func (s *Store) PodDeletionDeadline(namespace, name string) (time.Time, bool) {
+	data, err := boundedread.ReadFile(s.Path("objects", kindPods, objectFileName(namespace, name)), maxObjectFileBytes)
+	if err != nil {
+		return time.Time{}, false
+	}
+	var pod corev1.Pod
+	if err := yaml.Unmarshal(data, &pod); err != nil || pod.DeletionTimestamp == nil {
+		return time.Time{}, false
+	}
+	return pod.DeletionTimestamp.Time, true
 }
