@@ -71,6 +71,9 @@ func (c Cluster) Delete(cur *labstore.State, m *Manifests, source string, opts D
 		if err != nil {
 			return nil, errorf(where, "%s", err)
 		}
+		if ns := next.Namespace(ns); !found && ns != nil && ns.DeletionTimestamp != nil {
+			continue // deleted with its namespace (an earlier document), as the API server still had it
+		}
 		if !found && !opts.IgnoreNotFound {
 			return nil, errorf(where, "%s %s: %s %q not found", kindOf(obj), qualified(ns, name), resourceOf(obj), name)
 		}
