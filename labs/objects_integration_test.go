@@ -39,15 +39,19 @@ func TestIntegrationServiceNetworkingObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := roottest.UniqueName("objs")
+	began := time.Now()
 	lab, _, err := labs.Create(context.Background(), writeFile(t, "lab.yaml", strings.Replace(string(topo), "name: nodeport", "name: "+name, 1)), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { labs.Delete(name) })
+	t.Logf("create lab: %s", time.Since(began).Round(time.Millisecond))
 	manifest := filepath.Join(clustersDir(), "workloads", "servicenet.yaml")
+	began = time.Now()
 	if err := lab.Apply(context.Background(), manifest, opts); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("apply servicenet.yaml: %s", time.Since(began).Round(time.Millisecond))
 
 	objs, _, err := lab.Store.ReadObjects()
 	if err != nil {
@@ -82,7 +86,9 @@ func TestIntegrationServiceNetworkingObjects(t *testing.T) {
 			t.Errorf("node %s has no rule for the hand-listed endpoint 10.100.81.200:8080:\n%s", node, rules)
 		}
 	}
+	began = time.Now()
 	res, err := lab.Traffic("hosta", traffic.Options{Target: legacy.Spec.ClusterIP + ":80", Connections: 20}, opts)
+	t.Logf("traffic: %s", time.Since(began).Round(time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,9 +97,11 @@ func TestIntegrationServiceNetworkingObjects(t *testing.T) {
 	}
 
 	before, _ := network.Namespaces(name)
+	began = time.Now()
 	if err := lab.DeleteManifest(context.Background(), manifest, opts, labs.DeleteOptions{GracePeriod: -1}); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("delete -f servicenet.yaml (waits for the 5 pods): %s", time.Since(began).Round(time.Millisecond))
 	objs, _, _ = lab.Store.ReadObjects()
 	if len(objs.Pods)+len(objs.Services)+len(objs.EndpointSlices)+len(objs.Namespaces) != 0 {
 		t.Errorf("after delete -f: %d pods, %d services, %d slices, %d namespaces", len(objs.Pods), len(objs.Services), len(objs.EndpointSlices), len(objs.Namespaces))
@@ -101,6 +109,8 @@ func TestIntegrationServiceNetworkingObjects(t *testing.T) {
 	if after, _ := network.Namespaces(name); len(before)-len(after) != 5 {
 		t.Errorf("delete -f removed %d network namespaces, want the 5 pods' (before %v, after %v)", len(before)-len(after), before, after)
 	}
+	began = time.Now()
+	defer func() { t.Logf("the second and third delete -f: %s", time.Since(began).Round(time.Millisecond)) }()
 	if err := lab.DeleteManifest(context.Background(), manifest, opts, labs.DeleteOptions{GracePeriod: -1}); err == nil || !strings.Contains(err.Error(), `namespaces "shop" not found`) {
 		t.Errorf("a second delete -f: %v, want NotFound", err)
 	}
