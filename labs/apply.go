@@ -56,15 +56,21 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 	if err != nil {
 		return err
 	}
-	// Pods that finished terminating go with this change (terminating.go).
-	reaped, err := l.reapFinished(cur)
+	// Pods that finished terminating go first, in a change of their own
+	// (terminating.go): a StatefulSet's successor takes the same name.
+	if cur, err = l.reapFinished(ctx, cur, opts); err != nil {
+		return err
+	}
+	next, err := change(cur)
 	if err != nil {
 		return err
 	}
-	next, err := change(reaped)
-	if err != nil {
-		return err
-	}
+	return l.commit(ctx, opts, op, cur, next)
+}
+
+// commit makes the kernel and the store go from cur to next under the
+// lab's lock, as the transaction update describes.
+func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *labstore.State) error {
 	var made, gone []*corev1.Pod
 	for _, pod := range next.Pods {
 		if cur.Pod(pod.Name) == nil { // pods keep their name, node and IP for life
@@ -113,6 +119,7 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 	if ctx.Err() != nil {
 		return l.rollBack(ctx, op, cur, made, true, syncErr, opts)
 	}
+	reportCreated(opts.Out, cur, next)
 	for _, svc := range next.Services {
 		if old := cur.Service(svc.Namespace, svc.Name); old == nil {
 			fmt.Fprintf(opts.Out, "service/%s created: cluster IP %s%s\n", svc.Name, svc.Spec.ClusterIP, nodePorts(svc.Spec.Ports))

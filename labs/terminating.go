@@ -120,7 +120,7 @@ func (l *Lab) waitGone(ctx context.Context, names []string, opts Options) error 
 		}
 		if finished {
 			// Any lab change reaps what is finished first: this one changes nothing else.
-			if err := l.update(ctx, opts, labstore.OpReap, func(cur *labstore.State) (*labstore.State, error) { return cur, nil }); err != nil {
+			if err := l.update(ctx, opts, labstore.OpReap, l.Cluster().Reconcile); err != nil {
 				return err
 			}
 			continue
@@ -140,19 +140,23 @@ func (l *Lab) terminated(p *corev1.Pod) bool {
 	return l.supervisorPID(p.Name) == 0 || !time.Now().Before(p.DeletionTimestamp.Time)
 }
 
-// reapFinished removes the terminating pods that are done from st (the
-// caller stops their namespaces, as pods gone from the store).
-func (l *Lab) reapFinished(st *labstore.State) (*labstore.State, error) {
+// reapFinished removes the terminating pods that are done, in a change of
+// its own (the caller holds the lock), and returns the state after it.
+func (l *Lab) reapFinished(ctx context.Context, cur *labstore.State, opts Options) (*labstore.State, error) {
 	var done []string
-	for _, p := range workload.Terminating(st) {
+	for _, p := range workload.Terminating(cur) {
 		if l.terminated(p) {
 			done = append(done, p.Name)
 		}
 	}
 	if len(done) == 0 {
-		return st, nil
+		return cur, nil
 	}
-	return l.Cluster().Reap(st, done)
+	next := workload.Reap(cur, done)
+	if err := l.commit(ctx, opts, labstore.OpReap, cur, next); err != nil {
+		return nil, err
+	}
+	return next, nil
 }
 
 // signalTerminating sends SIGTERM to the supervisor of every terminating pod

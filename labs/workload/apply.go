@@ -70,7 +70,11 @@ func (c Cluster) Apply(cur *labstore.State, m *Manifests, source string) (*labst
 			return nil, err
 		}
 	}
-	next.EndpointSlices = endpointSlices(next)
+	// The other controllers too: a pod gone since the last change may be
+	// made again now (a StatefulSet's pod of the same name).
+	if err := c.reconcileAll(next, source); err != nil {
+		return nil, err
+	}
 	return next, nil
 }
 
@@ -103,12 +107,17 @@ func (c Cluster) reconcileAll(st *labstore.State, source string) error {
 			return err
 		}
 	}
-	// A Terminating namespace goes once its last pod is gone.
+	dropFinishedNamespaces(st)
+	st.EndpointSlices = endpointSlices(st)
+	return nil
+}
+
+// dropFinishedNamespaces removes the Terminating namespaces without pods
+// (a Terminating namespace goes once its last pod is gone).
+func dropFinishedNamespaces(st *labstore.State) {
 	st.Namespaces = slices.DeleteFunc(st.Namespaces, func(ns *corev1.Namespace) bool {
 		return ns.DeletionTimestamp != nil && !slices.ContainsFunc(st.Pods, func(p *corev1.Pod) bool { return p.Namespace == ns.Name })
 	})
-	st.EndpointSlices = endpointSlices(st)
-	return nil
 }
 
 // applyConfigMap validates a ConfigMap as the API server does (its

@@ -206,15 +206,25 @@ func Terminating(st *labstore.State) []*corev1.Pod {
 }
 
 // Reap removes the terminating pods whose servers have stopped (finished),
-// as the kubelet's final delete does, then the Terminating namespaces left
-// without pods, and lets the controllers make what now can be made (a
-// StatefulSet's pod of the same name). cur is not modified.
-func (c Cluster) Reap(cur *labstore.State, finished []string) (*labstore.State, error) {
+// as the kubelet's final delete does, and the Terminating namespaces left
+// without pods. It runs no controller: a StatefulSet's successor of the
+// same name is made by the next change (Reconcile, or any other), after
+// the old pod's host is gone. cur is not modified.
+func Reap(cur *labstore.State, finished []string) *labstore.State {
 	next := cur.Clone()
 	next.Pods = slices.DeleteFunc(next.Pods, func(p *corev1.Pod) bool {
 		return p.DeletionTimestamp != nil && slices.Contains(finished, p.Name)
 	})
-	if err := c.reconcileAll(next, "reap"); err != nil {
+	dropFinishedNamespaces(next)
+	next.EndpointSlices = endpointSlices(next)
+	return next
+}
+
+// Reconcile runs every controller once: what a lab change does after pods
+// have gone. cur is not modified.
+func (c Cluster) Reconcile(cur *labstore.State) (*labstore.State, error) {
+	next := cur.Clone()
+	if err := c.reconcileAll(next, "reconcile"); err != nil {
 		return nil, err
 	}
 	return next, nil

@@ -106,9 +106,9 @@ func FuzzApply(f *testing.F) {
 		for _, p := range Terminating(deleted) {
 			names = append(names, p.Name)
 		}
-		reaped, err := lab.Reap(deleted, names)
+		reaped, err := lab.Reconcile(Reap(deleted, names))
 		if err != nil {
-			t.Fatalf("Reap: %v", err)
+			t.Fatalf("Reap and Reconcile: %v", err)
 		}
 		checkState(t, reaped)
 	})
