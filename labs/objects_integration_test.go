@@ -96,6 +96,16 @@ func TestIntegrationServiceNetworkingObjects(t *testing.T) {
 		t.Errorf("traffic from hosta to the selector-less Service %s:80: %d of 20 answered, backends %v; want all from the hand-listed pod legacy", legacy.Spec.ClusterIP, res.Succeeded, res.Backends)
 	}
 
+	// A deleted StatefulSet pod comes back under its name once it is gone,
+	// and runs (its host is made again).
+	if err := lab.DeletePods(context.Background(), []string{"db-1"}, opts, labs.DeleteOptions{GracePeriod: 1}); err != nil {
+		t.Fatal(err)
+	}
+	objs, _, _ = lab.Store.ReadObjects()
+	if p := objs.Pod("db-1"); p == nil || p.DeletionTimestamp != nil || podRow(t, lab, "db-1").Status != labstore.StateRunning {
+		t.Errorf("db-1 after its deletion: %+v, %s; want it made again and Running", p, podRow(t, lab, "db-1").Status)
+	}
+
 	before, _ := network.Namespaces(name)
 	began = time.Now()
 	if err := lab.DeleteManifest(context.Background(), manifest, opts, labs.DeleteOptions{GracePeriod: -1}); err != nil {
