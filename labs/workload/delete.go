@@ -69,7 +69,7 @@ func (c Cluster) Delete(cur *labstore.State, m *Manifests, source string, opts D
 		}
 		found, err := deleteObject(next, obj, ns, name, opts)
 		if err != nil {
-			return nil, errorf(where, "%s", err)
+			return nil, errorf(where, "%s %s: %v", kindOf(obj), qualified(ns, name), err)
 		}
 		if ns := next.Namespace(ns); !found && ns != nil && ns.DeletionTimestamp != nil {
 			continue // deleted with its namespace (an earlier document), as the API server still had it
@@ -119,7 +119,7 @@ func deleteObject(st *labstore.State, obj any, ns, name string, opts DeleteOptio
 // deleteNamespace marks a namespace Terminating and deletes what is in it.
 func deleteNamespace(st *labstore.State, name string, opts DeleteOptions) (bool, error) {
 	if slices.Contains(immortalNamespaces, name) {
-		return true, fmt.Errorf("Namespace %s: namespaces %q is forbidden: this namespace may not be deleted", name, name)
+		return true, fmt.Errorf("namespaces %q is forbidden: this namespace may not be deleted", name)
 	}
 	ns := st.Namespace(name)
 	if ns == nil {
