@@ -120,6 +120,7 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 		return l.rollBack(ctx, op, cur, made, true, syncErr, opts)
 	}
 	reportCreated(opts.Out, cur, next)
+	reportDeleted(opts.Out, cur, next)
 	for _, svc := range next.Services {
 		if old := cur.Service(svc.Namespace, svc.Name); old == nil {
 			fmt.Fprintf(opts.Out, "service/%s created: cluster IP %s%s\n", svc.Name, svc.Spec.ClusterIP, nodePorts(svc.Spec.Ports))

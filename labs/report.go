@@ -56,3 +56,56 @@ func reportCreated(out io.Writer, cur, next *labstore.State) {
 		}
 	}
 }
+
+// reportDeleted prints, as kubectl delete does, the objects next no longer
+// has (namespaces: that next has Terminating), pods apart (they have lines
+// of their own when they are gone).
+func reportDeleted(out io.Writer, cur, next *labstore.State) {
+	for _, o := range cur.Namespaces {
+		if n := next.Namespace(o.Name); o.DeletionTimestamp == nil && (n == nil || n.DeletionTimestamp != nil) {
+			fmt.Fprintf(out, "namespace %q deleted\n", o.Name)
+		}
+	}
+	type key struct{ kind, ns, name string }
+	have := map[key]bool{}
+	var order []key
+	add := func(set map[key]bool, list *[]key, kind, ns, name string) {
+		k := key{kind, ns, name}
+		set[k] = true
+		if list != nil {
+			*list = append(*list, k)
+		}
+	}
+	collect := func(st *labstore.State, set map[key]bool, list *[]key) {
+		for _, o := range st.Services {
+			add(set, list, "service", o.Namespace, o.Name)
+		}
+		for _, o := range st.ConfigMaps {
+			add(set, list, "configmap", o.Namespace, o.Name)
+		}
+		for _, o := range st.Deployments {
+			add(set, list, "deployment.apps", o.Namespace, o.Name)
+		}
+		for _, o := range st.ReplicaSets {
+			add(set, list, "replicaset.apps", o.Namespace, o.Name)
+		}
+		for _, o := range st.StatefulSets {
+			add(set, list, "statefulset.apps", o.Namespace, o.Name)
+		}
+		for _, o := range st.DaemonSets {
+			add(set, list, "daemonset.apps", o.Namespace, o.Name)
+		}
+		for _, o := range st.EndpointSlices {
+			if o.Labels["endpointslice.kubernetes.io/managed-by"] != "endpointslice-controller.k8s.io" {
+				add(set, list, "endpointslice.discovery.k8s.io", o.Namespace, o.Name)
+			}
+		}
+	}
+	collect(next, have, nil)
+	collect(cur, map[key]bool{}, &order)
+	for _, k := range order {
+		if !have[k] {
+			fmt.Fprintf(out, "%s %q deleted\n", k.kind, k.name)
+		}
+	}
+}

@@ -53,6 +53,11 @@ func applyEndpointSlice(st *labstore.State, s *discoveryv1.EndpointSlice, source
 	if s.Labels[discoveryv1.LabelManagedBy] == controllerManagedBy {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "labels").Key(discoveryv1.LabelManagedBy), controllerManagedBy, "the EndpointSlice controller's own value: a hand-written slice must not carry it (the controller would replace the slice)"))
 	}
+	for _, old := range st.EndpointSlices {
+		if old.Namespace == s.Namespace && old.Name == s.Name && old.Labels[discoveryv1.LabelManagedBy] == controllerManagedBy {
+			errs = append(errs, field.Duplicate(field.NewPath("metadata", "name"), s.Name+" (the EndpointSlice controller's slice of Service "+old.Labels[discoveryv1.LabelServiceName]+")"))
+		}
+	}
 	if err := fieldErrors(source, "EndpointSlice", s.ObjectMeta, errs); err != nil {
 		return err
 	}

@@ -339,3 +339,17 @@ func TestDeleteManifestWithItsNamespace(t *testing.T) {
 		t.Errorf("%d of %d pods terminating, %d services left", len(Terminating(next)), len(st.Pods), len(next.Services))
 	}
 }
+
+// TestHandWrittenSliceCannotTakeTheControllersName: a slice named like one
+// the EndpointSlice controller wrote would be two objects of one name.
+func TestHandWrittenSliceCannotTakeTheControllersName(t *testing.T) {
+	base := applyWith(t, lab, &labstore.State{}, httpserver)
+	name := base.EndpointSlices[0].Name
+	m, err := Decode([]byte("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: "+name+"}\naddressType: IPv4\nendpoints: []\n"), "clash.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lab.Apply(base, m, "clash.yaml"); err == nil || !strings.Contains(err.Error(), "metadata.name: Duplicate value: \""+name+" (the EndpointSlice controller's slice of Service httpserver)") {
+		t.Errorf("error %v", err)
+	}
+}
