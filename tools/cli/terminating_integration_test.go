@@ -86,7 +86,6 @@ func TestIntegrationInterruptedPodDeletionIsRecoverable(t *testing.T) {
 	}
 }
 
-
 // podLineHas says whether get pods shows pod with want on its line.
 func podLineHas(out, pod, want string) bool {
 	for _, line := range strings.Split(out, "\n") {
