@@ -4,6 +4,9 @@
 # PATH is reset, so Go is looked up where the Go installer puts it too.
 GO       ?= $(shell command -v go 2>/dev/null || echo /usr/local/go/bin/go)
 BIN      := bin/svclab
+# The revision `svclab version` prints (Go's own VCS stamping may be off, or
+# refused by git under sudo); empty outside a git tree.
+REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 # The conformance suite, a test binary of its own beside the CLI (as
 # Kubernetes ships e2e.test): `svclab conformance` runs it.
 CONFORMANCE_BIN := bin/svclab-conformance.test
@@ -14,14 +17,14 @@ CONFORMANCE_BIN := bin/svclab-conformance.test
 APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils nftables
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
-# Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/ and
-# internal/, found in the sources as "dir:FuzzX". `make fuzz` runs each for
+# Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/,
+# internal/ and tools/, found in the sources as "dir:FuzzX". `make fuzz` runs each for
 # FUZZTIME; `make test` runs each for FUZZSMOKE (go test alone only runs
 # their seed corpora). Crashers land in dir/testdata/fuzz/FuzzX/: fix the
 # bug and keep the file as the regression seed.
 FUZZTIME  ?= 60s
 FUZZSMOKE ?= 3s
-FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
+FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
 .PHONY: help deps build root-check lab-nodeport lab test test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
@@ -37,7 +40,7 @@ deps: ## install the Debian packages the labs and tests need (APT_PKGS; see inte
 	fi
 
 build: ## build the CLI into bin/svclab and the conformance suite into bin/svclab-conformance.test
-	$(GO) build -o $(BIN) ./tools/svclab
+	$(GO) build -ldflags "-X github.com/svclab/svclab/internal/buildinfo.revision=$(REVISION)" -o $(BIN) ./tools/svclab
 	$(GO) test -c -o $(CONFORMANCE_BIN) ./scenarios/conformance/e2e
 
 root-check:
@@ -56,7 +59,7 @@ test: root-check deps build ## run every test: unit, kernel integration and the 
 test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/
 
-e2e-kind: root-check deps build ## kind clusters, offline: build the node image if missing, run the conformance scenarios on kind (JUnit in _out/; ~30 min cold)
+e2e-kind: root-check deps build ## kind clusters, offline: build the node image (and the real flannel's images) if missing, run the conformance scenarios on kind: 4 clusters (JUnit in _out/; ~40 min cold)
 	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_CONFORMANCE_BIN=$(CURDIR)/$(CONFORMANCE_BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out \
 		$(GO) test -count=1 -timeout 80m -run 'TestIntegrationKind$$' -v ./scenarios/kinde2e/
 

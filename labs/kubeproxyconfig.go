@@ -11,8 +11,14 @@ import (
 
 // kubeProxyConfigMap is the kube-system/kube-proxy ConfigMap a new lab
 // starts with, shaped like the one kubeadm writes: config.conf holds a
-// KubeProxyConfiguration whose mode is empty for iptables (the default, as
-// seed 001 shows it) and clusterCIDR is the lab's pod subnet.
+// KubeProxyConfiguration whose unset fields are written as kubeadm writes
+// them ("", null, 0s) and so take upstream's defaults — mode "" is iptables
+// (as seed 001 shows it), metricsBindAddress "" is 127.0.0.1:10249 (seed
+// 002's curl of localhost:10249 inside the node), localhostNodePorts null
+// is true (node ports answer on 127.0.0.1, with route_localnet=1 in the
+// node's namespace). clusterCIDR is the lab's pod subnet, as kubeadm's is
+// the cluster's. The one deliberate difference from upstream is written
+// out with a comment saying so.
 func kubeProxyConfigMap(t *topology.Lab) *corev1.ConfigMap {
 	mode := string(t.Spec.Proxy.Mode)
 	if mode == string(topology.ProxyModeIPTables) {
@@ -22,14 +28,18 @@ func kubeProxyConfigMap(t *topology.Lab) *corev1.ConfigMap {
 kind: KubeProxyConfiguration
 bindAddress: 0.0.0.0
 clusterCIDR: %s
-healthzBindAddress: 0.0.0.0:10256
-metricsBindAddress: 0.0.0.0:10249
+healthzBindAddress: ""
+metricsBindAddress: ""
 mode: %q
+nodePortAddresses: null
 iptables:
+  localhostNodePorts: null
   masqueradeAll: false
-  masqueradeBit: 14
+  masqueradeBit: null
+  # svclab lab, not upstream: 100ms instead of the default 1s, so that a
+  # change applied to the lab is programmed at once.
   minSyncPeriod: 100ms
-  syncPeriod: 30s
+  syncPeriod: 0s
 ipvs:
   scheduler: ""
 `, t.Spec.PodSubnet, mode)

@@ -335,7 +335,7 @@ func TestIntegrationBadProxyConfigCrashLoops(t *testing.T) {
 			strings.ReplaceAll(strings.TrimRight(conf, "\n"), "\n", "\n    ")+"\n")
 	}
 	withMode := func(mode string) string {
-		return fmt.Sprintf("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.244.0.0/16\nmetricsBindAddress: 0.0.0.0:10249\nmode: %q\n", mode)
+		return fmt.Sprintf("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.244.0.0/16\nmode: %q\n", mode)
 	}
 	curl := func(url string) (string, error) {
 		out, err := exec.Command("ip", "netns", "exec", network.NamespaceName(name, "node1"), "curl", "-s", "--max-time", "2", url).Output()

@@ -27,18 +27,12 @@ func newIPTablesBackend(cfg config.Config, backend string, log *slog.Logger) (Ba
 	if err != nil {
 		return nil, err
 	}
-	var clusterCIDR string
-	for _, c := range cfg.ClusterCIDRs {
-		if c.Addr().Is4() {
-			clusterCIDR = c.String()
-		}
+	opts, err := setUpIPTablesKernel(cfg, procSys{}, log)
+	if err != nil {
+		return nil, err
 	}
-	renderer, err := iptables.NewRenderer(iptables.Options{
-		ClusterCIDR:   clusterCIDR,
-		MasqueradeBit: cfg.MasqueradeBit,
-		MasqueradeAll: cfg.MasqueradeAll,
-		RandomFully:   runner.HasRandomFully(),
-	})
+	opts.RandomFully = runner.HasRandomFully()
+	renderer, err := iptables.NewRenderer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
 	}

@@ -44,8 +44,10 @@ data:
     apiVersion: kubeproxy.config.k8s.io/v1alpha1
     kind: KubeProxyConfiguration
     clusterCIDR: 10.100.0.0/16
-    metricsBindAddress: 0.0.0.0:10249
     mode: %q
+    # Not upstream's 30s: the scenarios' syncs are quick, so that graceful
+    # termination finishes within a spec (minSyncPeriod 0s is "0s" as
+    # written: iptables takes upstream's 1s, ipvs syncs on every change).
     iptables: {minSyncPeriod: 0s, syncPeriod: 1s}
     ipvs: {minSyncPeriod: 0s, syncPeriod: 1s, scheduler: %q}
 `, mode, scheduler)

@@ -138,7 +138,7 @@ func TestProgramsTable(t *testing.T) {
 			t.Errorf("%s: no Debian package", p.Name)
 		}
 	}
-	for _, u := range []Use{Lab, Proxy, Tour, Cluster, VM, Test} {
+	for _, u := range []Use{Lab, Proxy, Tour, Cluster, Flannel, VM, Test} {
 		if len(Needs(u)) == 0 {
 			t.Errorf("use %q needs nothing", u)
 		}

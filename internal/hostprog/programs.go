@@ -23,6 +23,9 @@ const (
 	// offline node image (Go builds, debootstrap, chroot) and svclab's
 	// own dockerd in its namespace.
 	Cluster Use = "svclab create cluster/kind build-image"
+	// Flannel is `svclab create cluster --cni flannel`: besides Cluster's
+	// programs, a C compiler for flanneld (its UDP backend is cgo).
+	Flannel Use = "svclab create cluster --cni flannel"
 	// VM is `svclab vm run/prepare` and the tests that run in the VM: qemu
 	// boots Debian's kernel, unpacked from its .deb.
 	VM Use = "svclab vm (and the VM tests)"
@@ -63,6 +66,7 @@ const (
 	Dockerd               = "dockerd"
 	JQ                    = "jq"
 	Go                    = "go"
+	GCC                   = "gcc"
 	QEMU                  = "qemu-system-x86_64"
 	XZ                    = "xz"
 	Zstd                  = "zstd"
@@ -116,6 +120,7 @@ var Programs = []Program{
 	{Dockerd, "docker.io", nil, "svclab's own Docker daemon, installed when no Docker answers (labs/kind/dockerhost)"},
 	{JQ, "jq", nil, "svclab-runc edits OCI specs with jq, on hosts without CAP_SYS_RESOURCE (labs/kind/dockerhost)"},
 	{Go, "", []Use{Test}, "the tests build svclab; the node image builds Kubernetes, etcd and CoreDNS (nodeimage's goBinary looks in $GO, PATH and /usr/local/go/bin)"},
+	{GCC, "gcc", []Use{Flannel}, "cgo of go build: flanneld's UDP backend is C on amd64, linked statically against libc6-dev's libc.a (labs/kind/nodeimage, --cni flannel)"},
 	{QEMU, "qemu-system-x86", []Use{VM}, "boots the VM"},
 	{XZ, "xz-utils", []Use{VM}, "uncompresses the VM's kernel and modules"},
 	{Zstd, "zstd", nil, "uncompresses the VM's kernel and modules when Debian's are zstd (newer than 12)"},

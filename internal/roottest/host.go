@@ -2,13 +2,14 @@ package roottest
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 )
 
 // HostSnapshot is what the scenarios promise never to change: the host's
-// root network namespace — its links, routes and iptables rules (both
-// backends). Comments and counters are left out.
+// root network namespace — its links, routes, iptables rules (both
+// backends) and route_localnet. Comments and counters are left out.
 type HostSnapshot map[string]string
 
 // SnapshotHost reads the root namespace's state.
@@ -39,6 +40,15 @@ func SnapshotHost() HostSnapshot {
 			keep = append(keep, line)
 		}
 		snap[name] = strings.Join(keep, "\n")
+	}
+	// A proxy set to serve node ports on localhost writes route_localnet in
+	// its own namespace, never the host's.
+	for _, key := range []string{"net/ipv4/conf/all/route_localnet"} {
+		v, err := os.ReadFile("/proc/sys/" + key)
+		snap["sysctl "+key] = strings.TrimSpace(string(v))
+		if err != nil {
+			snap["sysctl "+key] = fmt.Sprintf("(read failed: %v)", err)
+		}
 	}
 	return snap
 }

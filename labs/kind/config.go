@@ -96,8 +96,11 @@ func resolveSettings(cfg *v1alpha4.Cluster, opts CreateOptions, ipvs bool) (Sett
 	if s.CNI == "" {
 		s.CNI = cni.FlannelVXLAN
 	}
-	if err := cni.Validate(s.CNI); err != nil {
+	if err := validateCNI(s.CNI); err != nil {
 		return s, fmt.Errorf("--cni: %w", err)
+	}
+	if err := checkPodSubnet(s.CNI, cfg.Networking.PodSubnet); err != nil {
+		return s, err
 	}
 	if s.Proxy == "" {
 		s.Proxy = ProxyStock

@@ -22,7 +22,7 @@ func TestParseConfigIsStrict(t *testing.T) {
 }
 
 func TestClusterConfigsInTheRepositoryParse(t *testing.T) {
-	for _, f := range []string{"flannel-vxlan", "calico-proxyarp", "svclab-proxy", "single-node"} {
+	for _, f := range []string{"flannel-vxlan", "calico-proxyarp", "svclab-proxy", "single-node", "flannel"} {
 		if _, err := LoadConfig("../../clusters/kind/" + f + ".yaml"); err != nil {
 			t.Error(err)
 		}

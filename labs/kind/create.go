@@ -15,6 +15,7 @@ import (
 
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/flannel"
 	"github.com/svclab/svclab/labs/kind/host"
 	"github.com/svclab/svclab/labs/kind/images"
 	"github.com/svclab/svclab/labs/kind/nodeimage"
@@ -117,14 +118,28 @@ func (cr *creation) buildNodeImage() error {
 	return nil
 }
 
-// ensureImages builds (or finds) svclab's images: netexec, svclab, and
-// svclab's proxy when it replaces kube-proxy.
+// ensureImages builds (or finds) the images the nodes get: svclab's
+// netexec, svclab's CNI agent (svclab's pod networks) or the real
+// flannel's two images, and svclab's proxy when it replaces kube-proxy.
 func (cr *creation) ensureImages() error {
-	cr.refs = []string{images.Netexec, images.Svclab}
+	cr.refs = []string{images.Netexec}
+	if cr.s.CNI != flannel.Name {
+		cr.refs = append(cr.refs, images.Svclab)
+	}
 	if cr.s.Proxy == ProxySvclab {
 		cr.refs = append(cr.refs, images.SvclabProxy)
 	}
-	return images.Ensure(cr.ctx, cr.d, cr.bin, cr.built.RootfsTar, cr.refs, cr.out)
+	if err := images.Ensure(cr.ctx, cr.d, cr.bin, cr.built.RootfsTar, cr.refs, cr.out); err != nil {
+		return err
+	}
+	if cr.s.CNI == flannel.Name {
+		fl, err := nodeimage.BuildFlannel(cr.ctx, cr.d, cr.built.RootfsTar, nodeimage.Options{Out: cr.out})
+		if err != nil {
+			return err
+		}
+		cr.refs = append(cr.refs, fl.Images...)
+	}
+	return nil
 }
 
 // createCluster has kind create the cluster from the adapted config. When
@@ -200,7 +215,7 @@ func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon
 		return err
 	}
 	p := cni.ManifestParams{Variant: c.CNI, Image: images.Svclab, ProxyImage: images.SvclabProxy, APIServerHost: c.Name + "-control-plane", APIServerPort: "6443", ClusterCIDR: podSubnet}
-	manifest, err := cni.Manifest(p)
+	manifest, err := podNetworkManifest(p)
 	if err != nil {
 		return err
 	}
@@ -215,11 +230,20 @@ func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon
 		return err
 	}
 	t = time.Now()
-	if err := waitReady(cp, c.Proxy, timeout); err != nil {
+	if err := waitReady(cp, c.CNI, c.Proxy, timeout); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "nodes and system pods ready in %s\n", time.Since(t).Round(10*time.Millisecond))
 	return nil
+}
+
+// podNetworkManifest is what installs the pod network: upstream's
+// kube-flannel.yml for the real flannel, else svclab's CNI DaemonSet.
+func podNetworkManifest(p cni.ManifestParams) (string, error) {
+	if p.Variant == flannel.Name {
+		return flannel.Manifest(), nil
+	}
+	return cni.Manifest(p)
 }
 
 func svclabBinary(path string) (string, error) {

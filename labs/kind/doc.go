@@ -2,8 +2,10 @@
 // with kind (sigs.k8s.io/kind's Go API), fully offline — a real API
 // server, kubelet, CoreDNS and stock kube-proxy (or svclab's proxy in its
 // place), on an offline node image (package nodeimage), a pod network of
-// svclab's own (package cni), and a Docker daemon that, when svclab runs
-// it, lives in its own network namespace (package dockerhost).
+// svclab's own (package cni) or the real flannel (package flannel,
+// --cni flannel: upstream's kube-flannel.yml on images nodeimage builds
+// from Go modules), and a Docker daemon that, when svclab runs it, lives
+// in its own network namespace (package dockerhost).
 //
 //	c, err := kind.Create(ctx, kind.CreateOptions{ConfigFile: "clusters/kind/flannel-vxlan.yaml", Name: "demo"})
 //	kind.Delete(ctx, "demo", os.Stdout) // logs exported first; idempotent

@@ -12,6 +12,7 @@ import (
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/flannel"
 )
 
 // controlPlane finds the (first) control-plane node.
@@ -83,8 +84,8 @@ func kubectlApply(n nodes.Node, manifest string) error {
 }
 
 // waitReady waits for every node to be Ready and the system workloads to
-// be rolled out.
-func waitReady(cp nodes.Node, proxy string, timeout time.Duration) error {
+// be rolled out: the pod network's DaemonSet first.
+func waitReady(cp nodes.Node, cniName, proxy string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	left := func() string {
 		d := time.Until(deadline)
@@ -93,8 +94,12 @@ func waitReady(cp nodes.Node, proxy string, timeout time.Duration) error {
 		}
 		return fmt.Sprintf("--timeout=%ds", int(d.Seconds()))
 	}
+	podNetwork := []string{"-n", "kube-system", "rollout", "status", "daemonset/svclab-cni", left()}
+	if cniName == flannel.Name {
+		podNetwork = []string{"-n", flannel.Namespace, "rollout", "status", "daemonset/" + flannel.DaemonSet, left()}
+	}
 	steps := [][]string{
-		{"-n", "kube-system", "rollout", "status", "daemonset/svclab-cni", left()},
+		podNetwork,
 		{"wait", "--for=condition=Ready", "nodes", "--all", left()},
 	}
 	if proxy == ProxySvclab {

@@ -9,7 +9,7 @@ import (
 type CreateOptions struct {
 	ConfigFile string // a kind v1alpha4 Cluster config (required)
 	Name       string // default: the config's name, else "svclab"
-	CNI        string // cni.FlannelVXLAN (default) or cni.CalicoProxyARP
+	CNI        string // one of PodNetworks: cni.FlannelVXLAN (default), cni.CalicoProxyARP, flannel.Name
 	Proxy      string // ProxyStock (default) or ProxySvclab
 	// SvclabBinary is put into the svclab images (CNI agent and plugin,
 	// proxy, netexec); default: $SVCLAB_BIN, else this executable.

@@ -79,7 +79,7 @@ func isZero(typ, v string) bool {
 		return v == ""
 	case "bool":
 		return v == "false"
-	case "int":
+	case "int", "float64":
 		return v == "0"
 	case "duration":
 		return v == "0s"

@@ -76,7 +76,7 @@ func TestArgv(t *testing.T) {
 		{&Proxy{Options: proxy.Options{LabDir: "/d", NodeName: "n1"}}, []string{"svclab", "proxy", "--lab-dir=/d", "--node=n1"}},
 		{&Netexec{Options: netexec.Options{PodName: "p", Ports: []int{80, 81}}}, []string{"svclab", "netexec", "--pod-name=p", "--http-port=80", "--http-port=81"}},
 		{&Traffic{Raw: true, Options: traffic.Options{Target: "1.2.3.4:80", Connections: 7}},
-			[]string{"svclab", "traffic", "--to=1.2.3.4:80", "--connections=7", "--raw"}},
+			[]string{"svclab", "traffic", "--to=1.2.3.4:80", "--count=7", "--raw"}},
 		{&NodeGet{URL: "http://127.0.0.1:10249/proxyMode"}, []string{"svclab", "node", "get", "http://127.0.0.1:10249/proxyMode"}},
 		{&NodeRun{Argv: []string{"nft", "-j", "list", "ruleset"}}, []string{"svclab", "node", "run", "--", "nft", "-j", "list", "ruleset"}},
 		{&NodeConntrack{}, []string{"svclab", "node", "conntrack"}},

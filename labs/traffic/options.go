@@ -39,10 +39,15 @@ type Options struct {
 	// SourceIP, if set, is the local address to connect from (the port is
 	// left to the kernel).
 	SourceIP string
-	// Expected, if set, are the backends that should share the traffic
-	// equally; Report then flags a missing or unexpected one. If empty,
-	// Report expects a uniform split over the backends that answered.
+	// Expected, if set, are the backends that should share the traffic:
+	// NAME (weight 1) or NAME=WEIGHT each, shares in proportion to the
+	// weights (ParseExpected); Report then flags a missing or unexpected
+	// one. If empty, Report expects a uniform split over the backends that
+	// answered.
 	Expected []string
+	// Alpha is the significance level of Report's verdict: the split fails
+	// when the chi-square p-value is below it. Default DefaultAlpha.
+	Alpha float64
 }
 
 // withDefaults validates o and fills its zero values.
@@ -60,6 +65,15 @@ func (o Options) withDefaults() (Options, error) {
 		if _, err := netip.ParseAddr(o.SourceIP); err != nil {
 			return o, fmt.Errorf("traffic: source IP %q: %w", o.SourceIP, err)
 		}
+	}
+	if _, _, err := ParseExpected(o.Expected); err != nil {
+		return o, err
+	}
+	if !(o.Alpha >= 0 && o.Alpha < 1) {
+		return o, fmt.Errorf("traffic: alpha %g: want a level in (0, 1)", o.Alpha)
+	}
+	if o.Alpha == 0 {
+		o.Alpha = DefaultAlpha
 	}
 	if o.Parallelism == 0 {
 		o.Parallelism = DefaultParallelism

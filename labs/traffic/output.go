@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -43,6 +44,7 @@ func (r Report) WriteJSON(w io.Writer) error {
 //	web-1    1170   50.3%   50.0%
 //	web-2    1156   49.7%   50.0%
 //	chi-square 0.0843 on 1 degree of freedom: p-value 0.7716 (uniform over the observed backends)
+//	PASS at alpha 1e-06
 func (r Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d connections, %d succeeded, %d failed", r.Target, r.Attempted, r.Succeeded, r.Failed)
@@ -69,17 +71,20 @@ func (r Report) WriteTable(w io.Writer) error {
 		tw.Flush()
 	}
 
-	over := "the observed backends"
+	over := "uniform over the observed backends"
 	if r.ExpectedFrom == "expected" {
-		over = "the expected backends"
+		over = "uniform over the expected backends"
+		if r.weighted() {
+			over = "the expected weights"
+		}
 	}
 	switch {
 	case r.PValue == nil:
 		fmt.Fprintf(&b, "p-value: n/a (no successful connection)\n")
 	case r.ChiSquare == nil:
-		fmt.Fprintf(&b, "chi-square infinite (unexpected backend): p-value 0 (uniform over %s)\n", over)
+		fmt.Fprintf(&b, "chi-square infinite (unexpected backend): p-value 0 (%s)\n", over)
 	default:
-		fmt.Fprintf(&b, "chi-square %.4g on %d degree%s of freedom: p-value %s (uniform over %s)\n",
+		fmt.Fprintf(&b, "chi-square %.4g on %d degree%s of freedom: p-value %s (%s)\n",
 			*r.ChiSquare, r.DegreesOfFreedom, plural(r.DegreesOfFreedom), formatP(*r.PValue), over)
 	}
 	if len(r.Missing) > 0 {
@@ -88,8 +93,25 @@ func (r Report) WriteTable(w io.Writer) error {
 	if len(r.Unexpected) > 0 {
 		fmt.Fprintf(&b, "unexpected: %s\n", strings.Join(r.Unexpected, ", "))
 	}
+	if r.Verdict != "" {
+		if r.Passed() {
+			fmt.Fprintf(&b, "PASS at alpha %g\n", r.Alpha)
+		} else {
+			fmt.Fprintf(&b, "FAIL at alpha %g: %s\n", r.Alpha, r.VerdictReason)
+		}
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// weighted reports whether the expected backends have unequal shares.
+func (r Report) weighted() bool {
+	for _, be := range r.Backends {
+		if be.Expected > 0 && math.Abs(be.Expected-r.Backends[0].Expected) > 1e-12 {
+			return true
+		}
+	}
+	return false
 }
 
 func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }

@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -35,7 +36,21 @@ type Report struct {
 	PValue           *float64      `json:"pValue"`
 	Elapsed          time.Duration `json:"elapsedNanos"`
 	DeadlineExceeded bool          `json:"deadlineExceeded"`
+	// Alpha is the test's significance level; Verdict is VerdictPass or
+	// VerdictFail, and VerdictReason says why it failed.
+	Alpha         float64 `json:"alpha"`
+	Verdict       string  `json:"verdict"`
+	VerdictReason string  `json:"verdictReason,omitempty"`
 }
+
+// Verdicts of a Report.
+const (
+	VerdictPass = "pass"
+	VerdictFail = "fail"
+)
+
+// Passed reports whether the verdict is a pass.
+func (r Report) Passed() bool { return r.Verdict == VerdictPass }
 
 // BackendShare is one backend's line in a Report.
 type BackendShare struct {
@@ -43,12 +58,16 @@ type BackendShare struct {
 	Count   int    `json:"count"`
 	// Share is Count over the successful connections.
 	Share float64 `json:"share"`
-	// Expected is the share a uniform split would give it (0 if unexpected).
+	// Expected is the share the expected split gives it: its weight over
+	// the sum of weights, uniform when no weights are given (0 if unexpected).
 	Expected float64 `json:"expected"`
 }
 
-// Report summarises r against r.Expected (Options.Expected): uniform over
-// that set if given, else uniform over the backends that answered.
+// Report summarises r against r.Expected (Options.Expected): the weighted
+// split over that set if given, else uniform over the backends that
+// answered; and gives the verdict at r.Alpha (DefaultAlpha when 0): a
+// fail when no connection succeeded, any failed or was not attempted, or
+// the chi-square p-value is below alpha.
 func (r *Result) Report() Report {
 	rep := Report{
 		Target: r.Target, Requested: r.Requested, Attempted: r.Attempted,
@@ -62,9 +81,16 @@ func (r *Result) Report() Report {
 		}
 	}
 
-	expected := slices.Clone(r.Expected)
+	expected, shareOf, err := ParseExpected(r.Expected)
+	if err != nil {
+		// A Result from Run has valid Expected; one decoded from elsewhere
+		// may not: its entries are then taken as plain names.
+		expected, shareOf = slices.Compact(slices.Sorted(slices.Values(r.Expected))), map[string]float64{}
+		for _, name := range expected {
+			shareOf[name] = 1 / float64(len(expected))
+		}
+	}
 	slices.Sort(expected)
-	expected = slices.Compact(expected)
 	rep.ExpectedFrom = "expected"
 	if len(expected) == 0 {
 		rep.ExpectedFrom = "observed"
@@ -72,6 +98,9 @@ func (r *Result) Report() Report {
 			expected = append(expected, name)
 		}
 		slices.Sort(expected)
+		for _, name := range expected {
+			shareOf[name] = 1 / float64(len(expected))
+		}
 	}
 	for _, name := range expected {
 		if r.Backends[name] == 0 {
@@ -97,7 +126,7 @@ func (r *Result) Report() Report {
 		shares = append(shares, expectedShare)
 	}
 	for _, name := range expected {
-		add(name, 1/float64(len(expected)))
+		add(name, shareOf[name])
 	}
 	for _, name := range rep.Unexpected {
 		add(name, 0)
@@ -111,5 +140,25 @@ func (r *Result) Report() Report {
 	if p := ChiSquarePValue(counts, shares); !math.IsNaN(p) {
 		rep.PValue = &p
 	}
+	rep.Alpha = r.Alpha
+	if rep.Alpha == 0 {
+		rep.Alpha = DefaultAlpha
+	}
+	rep.Verdict, rep.VerdictReason = rep.verdict()
 	return rep
+}
+
+// verdict is the report's verdict at its Alpha, and why it fails.
+func (r Report) verdict() (string, string) {
+	switch {
+	case r.Succeeded == 0 || r.PValue == nil:
+		return VerdictFail, "no connection succeeded"
+	case r.Failed > 0:
+		return VerdictFail, fmt.Sprintf("%d of %d connections failed", r.Failed, r.Attempted)
+	case r.DeadlineExceeded:
+		return VerdictFail, fmt.Sprintf("the deadline stopped the run after %d of %d connections", r.Attempted, r.Requested)
+	case *r.PValue < r.Alpha:
+		return VerdictFail, fmt.Sprintf("p-value %s is below alpha %g: the connections are not split as expected", formatP(*r.PValue), r.Alpha)
+	}
+	return VerdictPass, ""
 }

@@ -11,8 +11,9 @@ import (
 // Result is the outcome of a Run.
 type Result struct {
 	Target string `json:"target"`
-	// Expected is Options.Expected, for Report.
+	// Expected and Alpha are Options.Expected and Options.Alpha, for Report.
 	Expected []string `json:"expected,omitempty"`
+	Alpha    float64  `json:"alpha,omitempty"`
 	// Requested is Options.Connections; Attempted may be fewer when the
 	// deadline stopped the run.
 	Requested int `json:"requested"`
@@ -78,6 +79,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{
 		Target:    o.Target,
 		Expected:  append([]string(nil), o.Expected...),
+		Alpha:     o.Alpha,
 		Requested: o.Connections,
 		Backends:  map[string]int{},
 		Failures:  map[FailureKind]int{},

@@ -105,6 +105,31 @@ func UniformityMissProbability(n int, alpha float64, alternative []float64) floa
 	return noncentralChiSquareCDF(critical, k-1, float64(n)*effectSize(alternative))
 }
 
+// MissProbability is the probability that n connections split by the
+// actual shares pass the chi-square test against the expected shares at
+// level alpha: the test's type II error, from the noncentral chi-square
+// approximation with noncentrality n·Σ (aᵢ − eᵢ)²/eᵢ (both sets of shares
+// normalised; UniformityMissProbability is the case of uniform expected
+// shares). It panics if the slices differ in length or have fewer than 2
+// entries.
+func MissProbability(n int, alpha float64, expected, actual []float64) float64 {
+	if len(expected) != len(actual) || len(expected) < 2 {
+		panic(fmt.Sprintf("traffic.MissProbability: %d expected and %d actual shares", len(expected), len(actual)))
+	}
+	var es, as float64
+	for i := range expected {
+		es += expected[i]
+		as += actual[i]
+	}
+	var w2 float64
+	for i := range expected {
+		e, a := expected[i]/es, actual[i]/as
+		w2 += (a - e) * (a - e) / e
+	}
+	k := len(expected)
+	return noncentralChiSquareCDF(ChiSquareCriticalValue(alpha, k-1), k-1, float64(n)*w2)
+}
+
 // effectSize is Cohen's w² = Σ (pᵢ − 1/k)²/(1/k) of the alternative shares
 // against the uniform split; the noncentrality after n connections is n·w².
 func effectSize(alternative []float64) float64 {

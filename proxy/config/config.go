@@ -39,6 +39,17 @@ type Config struct {
 	// Never more than SyncPeriod.
 	MinSyncPeriod time.Duration
 
+	// LocalhostNodePorts is iptables.localhostNodePorts (upstream default
+	// true): node ports also answer on 127.0.0.0/8. Whether the iptables
+	// mode acts on it also depends on nodePortAddresses, see
+	// IPv4LocalhostNodePorts.
+	LocalhostNodePorts bool
+	// NodePortAddresses is nodePortAddresses as written (CIDRs, or keywords
+	// such as "primary"); empty means every local address. svclab reads it
+	// only to decide IPv4LocalhostNodePorts: its renderer serves node ports
+	// on every local address whatever this says.
+	NodePortAddresses []string
+
 	// MetricsBindAddress is host:port for /metrics and /proxyMode.
 	MetricsBindAddress string
 	// HealthzBindAddress is host:port for /healthz and /livez.

@@ -42,6 +42,9 @@ func TestDefaults(t *testing.T) {
 		{"MetricsBindAddress", c.MetricsBindAddress, "127.0.0.1:10249"},
 		{"HealthzBindAddress", c.HealthzBindAddress, "0.0.0.0:10256"},
 		{"IPVSScheduler", c.IPVSScheduler, ""},
+		{"LocalhostNodePorts", c.LocalhostNodePorts, true},
+		{"IPv4LocalhostNodePorts", c.IPv4LocalhostNodePorts(), true},
+		{"NodePortAddresses", len(c.NodePortAddresses), 0},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {

@@ -89,6 +89,8 @@ func convert(source string, kp *kubeproxyconfigv1alpha1.KubeProxyConfiguration) 
 		MasqueradeAll:      masqAll,
 		SyncPeriod:         syncPeriod,
 		MinSyncPeriod:      max(minSyncPeriod, time.Duration(0)),
+		LocalhostNodePorts: kp.IPTables.LocalhostNodePorts == nil || *kp.IPTables.LocalhostNodePorts,
+		NodePortAddresses:  kp.NodePortAddresses,
 		MetricsBindAddress: kp.MetricsBindAddress,
 		HealthzBindAddress: kp.HealthzBindAddress,
 		IPVSScheduler:      kp.IPVS.Scheduler,

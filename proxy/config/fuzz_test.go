@@ -36,6 +36,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(fuzzHeader + "iptables:\n  syncPeriod: 30 seconds\n")
 	f.Add("{\"apiVersion\": \"kubeproxy.config.k8s.io/v1alpha1\", \"kind\": \"KubeProxyConfiguration\", \"mode\": \"\"}")
 	f.Add("mode: iptables\nmode: ipvs\n")
+	f.Add(fuzzHeader + "nodePortAddresses: [192.168.0.0/16, fd00::/64]\niptables: {localhostNodePorts: true}\n")
 	shipped, err := filepath.Glob("../../clusters/*/*.yaml")
 	if err != nil {
 		f.Fatal(err)
@@ -121,7 +122,8 @@ func checkConfig(t *testing.T, c config.Config) {
 			clusterCIDR = p.String()
 		}
 	}
-	r, err := iptables.NewRenderer(iptables.Options{ClusterCIDR: clusterCIDR, MasqueradeBit: c.MasqueradeBit, MasqueradeAll: c.MasqueradeAll})
+	r, err := iptables.NewRenderer(iptables.Options{ClusterCIDR: clusterCIDR, MasqueradeBit: c.MasqueradeBit, MasqueradeAll: c.MasqueradeAll,
+		LocalhostNodePorts: c.IPv4LocalhostNodePorts()})
 	if err != nil {
 		t.Fatalf("a valid config gives no iptables renderer: %v", err)
 	}

@@ -45,7 +45,9 @@ type Options struct {
 	// LocalhostNodePorts makes node ports answer on 127.0.0.0/8 and adds
 	// kubelet's KUBE-FIREWALL rule that guards it. It only works with the
 	// sysctl net.ipv4.conf.all.route_localnet=1, which this package does not
-	// set. Upstream default is true; ours is false.
+	// set (the proxy's iptables mode does, see proxy/iptablessetup.go).
+	// Upstream's configuration defaults it to true, as proxy/config does;
+	// the zero Options has it false.
 	LocalhostNodePorts bool
 	// ConntrackTCPBeLiberal leaves out the rule that drops packets conntrack
 	// marks INVALID, as upstream does when the sysctl

@@ -31,7 +31,9 @@ var kindRuns = []struct{ config, cni string }{
 // with the stock kube-proxy (e2e-framework creates and deletes them), then
 // svclab's proxy on a cluster made with `svclab create cluster`, tested
 // by `svclab conformance --kubeconfig` as a cluster it did not create,
-// and deleted with `svclab delete cluster`. JUnit reports go to
+// and deleted with `svclab delete cluster`; then the same for the real
+// flannel (--cni flannel), whose DaemonSet, VXLAN device and subnet.env
+// are checked on every node first. JUnit reports go to
 // $SVCLAB_ARTIFACTS (default _out/). At the end the host is as it was:
 // links, addresses, routes, iptables, sysctls, no namespace, no daemon.
 func TestIntegrationKind(t *testing.T) {
@@ -92,6 +94,8 @@ func TestIntegrationKind(t *testing.T) {
 			t.Fatalf("svclab conformance on %s: %v\n%s", name, err, out)
 		}
 	})
+
+	t.Run("conformance/flannel (the real one) via the CLI", func(t *testing.T) { e2eRealFlannel(t, bin, artifacts) })
 
 	// Nothing is left.
 	if cs, _ := kind.List(t.Context()); len(cs) > 0 {

@@ -19,7 +19,7 @@ func newApply() *cobra.Command {
 			if len(files) == 0 {
 				return fmt.Errorf("-f: required")
 			}
-			l, err := labs.Open(labName)
+			l, err := openLab(labName)
 			if err != nil {
 				return err
 			}
@@ -31,7 +31,8 @@ func newApply() *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
+	addLabFlag(cmd, &labName)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (repeatable)")
+	cmd.MarkFlagRequired("filename") //nolint:errcheck // the flag exists
 	return cmd
 }

@@ -6,11 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
@@ -44,7 +47,7 @@ func TestIntegrationCLI(t *testing.T) {
 	// kit.Alpha's comment counts it in the Bonferroni sum of the run
 	// (1.6e-7 < 1e-6); the scenarios' ladder spec uses enough connections
 	// to catch the skew with probability 1 − 1e-6.
-	out, code = svclab("traffic", "--lab", name, "--from", "client", "--to", "10.96.0.11:80", "-n", "3000", "-o", "json")
+	out, code = svclab("traffic", "--lab", name, "--from", "client", "--to", "10.96.0.11:80", "-c", "3000", "-o", "json")
 	if code != 0 {
 		t.Fatalf("traffic (exit %d):\n%s", code, out)
 	}
@@ -63,10 +66,13 @@ func TestIntegrationCLI(t *testing.T) {
 	if report.Succeeded != 3000 || len(report.Backends) != 3 || report.PValue == nil || *report.PValue < 1e-7 {
 		t.Errorf("traffic report: %s", out)
 	}
-	out, _ = svclab("traffic", "--lab", name, "--from", "client", "--to", "10.96.0.11:80", "-n", "300")
+	out, _ = svclab("traffic", "--lab", name, "--from", "client", "--to", "10.96.0.11:80", "-c", "300")
 	if !strings.Contains(out, "p-value") || !strings.Contains(out, "EXPECTED") {
 		t.Errorf("the traffic table lacks the p-value or expected shares:\n%s", out)
 	}
+
+	pods := checkGet(t, svclab, name)
+	checkTrafficVerdict(t, svclab, name, pods)
 
 	out, _ = svclab("exec", "--lab", name, "node1", "--", "iptables-save", "-t", "nat")
 	for _, want := range []string{"KUBE-SVC-2CMXP7HKUVJN7L6M", "--probability 0.33333333349", "--probability 0.50000000000"} {
@@ -115,7 +121,7 @@ func TestIntegrationCLIProxyLikeAKubeletsPod(t *testing.T) {
 	}
 	// proxyRow is kube-proxy-node1's line of get pods, by column.
 	proxyRow := func() map[string]string {
-		out, code := svclab("get", "pods", "--lab", name)
+		out, code := svclab("get", "pods", "-A", "-o", "wide", "--lab", name)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if code != 0 || len(lines) < 2 {
 			t.Fatalf("get pods (exit %d):\n%s", code, out)
@@ -223,5 +229,109 @@ func svclabRunner(t *testing.T, bin string) func(args ...string) (string, int) {
 			t.Fatalf("svclab %s: %v", strings.Join(args, " "), err)
 		}
 		return string(out), 0
+	}
+}
+
+// checkGet is kubectl's get on the lab: -o json prints a v1 List of real
+// Pods with the status the lab knows, -A adds the node proxies and a
+// NAMESPACE column, -l selects, -o name prints kind/name; describe and
+// logs and the completion of object names read the same objects. It
+// returns nginx's pod names.
+func checkGet(t *testing.T, svclab func(args ...string) (string, int), lab string) []string {
+	t.Helper()
+	out, code := svclab("get", "pods", "--lab", lab, "-o", "json")
+	var list struct {
+		APIVersion, Kind string
+		Items            []corev1.Pod
+	}
+	if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil {
+		t.Fatalf("get pods -o json (exit %d, %v):\n%s", code, err, out)
+	}
+	var names []string
+	for _, p := range list.Items {
+		names = append(names, p.Name)
+		if p.Kind != "Pod" || p.APIVersion != "v1" || p.Namespace != "default" || p.Status.Phase != corev1.PodRunning ||
+			p.Status.PodIP == "" || len(p.Status.PodIPs) != 1 || p.Status.HostIP != "192.168.16.73" ||
+			len(p.Status.ContainerStatuses) != 1 || !p.Status.ContainerStatuses[0].Ready {
+			t.Errorf("get pods -o json: pod %s is not a Running v1 Pod with its IPs and a ready container: %+v", p.Name, p)
+		}
+	}
+	if list.APIVersion != "v1" || list.Kind != "List" || len(names) != 3 {
+		t.Errorf("get pods -o json: %s %s with %d items, want a v1 List of nginx's 3 pods:\n%s", list.APIVersion, list.Kind, len(names), out)
+	}
+
+	out, _ = svclab("get", "pods", "-A", "--lab", lab)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 5 || strings.Fields(lines[0])[0] != "NAMESPACE" || !strings.Contains(out, "kube-system   kube-proxy-node1") {
+		t.Errorf("get pods -A: want a NAMESPACE column, nginx's 3 pods and kube-proxy-node1:\n%s", out)
+	}
+	if out, code = svclab("get", "po", "-l", "app=nginx", "-o", "name", "--lab", lab); code != 0 || strings.Count(out, "pod/nginx-") != 3 {
+		t.Errorf("get po -l app=nginx -o name (exit %d):\n%s", code, out)
+	}
+	if out, code = svclab("get", "svc,po", "-o", "name", "--lab", lab); code != 0 || !strings.HasPrefix(out, "service/nginx\npod/nginx-") || strings.Count(out, "\n") != 4 {
+		t.Errorf("get svc,po -o name (exit %d): want the Service, then the 3 pods:\n%s", code, out)
+	}
+	if out, code = svclab("get", "svc,po", "--lab", lab); code != 0 || !regexp.MustCompile(`(?m)^service/nginx +NodePort +10\.96\.0\.11 `).MatchString(out) || !strings.Contains(out, "\n\nNAME ") {
+		t.Errorf("get svc,po (exit %d): want two tables, names with their kind:\n%s", code, out)
+	}
+	if out, code = svclab("get", "pods", "-l", "app in (nope)", "--lab", lab); code != 0 || strings.TrimSpace(out) != "No resources found in default namespace." {
+		t.Errorf("get pods -l 'app in (nope)' (exit %d): want kubectl's No resources found:\n%s", code, out)
+	}
+	if out, code = svclab("get", "svc", "nginx", "-o", "json", "--lab", lab); code != 0 || !strings.Contains(out, `"kind": "Service"`) || !strings.Contains(out, `"clusterIP": "10.96.0.11"`) {
+		t.Errorf("get svc nginx -o json (exit %d): want the Service itself:\n%s", code, out)
+	}
+	if out, code = svclab("get", "nodes", "-o", "wide", "--lab", lab); code != 0 || !strings.Contains(out, "INTERNAL-IP") || !regexp.MustCompile(`(?m)^node1 +Ready +<none> +\S+ +v1\.\d+\.\d+ +192\.168\.16\.73 `).MatchString(out) {
+		t.Errorf("get nodes -o wide (exit %d):\n%s", code, out)
+	}
+	if out, code = svclab("get", "pod", "nope", "--lab", lab); code == 0 || !strings.Contains(out, `pods "nope" not found`) {
+		t.Errorf("get pod nope (exit %d): want kubectl's not found:\n%s", code, out)
+	}
+	if out, _ = svclab("describe", "svc", "nginx", "--lab", lab); !regexp.MustCompile(`(?m)^Endpoints: +10\.244\.\d+\.\d+:80,10\.244\.\d+\.\d+:80,10\.244\.\d+\.\d+:80$`).MatchString(out) {
+		t.Errorf("describe svc nginx: want its 3 endpoints:\n%s", out)
+	}
+	if out, code = svclab("logs", "-n", "kube-system", "kube-proxy-node1", "--tail", "1", "--lab", lab); code != 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("logs --tail 1 of kube-proxy-node1 (exit %d): want one line:\n%s", code, out)
+	}
+	if out, code = svclab("logs", "-n", "kube-system", "kube-proxy-node1", "-c", "nginx", "--lab", lab); code == 0 || !strings.Contains(out, "container nginx is not valid for pod kube-proxy-node1") {
+		t.Errorf("logs -c nginx of kube-proxy-node1 (exit %d): want kubectl's invalid container:\n%s", code, out)
+	}
+	if len(names) > 0 {
+		if out, code = svclab("logs", "pod/"+names[0], "-c", "nginx", "--lab", lab); code != 0 || !strings.Contains(out, "netexec serving") {
+			t.Errorf("logs pod/%s -c nginx (exit %d): want the server's log:\n%s", names[0], code, out)
+		}
+	}
+	out, _ = svclab("__complete", "describe", "pods", "--lab", lab, "")
+	for _, n := range names {
+		if !strings.Contains(out, n+"\n") {
+			t.Errorf("completion of describe pods lacks %s:\n%s", n, out)
+		}
+	}
+	return names
+}
+
+// checkTrafficVerdict is traffic's exit status on a real lab: 1000
+// connections over nginx's three pods pass the expected uniform split
+// (given as equal weights) at alpha 1e-7, and fail a 2:1:1 one at the
+// default alpha 1e-6. A correct proxy fails the first once in 10^7 runs;
+// the second misses the skew with probability 4.4e-8
+// (traffic.MissProbability: noncentrality 1000 × 1/9 on 2 degrees of
+// freedom against the critical value 27.6), so the pair fails a correct
+// proxy at most 1.5e-7 of runs.
+func checkTrafficVerdict(t *testing.T, svclab func(args ...string) (string, int), lab string, pods []string) {
+	t.Helper()
+	if len(pods) != 3 {
+		return
+	}
+	even := pods[0] + "=1," + pods[1] + "=1," + pods[2] + "=1"
+	out, code := svclab("traffic", "--lab", lab, "--from", "client", "--to", "10.96.0.11:80", "-c", "1000", "--expect", even, "--alpha", "1e-7")
+	if code != 0 || !strings.Contains(out, "PASS at alpha 1e-07") {
+		t.Errorf("traffic --expect %s (exit %d): want a pass:\n%s", even, code, out)
+	}
+	skewed := pods[0] + "=2," + pods[1] + "=1," + pods[2] + "=1"
+	out, code = svclab("traffic", "--lab", lab, "--from", "client", "--to", "10.96.0.11:80", "-c", "1000", "--expect", skewed, "-o", "json")
+	var rep struct{ Verdict, VerdictReason string }
+	jsonEnd := strings.LastIndex(out, "}")
+	if jsonEnd < 0 || json.Unmarshal([]byte(out[:jsonEnd+1]), &rep) != nil || code != 1 || rep.Verdict != "fail" || !strings.Contains(out, "not split as expected") {
+		t.Errorf("traffic --expect %s (exit %d): want exit 1 and verdict fail:\n%s", skewed, code, out)
 	}
 }

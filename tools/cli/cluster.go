@@ -13,6 +13,7 @@ import (
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/flannel"
 	"github.com/svclab/svclab/labs/kind/nodeimage"
 	"github.com/svclab/svclab/labs/selfexec"
 )
@@ -21,6 +22,7 @@ import (
 func newKind() *cobra.Command {
 	cmd := &cobra.Command{Use: "kind", Short: "kind clusters as a second backend: build the offline images, manage svclab's dockerd"}
 	var version string
+	var withFlannel bool
 	build := &cobra.Command{
 		Use:   "build-image",
 		Short: "Build the offline kind node image and the component images (cached)",
@@ -47,10 +49,18 @@ func newKind() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(out, "node image %s ready in %s\n", res.NodeImage, res.Took.Round(time.Second/10))
+			if withFlannel {
+				fl, err := nodeimage.BuildFlannel(ctx, d, res.RootfsTar, nodeimage.Options{Out: out})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "flannel images %v ready in %s\n", fl.Images, fl.Took.Round(time.Second/10))
+			}
 			return nil
 		},
 	}
 	build.Flags().StringVar(&version, "kubernetes-version", "", "Kubernetes version to build (default "+nodeimage.DefaultKubernetes+")")
+	build.Flags().BoolVar(&withFlannel, "flannel", false, "also build the real flannel's images (what --cni flannel needs)")
 	stopDocker := &cobra.Command{
 		Use:   "stop-docker",
 		Short: "Stop svclab's dockerd (deleting whatever runs on it), delete its namespace, restore the host",
@@ -68,7 +78,7 @@ func newCreateCluster() *cobra.Command {
 	var opts kind.CreateOptions
 	var config string
 	cmd := &cobra.Command{
-		Use:   "cluster --config FILE [--name N] [--cni flannel-vxlan|calico-proxyarp] [--proxy stock|svclab]",
+		Use:   "cluster --config FILE [--name N] [--cni flannel-vxlan|calico-proxyarp|flannel] [--proxy stock|svclab]",
 		Short: "Create a kind cluster, offline, from a kind v1alpha4 Cluster config (clusters/kind/*.yaml)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -94,8 +104,10 @@ func newCreateCluster() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&config, "config", "", "kind v1alpha4 Cluster config file")
+	cmd.MarkFlagRequired("config") //nolint:errcheck // the flag exists
 	f.StringVar(&opts.Name, "name", "", "cluster name (default: the config's name, else svclab)")
-	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (default "+cni.FlannelVXLAN+")")
+	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (svclab's CNI imitating them), or "+
+		flannel.Name+" (the real flannel "+flannel.Version+", upstream's kube-flannel.yml) (default "+cni.FlannelVXLAN+")")
 	f.StringVar(&opts.Proxy, "proxy", "", "Service proxy: stock (kube-proxy) or svclab (svclab's proxy as a DaemonSet, kubeProxyMode none)")
 	return cmd
 }
@@ -115,6 +127,7 @@ func newDeleteCluster() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "cluster name")
+	cmd.MarkFlagRequired("name") //nolint:errcheck // the flag exists
 	return cmd
 }
 
@@ -133,7 +146,7 @@ func newGetClusters() *cobra.Command {
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tNODES\tCNI\tPROXY\tKUBECONFIG")
 			for _, c := range cs {
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", c.Name, len(c.Nodes), c.CNI, c.Proxy, c.Kubeconfig)
+				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", c.Name, len(c.Nodes), kind.DescribeCNI(c.CNI), c.Proxy, c.Kubeconfig)
 			}
 			return w.Flush()
 		},

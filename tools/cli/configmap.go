@@ -13,26 +13,6 @@ import (
 	"github.com/svclab/svclab/labs"
 )
 
-func newGetConfigMap() *cobra.Command {
-	var labName, namespace string
-	cmd := &cobra.Command{
-		Use:   "configmap NAME --lab NAME [-n NAMESPACE]",
-		Short: "Print a ConfigMap as YAML (e.g. kube-proxy -n kube-system)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			data, _, err := configMapYAML(labName, namespace, args[0])
-			if err != nil {
-				return err
-			}
-			_, err = cmd.OutOrStdout().Write(data)
-			return err
-		},
-	}
-	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")
-	return cmd
-}
-
 // newEdit is `kubectl edit configmap`: the object in $EDITOR, applied when
 // the editor exits, left alone when nothing changed.
 func newEdit() *cobra.Command {
@@ -80,14 +60,14 @@ func newEdit() *cobra.Command {
 			return nil
 		}),
 	}
-	cm.Flags().StringVar(&labName, "lab", "", "lab name")
-	cm.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")
+	addLabFlag(cm, &labName)
+	addNamespaceFlag(cm, &namespace)
 	cmd.AddCommand(cm)
 	return cmd
 }
 
 func configMapYAML(labName, namespace, name string) ([]byte, *labs.Lab, error) {
-	l, err := labs.Open(labName)
+	l, err := openLab(labName)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,7 +77,7 @@ func configMapYAML(labName, namespace, name string) ([]byte, *labs.Lab, error) {
 	}
 	cm := objs.ConfigMap(namespace, name)
 	if cm == nil {
-		return nil, nil, fmt.Errorf("configmap %s/%s: not found in lab %s", namespace, name, labName)
+		return nil, nil, fmt.Errorf("configmap %s/%s: not found in lab %s", namespace, name, l.Name())
 	}
 	cm.APIVersion, cm.Kind = "v1", "ConfigMap"
 	data, err := yaml.Marshal(cm)

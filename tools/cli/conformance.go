@@ -23,19 +23,23 @@ import (
 func newConformance() *cobra.Command {
 	f := cmdline.Flags{}
 	cmd := &cobra.Command{
-		Use:   "conformance --kubeconfig FILE [--junit FILE]",
+		Use:   "conformance [--kubeconfig FILE] [--junit FILE]",
 		Short: "Run the scenarios against a Kubernetes cluster (kind or not) and write a JUnit XML report",
 		Long: "Runs svclab's conformance scenarios — two-pod split, three-pod ladder, cross-node NodePort with SNAT, " +
-			"proxy-mode switch through the kube-proxy ConfigMap — against the cluster of a kubeconfig. " +
+			"proxy-mode switch through the kube-proxy ConfigMap — against the cluster of a kubeconfig, found as kubectl " +
+			"finds it (--kubeconfig, else the files $KUBECONFIG lists, merged, else ~/.kube/config). " +
 			"Each scenario works in a namespace of its own; a node agent (a privileged hostNetwork DaemonSet of " +
 			"svclab's image) reads conntrack, iptables-save and nft on the nodes. Everything is deleted at the end. " +
 			"The image must be pullable by the nodes, or loaded (clusters from `svclab create cluster` have it). " +
 			"The suite is the test binary " + cmdline.Binary + " beside svclab (`make build` builds both), or $" + cmdline.BinaryEnv + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.Kubeconfig == "" {
-				return fmt.Errorf("--kubeconfig is required")
+			file, _, cleanup, err := kubeconfig.Resolve(f.Kubeconfig)
+			if err != nil {
+				return err
 			}
+			defer cleanup()
+			f.Kubeconfig = file
 			cfg, err := kubeconfig.Load(f.Kubeconfig, f.Context, f.Netns)
 			if err != nil {
 				return err
@@ -63,7 +67,7 @@ func newConformance() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.Kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the cluster")
+	fl.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: as kubectl finds it, $KUBECONFIG, else ~/.kube/config)")
 	fl.StringVar(&f.Context, "context", "", "kubeconfig context (default: its current context)")
 	fl.StringVar(&f.Netns, "netns", "", "reach the API server from this network namespace (svclab-docker for clusters on svclab's dockerd)")
 	fl.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report to this file")

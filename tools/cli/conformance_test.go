@@ -96,12 +96,42 @@ func TestConformanceRunsTheSuiteBinary(t *testing.T) {
 	}
 }
 
+// TestConformanceFindsTheKubeconfigAsKubectl: without --kubeconfig, the
+// file $KUBECONFIG names, else ~/.kube/config, reaches the suite.
+func TestConformanceFindsTheKubeconfigAsKubectl(t *testing.T) {
+	bin, argsFile := fakeSuite(t, "0")
+	t.Setenv(cmdline.BinaryEnv, bin)
+
+	fromEnv := fakeCluster(t)
+	t.Setenv("KUBECONFIG", fromEnv)
+	if out, err := runConformance(); err != nil {
+		t.Fatalf("$KUBECONFIG: %v\n%s", err, out)
+	}
+	if data, _ := os.ReadFile(argsFile); !strings.Contains(string(data), "-kubeconfig="+fromEnv+"\n") {
+		t.Errorf("with $KUBECONFIG=%s the suite got %q", fromEnv, data)
+	}
+
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".kube"), 0o700)
+	data, _ := os.ReadFile(fakeCluster(t))
+	os.WriteFile(filepath.Join(home, ".kube", "config"), data, 0o600)
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", home)
+	if out, err := runConformance(); err != nil {
+		t.Fatalf("~/.kube/config: %v\n%s", err, out)
+	}
+	if got, _ := os.ReadFile(argsFile); !strings.Contains(string(got), "-kubeconfig="+filepath.Join(home, ".kube", "config")+"\n") {
+		t.Errorf("with ~/.kube/config the suite got %q", got)
+	}
+}
+
 // TestConformanceBadInput: no kubeconfig, a missing one, and no suite
 // binary — each one clear error, and the suite never runs.
 func TestConformanceBadInput(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
-	if _, err := runConformance(); err == nil || !strings.Contains(err.Error(), "--kubeconfig is required") {
-		t.Errorf("no --kubeconfig: %v", err)
+	t.Setenv("HOME", t.TempDir())
+	if _, err := runConformance(); err == nil || !strings.Contains(err.Error(), "no kubeconfig") || !strings.Contains(err.Error(), ".kube/config") {
+		t.Errorf("no --kubeconfig, no $KUBECONFIG, no ~/.kube/config: %v", err)
 	}
 	missing := filepath.Join(t.TempDir(), "nonexistent.kubeconfig")
 	if _, err := runConformance("--kubeconfig", missing); err == nil || !strings.Contains(err.Error(), missing) {

@@ -29,6 +29,7 @@ func newCreate() *cobra.Command {
 		}),
 	}
 	lab.Flags().StringVar(&config, "config", "", "lab topology file")
+	lab.MarkFlagRequired("config") //nolint:errcheck // the flag exists
 	cmd.AddCommand(lab)
 	return cmd
 }

@@ -20,7 +20,7 @@ func newDelete() *cobra.Command {
 			if len(files) == 0 {
 				return fmt.Errorf("-f: required (or a subcommand: lab, labs, pod)")
 			}
-			l, err := labs.Open(labName)
+			l, err := openLab(labName)
 			if err != nil {
 				return err
 			}
@@ -32,7 +32,7 @@ func newDelete() *cobra.Command {
 			return nil
 		}),
 	}
-	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
+	addLabFlag(cmd, &labName)
 	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file whose objects to delete (repeatable)")
 	cmd.Flags().BoolVar(&del.ignoreNotFound, "ignore-not-found", false, "an object that does not exist is no error")
 	del.addFlags(cmd)
@@ -56,6 +56,8 @@ func newDelete() *cobra.Command {
 		}),
 	}
 	one.Flags().StringVar(&name, "name", "", "lab name")
+	one.MarkFlagRequired("name")                             //nolint:errcheck // the flag exists
+	one.RegisterFlagCompletionFunc("name", completeLabNames) //nolint:errcheck // the flag exists
 	var all bool
 	many := &cobra.Command{
 		Use:   "labs --all",
@@ -73,6 +75,7 @@ func newDelete() *cobra.Command {
 		}),
 	}
 	many.Flags().BoolVar(&all, "all", false, "delete every lab")
+	many.MarkFlagRequired("all") //nolint:errcheck // the flag exists
 	cmd.AddCommand(one, many, newDeletePod())
 	return cmd
 }

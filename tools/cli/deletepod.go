@@ -20,7 +20,7 @@ func newDeletePod() *cobra.Command {
 		Use:   "pod [NAME…] --lab NAME [-n NAMESPACE] [-l SELECTOR]",
 		Short: "Delete pods; -n kube-system -l k8s-app=kube-proxy restarts the node proxies",
 		RunE: labChange(func(cmd *cobra.Command, names []string) error {
-			l, err := labs.Open(labName)
+			l, err := openLab(labName)
 			if err != nil {
 				return err
 			}
@@ -72,8 +72,8 @@ func newDeletePod() *cobra.Command {
 			return l.DeletePods(cmd.Context(), victims, opts, del.options())
 		}),
 	}
-	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")
+	addLabFlag(cmd, &labName)
+	addNamespaceFlag(cmd, &namespace)
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector")
 	del.addFlags(cmd)
 	return cmd

@@ -7,18 +7,17 @@ import (
 	"os/exec"
 
 	"github.com/spf13/cobra"
-
-	"github.com/svclab/svclab/labs"
 )
 
 func newExec() *cobra.Command {
 	var labName string
 	cmd := &cobra.Command{
-		Use:   "exec --lab NAME HOST -- CMD [ARGS…]",
-		Short: "Run a command inside a node, pod, client or the router of a lab",
-		Args:  cobra.MinimumNArgs(2),
+		Use:               "exec --lab NAME HOST -- CMD [ARGS…]",
+		Short:             "Run a command inside a node, pod, client or the router of a lab",
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: completeHosts,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := labs.Open(labName)
+			l, err := openLab(labName)
 			if err != nil {
 				return err
 			}
@@ -38,6 +37,6 @@ func newExec() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
+	addLabFlag(cmd, &labName)
 	return cmd
 }

@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/svclab/svclab/labs"
 )
 
 // newGetLeftovers lists, per node, the state the other proxy mode left: a
@@ -20,7 +18,7 @@ func newGetLeftovers() *cobra.Command {
 		Short: "Per node, what the other proxy mode left behind (KUBE-SVC chains, IPVS virtual servers, kube-ipvs0, ipsets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			l, err := labs.Open(labName)
+			l, err := openLab(labName)
 			if err != nil {
 				return err
 			}
@@ -43,7 +41,7 @@ func newGetLeftovers() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&labName, "lab", "", "lab name")
+	addLabFlag(cmd, &labName)
 	cmd.Flags().BoolVar(&all, "all", false, "list the current mode's state too")
 	return cmd
 }

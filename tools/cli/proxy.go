@@ -19,7 +19,7 @@ func newProxy() *cobra.Command {
 		Short: "Run the embedded kube-proxy (a lab starts one per node)",
 		Long: "Runs svclab's kube-proxy: watches Services and EndpointSlices (a lab's store, or a cluster's API server) " +
 			"and writes iptables rules with one iptables-restore per sync. Serves /proxyMode and /metrics on the " +
-			"metricsBindAddress (default :10249) and /healthz on the healthzBindAddress (:10256).",
+			"metricsBindAddress (default 127.0.0.1:10249) and /healthz on the healthzBindAddress (default 0.0.0.0:10256).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmdline.Cleanup {

@@ -40,5 +40,7 @@ func newSupervise() *cobra.Command {
 		},
 	}
 	cmdline.AddFlags(cmd.Flags())
+	cmd.MarkFlagRequired("lab-dir") //nolint:errcheck // the flag exists
+	cmd.MarkFlagRequired("pod")     //nolint:errcheck // the flag exists
 	return cmd
 }

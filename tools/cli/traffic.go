@@ -15,11 +15,14 @@ func newTraffic() *cobra.Command {
 	var cmdline selfexec.Traffic
 	opts := &cmdline.Options
 	cmd := &cobra.Command{
-		Use:   "traffic [--lab NAME --from HOST] --to IP:PORT -n N",
-		Short: "Open N new TCP connections, ask each /hostname, and show how they spread over the backends",
-		Long: "Makes N new TCP connections (bounded in parallelism, per-connection timeout and overall deadline), " +
-			"sends GET /hostname on each, and prints per backend the count, the share, the expected share and a chi-square p-value. " +
-			"With --lab and --from it runs inside that host of the lab (a client, node or pod).",
+		Use:   "traffic [--lab NAME] [--from HOST] --to IP:PORT [-c N] [--expect NAME=WEIGHT,…] [--alpha A]",
+		Short: "Open N new TCP connections, ask each /hostname, and test how they spread over the backends",
+		Long: "Makes N (-c, --count) new TCP connections (bounded in parallelism, per-connection timeout and overall deadline), " +
+			"sends GET /hostname on each, and prints per backend the count, the share, the expected share and a chi-square " +
+			"goodness-of-fit p-value: against --expect (NAME or NAME=WEIGHT, shares in proportion to the weights), else " +
+			"uniform over the backends that answered. It ends with the verdict and exits 1 when it fails: a p-value below " +
+			"--alpha (default 1e-6, so a correct proxy fails once in 10^6 runs), or a connection that failed. " +
+			"With --from it runs inside that host of the lab (a client, node or pod).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var res *traffic.Result
@@ -35,19 +38,30 @@ func newTraffic() *cobra.Command {
 			if cmdline.Raw {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
-			return res.Report().Write(cmd.OutOrStdout(), cmdline.Output)
+			rep := res.Report()
+			if err := rep.Write(cmd.OutOrStdout(), cmdline.Output); err != nil {
+				return err
+			}
+			if !rep.Passed() {
+				return fmt.Errorf("traffic to %s: %s", rep.Target, rep.VerdictReason)
+			}
+			return nil
 		},
 	}
 	cmdline.AddFlags(cmd.Flags())
+	cmd.MarkFlagRequired("to") //nolint:errcheck // the flag exists
+	registerLabCompletion(cmd)
+	cmd.RegisterFlagCompletionFunc("from", completeHosts) //nolint:errcheck // the flag exists
 	return cmd
 }
 
-// trafficInLab runs the traffic inside a host of the lab.
+// trafficInLab runs the traffic inside a host of the lab (of the only lab
+// when labName is empty).
 func trafficInLab(labName, from string, opts traffic.Options) (*traffic.Result, error) {
-	if labName == "" || from == "" {
-		return nil, fmt.Errorf("--lab and --from go together")
+	if from == "" {
+		return nil, fmt.Errorf("--from: required with --lab (the lab host to connect from: a client, node or pod)")
 	}
-	l, err := labs.Open(labName)
+	l, err := openLab(labName)
 	if err != nil {
 		return nil, err
 	}

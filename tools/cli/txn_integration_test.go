@@ -132,7 +132,7 @@ func (l *txnLab) killAfter(delay time.Duration, args ...string) {
 // `get pods` shows, so `delete pod` or the next command can reach it.
 func (l *txnLab) assertShown(when string) {
 	l.t.Helper()
-	out, code := l.run(nil, "get", "pods", "--lab", l.name)
+	out, code := l.run(nil, "get", "pods", "-A", "--lab", l.name)
 	if code != 0 {
 		l.t.Fatalf("%s: get pods (exit %d):\n%s", when, code, out)
 	}
@@ -161,7 +161,7 @@ func (l *txnLab) assertShown(when string) {
 // and the kernel's are the same set.
 func (l *txnLab) assertSettled(when string, want int) {
 	l.t.Helper()
-	out, _ := l.run(nil, "get", "pods", "--lab", l.name)
+	out, _ := l.run(nil, "get", "pods", "-A", "--lab", l.name)
 	pods, err := network.Pods(l.name)
 	if err != nil {
 		l.t.Fatal(err)

@@ -175,7 +175,7 @@ func runWith(ctx context.Context, opts Options, topology string, edit func(strin
 			fmt.Fprintf(opts.Out, "   svclab exec --lab %s %s -- ip route\n", lab.Name(), h.Name)
 		}
 		fmt.Fprintf(opts.Out, "   svclab exec --lab %s %s -- iptables -t nat -vnL KUBE-SERVICES\n", lab.Name(), lab.Topology.Spec.Nodes[0].Name)
-		fmt.Fprintf(opts.Out, "   svclab get pods --lab %s\n", lab.Name())
+		fmt.Fprintf(opts.Out, "   svclab get pods -A --lab %s\n", lab.Name())
 		fmt.Fprintf(opts.Out, "and delete it with: svclab delete lab --name %s\n", lab.Name())
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -21,6 +22,11 @@ func tourOptions(t *testing.T, out *bytes.Buffer) Options {
 	}
 	return Options{Out: out, Root: filepath.Join(filepath.Dir(file), "..", ".."), Binary: bin}
 }
+
+// seed004NodePortsJump is seed 004's `iptables -vnL KUBE-SERVICES -t nat` line
+// of the jump to KUBE-NODEPORTS, counters aside (iptables 1.8.9 prints the
+// protocol "all" as 0).
+var seed004NodePortsJump = regexp.MustCompile(`KUBE-NODEPORTS +(all|0) +-- +\* +\* +0\.0\.0\.0/0 +0\.0\.0\.0/0 +/\* kubernetes service nodeports; NOTE: this must be the last rule in this chain \*/ ADDRTYPE match dst-type LOCAL`)
 
 // TestIntegrationNodePortTour runs the main job (make lab-nodeport) on each
 // CNI variant and checks the walk-through shows what seed 004 shows.
@@ -52,6 +58,11 @@ func TestIntegrationNodePortTour(t *testing.T) {
 				if !strings.Contains(text, want) {
 					t.Errorf("the walk-through lacks %q", want)
 				}
+			}
+			// Seed 004's jump to KUBE-NODEPORTS: any destination (upstream's
+			// default localhost node ports leave out "! -d 127.0.0.0/8").
+			if !seed004NodePortsJump.MatchString(text) {
+				t.Errorf("the walk-through lacks seed 004's KUBE-NODEPORTS jump (%s)", seed004NodePortsJump)
 			}
 			if n := strings.Count(text, "the pod saw the connection come from 10.100.40.0:"); n != 7 {
 				t.Errorf("%d of 7 connections were seen from HOSTA's overlay address 10.100.40.0", n)

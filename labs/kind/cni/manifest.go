@@ -177,6 +177,11 @@ data:
     kind: KubeProxyConfiguration
     mode: iptables
     clusterCIDR: {{.ClusterCIDR}}
+    # Not upstream's default (32768), as in the config kind gives its own
+    # kube-proxy: skip setting the sysctl net.netfilter.nf_conntrack_max, a
+    # global that affects the host and every other namespace. Everything
+    # else is upstream's defaults: metrics on 127.0.0.1:10249, node ports
+    # on localhost too (route_localnet=1 in the kind node's namespace).
     conntrack:
       maxPerCore: 0
 ---

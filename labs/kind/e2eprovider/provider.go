@@ -82,8 +82,9 @@ func (p *Provider) WithOpts(opts ...types.ClusterOpts) types.E2EClusterProvider 
 	return p
 }
 
-// WithCNI chooses the pod network: cni.FlannelVXLAN (default) or
-// cni.CalicoProxyARP.
+// WithCNI chooses the pod network, one of kind.PodNetworks:
+// cni.FlannelVXLAN (default) or cni.CalicoProxyARP (svclab's CNI), or
+// flannel.Name (the real flannel).
 func (p *Provider) WithCNI(name string) *Provider {
 	p.cni = name
 	return p

@@ -16,6 +16,12 @@
 //	res, err := nodeimage.Build(ctx, docker, nodeimage.Options{Out: os.Stdout})
 //	// res.NodeImage == "svclab/kind-node:v1.36.4-<key>"
 //
+// BuildFlannel builds, the same way, the two images the real flannel's
+// manifest names (package flannel): flanneld and its CNI plugin from Go
+// modules, on the iptables and coreutils userland of the node's root
+// filesystem (the packages' files as dpkg lists them, with what they
+// depend on).
+//
 // The only network the build needs is the Go module proxy and Debian's apt
 // repository; no container registry is contacted.
 package nodeimage

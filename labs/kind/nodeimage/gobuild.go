@@ -24,6 +24,9 @@ type goProgram struct {
 	Source   map[string]string // file name → content, for a module of our own
 	// Rename maps go build's binary names to the names the images use.
 	Rename map[string]string
+	// CGO builds with cgo, linked statically (flanneld's UDP backend is C
+	// on amd64, as upstream builds it).
+	CGO bool
 }
 
 // kubernetesProgram: kubeadm, kubelet, the control plane, kube-proxy and
@@ -135,14 +138,21 @@ func (p goProgram) buildCommand(goBin, out string) []string {
 	if p.LDFlags != "" {
 		ld += " " + p.LDFlags
 	}
+	if p.CGO {
+		ld += " -extldflags=-static"
+	}
 	args = append(args, "-ldflags", ld)
 	return append(args, p.Packages...)
 }
 
-// buildEnv is the environment of the build: static binaries, no toolchain
-// download, no VCS stamping.
-func buildEnv() []string {
-	return []string{"CGO_ENABLED=0", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod -buildvcs=false", "GOWORK=off"}
+// buildEnv is the environment of the build: static binaries (without cgo
+// unless the program needs it), no toolchain download, no VCS stamping.
+func (p goProgram) buildEnv() []string {
+	cgo := "CGO_ENABLED=0"
+	if p.CGO {
+		cgo = "CGO_ENABLED=1"
+	}
+	return []string{cgo, "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod -buildvcs=false", "GOWORK=off"}
 }
 
 // goBinary finds the go command: $GO, go on PATH, or Go's installer's place.
@@ -183,7 +193,7 @@ func (p goProgram) build(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
-	if err := cmdrun.Command(p.buildCommand(goBin, bin)...).WithDir(src).WithEnv(buildEnv()...).Run(ctx); err != nil {
+	if err := cmdrun.Command(p.buildCommand(goBin, bin)...).WithDir(src).WithEnv(p.buildEnv()...).Run(ctx); err != nil {
 		return err
 	}
 	for from, to := range p.Rename {
