@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,8 +90,8 @@ func TestIntegrationInterruptedPodDeletionIsRecoverable(t *testing.T) {
 // podLineHas says whether get pods shows pod with want on its line.
 func podLineHas(out, pod, want string) bool {
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) > 1 && f[1] == pod && strings.Contains(line, want) {
-			return true
+		if f := strings.Fields(line); len(f) > 0 && slices.Contains(f[:min(2, len(f))], pod) && strings.Contains(line, want) {
+			return true // NAME first, or after NAMESPACE with -A
 		}
 	}
 	return false
