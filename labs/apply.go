@@ -35,14 +35,6 @@ func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) erro
 	})
 }
 
-// DeletePods deletes pods by name; a Deployment's pods come back with new
-// names and IPs, as the ReplicaSet controller would make them.
-func (l *Lab) DeletePods(ctx context.Context, names []string, opts Options) error {
-	return l.update(ctx, opts, labstore.OpDeletePods, func(cur *labstore.State) (*labstore.State, error) {
-		return l.Cluster().DeletePods(cur, names)
-	})
-}
-
 // update runs one change of the lab's objects under the lab's lock and makes
 // the kernel follow it, as a transaction the lab's journal can finish or
 // undo (txn.go): the new pods are recorded, then made; the commit records
@@ -64,10 +56,21 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 	if err != nil {
 		return err
 	}
+	// Pods that finished terminating go first, in a change of their own
+	// (terminating.go): a StatefulSet's successor takes the same name.
+	if cur, err = l.reapFinished(ctx, cur, opts); err != nil {
+		return err
+	}
 	next, err := change(cur)
 	if err != nil {
 		return err
 	}
+	return l.commit(ctx, opts, op, cur, next)
+}
+
+// commit makes the kernel and the store go from cur to next under the
+// lab's lock, as the transaction update describes.
+func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *labstore.State) error {
 	var made, gone []*corev1.Pod
 	for _, pod := range next.Pods {
 		if cur.Pod(pod.Name) == nil { // pods keep their name, node and IP for life
@@ -116,11 +119,15 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 	if ctx.Err() != nil {
 		return l.rollBack(ctx, op, cur, made, true, syncErr, opts)
 	}
+	reportCreated(opts.Out, cur, next)
+	reportDeleted(opts.Out, cur, next)
 	for _, svc := range next.Services {
 		if old := cur.Service(svc.Namespace, svc.Name); old == nil {
 			fmt.Fprintf(opts.Out, "service/%s created: %s\n", svc.Name, l.describeService(svc))
 		}
 	}
+	// Deleted pods get SIGTERM once the proxies show them terminating.
+	l.signalTerminating(cur, next, opts.Out)
 	// Gone pods last: the proxies have stopped sending them new traffic.
 	for _, old := range gone {
 		if err := l.stopPod(old.Name); err != nil {

@@ -13,7 +13,8 @@ type PodRow struct {
 	// Ready is "1/1" while the pod's process runs, "0/1" otherwise.
 	Ready string
 	// Status is Running, CrashLoopBackOff, Error, Completed,
-	// ContainerCreating (no report yet) or Unknown (its supervisor is gone).
+	// ContainerCreating (no report yet), Unknown (its supervisor is gone)
+	// or Terminating (being deleted).
 	Status   string
 	Restarts int
 	// LastExit is when the process last ended (zero if it never did).
@@ -46,6 +47,9 @@ func (l *Lab) Pods() ([]PodRow, error) {
 			return nil, err
 		}
 		row.IP, row.Node = p.Status.PodIP, p.Spec.NodeName
+		if p.DeletionTimestamp != nil {
+			row.Status = "Terminating" // as kubectl shows a pod being deleted
+		}
 		rows = append(rows, row)
 	}
 	return rows, nil

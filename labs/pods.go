@@ -37,6 +37,7 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 		namespace: pod.Namespace, pod: pod.Name, node: pod.Spec.NodeName, host: pod.Name, log: log,
 		argv: selfexec.Argv(opts.Binary, &selfexec.Netexec{Options: netexec.Options{
 			PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: ports,
+			DelayShutdown: delayShutdown(pod),
 		}}),
 	}, opts)
 	if err != nil {
@@ -57,6 +58,27 @@ func serverPorts(pod *corev1.Pod) []int {
 		}
 	}
 	return ports
+}
+
+// delayShutdown is the --delay-shutdown=SECONDS an agnhost netexec
+// container of the pod is given (`args: [netexec, --delay-shutdown=10]`):
+// the lab's server then goes on answering that long after SIGTERM, as
+// agnhost does, which is how a terminating endpoint that still serves is
+// shown.
+func delayShutdown(pod *corev1.Pod) time.Duration {
+	for _, c := range pod.Spec.Containers {
+		args := append(append([]string{}, c.Command...), c.Args...)
+		for i, a := range args {
+			value, ok := strings.CutPrefix(a, "--delay-shutdown=")
+			if !ok && a == "--delay-shutdown" && i+1 < len(args) {
+				value, ok = args[i+1], true
+			}
+			if n, err := strconv.Atoi(value); ok && err == nil && n > 0 {
+				return time.Duration(n) * time.Second
+			}
+		}
+	}
+	return 0
 }
 
 // stopPod ends a pod's server (its supervisor first) and removes its

@@ -19,6 +19,8 @@ const (
 	OpCreate         = "create"
 	OpApply          = "apply"
 	OpDeletePods     = "delete pods"
+	OpDeleteObjects  = "delete objects"
+	OpReap           = "remove terminated pods"
 	OpRestartProxies = "restart proxies"
 	OpDelete         = "delete"
 )

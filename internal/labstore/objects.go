@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"sigs.k8s.io/yaml"
 
@@ -18,14 +21,18 @@ import (
 
 // Kind directories below objects/.
 const (
+	kindNamespaces     = "namespaces"
 	kindDeployments    = "deployments"
+	kindReplicaSets    = "replicasets"
+	kindStatefulSets   = "statefulsets"
+	kindDaemonSets     = "daemonsets"
 	kindPods           = "pods"
 	kindServices       = "services"
 	kindConfigMaps     = "configmaps"
 	kindEndpointSlices = "endpointslices"
 )
 
-var kinds = []string{kindDeployments, kindPods, kindServices, kindConfigMaps, kindEndpointSlices}
+var kinds = []string{kindNamespaces, kindDeployments, kindReplicaSets, kindStatefulSets, kindDaemonSets, kindPods, kindServices, kindConfigMaps, kindEndpointSlices}
 
 // ReadObjects loads every object of the lab and the generation they belong to.
 // The generation is read first: a reader that races a writer sees objects at
@@ -36,7 +43,19 @@ func (s *Store) ReadObjects() (*State, int64, error) {
 		return nil, 0, err
 	}
 	st := &State{}
+	if err := readKind(s, kindNamespaces, &st.Namespaces); err != nil {
+		return nil, 0, err
+	}
 	if err := readKind(s, kindDeployments, &st.Deployments); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindReplicaSets, &st.ReplicaSets); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindStatefulSets, &st.StatefulSets); err != nil {
+		return nil, 0, err
+	}
+	if err := readKind(s, kindDaemonSets, &st.DaemonSets); err != nil {
 		return nil, 0, err
 	}
 	if err := readKind(s, kindPods, &st.Pods); err != nil {
@@ -125,9 +144,33 @@ func (s *Store) WriteObjects(st *State) (int64, error) {
 		want[kind][objectFileName(ns, name)] = data
 		return nil
 	}
+	for _, o := range st.Namespaces {
+		o.APIVersion, o.Kind = "v1", "Namespace"
+		if err := add(kindNamespaces, "namespace", o.Name, o); err != nil { // cluster-scoped: "namespace.<name>.yaml"
+			return 0, err
+		}
+	}
 	for _, o := range st.Deployments {
 		o.APIVersion, o.Kind = "apps/v1", "Deployment"
 		if err := add(kindDeployments, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.ReplicaSets {
+		o.APIVersion, o.Kind = "apps/v1", "ReplicaSet"
+		if err := add(kindReplicaSets, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.StatefulSets {
+		o.APIVersion, o.Kind = "apps/v1", "StatefulSet"
+		if err := add(kindStatefulSets, o.Namespace, o.Name, o); err != nil {
+			return 0, err
+		}
+	}
+	for _, o := range st.DaemonSets {
+		o.APIVersion, o.Kind = "apps/v1", "DaemonSet"
+		if err := add(kindDaemonSets, o.Namespace, o.Name, o); err != nil {
 			return 0, err
 		}
 	}
@@ -189,4 +232,19 @@ func (s *Store) WriteObjects(st *State) (int64, error) {
 	}
 	gen++
 	return gen, s.WriteFile(filepath.Join("objects", "GENERATION"), []byte(strconv.FormatInt(gen, 10)+"\n"))
+}
+
+// PodDeletionDeadline returns the deletionTimestamp of the stored pod
+// namespace/name: the time by which a pod being deleted is to be gone
+// (false when the pod is not stored or not being deleted).
+func (s *Store) PodDeletionDeadline(namespace, name string) (time.Time, bool) {
+	data, err := boundedread.ReadFile(s.Path("objects", kindPods, objectFileName(namespace, name)), maxObjectFileBytes)
+	if err != nil {
+		return time.Time{}, false
+	}
+	var pod corev1.Pod
+	if err := yaml.Unmarshal(data, &pod); err != nil || pod.DeletionTimestamp == nil {
+		return time.Time{}, false
+	}
+	return pod.DeletionTimestamp.Time, true
 }

@@ -8,7 +8,13 @@ import (
 
 // State is every object of a lab, as the lab's object store holds it.
 type State struct {
+	// Namespaces are the namespaces created by manifests; the built-in ones
+	// (BuiltinNamespaces) exist in every lab without an object here.
+	Namespaces     []*corev1.Namespace
 	Deployments    []*appsv1.Deployment
+	ReplicaSets    []*appsv1.ReplicaSet
+	StatefulSets   []*appsv1.StatefulSet
+	DaemonSets     []*appsv1.DaemonSet
 	Pods           []*corev1.Pod
 	Services       []*corev1.Service
 	ConfigMaps     []*corev1.ConfigMap
@@ -18,8 +24,20 @@ type State struct {
 // Clone returns a deep copy, so that a failed apply leaves the input as it was.
 func (s *State) Clone() *State {
 	out := &State{}
+	for _, o := range s.Namespaces {
+		out.Namespaces = append(out.Namespaces, o.DeepCopy())
+	}
 	for _, o := range s.Deployments {
 		out.Deployments = append(out.Deployments, o.DeepCopy())
+	}
+	for _, o := range s.ReplicaSets {
+		out.ReplicaSets = append(out.ReplicaSets, o.DeepCopy())
+	}
+	for _, o := range s.StatefulSets {
+		out.StatefulSets = append(out.StatefulSets, o.DeepCopy())
+	}
+	for _, o := range s.DaemonSets {
+		out.DaemonSets = append(out.DaemonSets, o.DeepCopy())
 	}
 	for _, o := range s.Pods {
 		out.Pods = append(out.Pods, o.DeepCopy())
@@ -62,6 +80,30 @@ func (s *State) ConfigMap(namespace, name string) *corev1.ConfigMap {
 	for _, cm := range s.ConfigMaps {
 		if cm.Namespace == namespace && cm.Name == name {
 			return cm
+		}
+	}
+	return nil
+}
+
+// BuiltinNamespaces exist in every lab, as in a new cluster.
+var BuiltinNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
+// NamespaceExists reports whether the namespace is a built-in one or was
+// created by a manifest.
+func (s *State) NamespaceExists(name string) bool {
+	for _, n := range BuiltinNamespaces {
+		if n == name {
+			return true
+		}
+	}
+	return s.Namespace(name) != nil
+}
+
+// Namespace returns the created namespace of that name, or nil.
+func (s *State) Namespace(name string) *corev1.Namespace {
+	for _, ns := range s.Namespaces {
+		if ns.Name == name {
+			return ns
 		}
 	}
 	return nil

@@ -28,6 +28,10 @@ type Options struct {
 	// Logger gets start/stop lines, and a debug line per request; default
 	// slog.Default().
 	Logger *slog.Logger
+	// DelayShutdown is agnhost netexec's --delay-shutdown: how long the
+	// server goes on serving after it is told to stop (SIGTERM), as a
+	// pod's server may during its termination grace period.
+	DelayShutdown time.Duration
 }
 
 // ShutdownGrace is how long Serve waits for in-flight requests after its
@@ -53,7 +57,21 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	return s.Serve(ctx)
+	return s.Serve(delayed(ctx, opts.DelayShutdown))
+}
+
+// delayed is a context that ends delay after ctx ends.
+func delayed(ctx context.Context, delay time.Duration) context.Context {
+	if delay <= 0 {
+		return ctx
+	}
+	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		<-ctx.Done()
+		time.Sleep(delay)
+		cancel()
+	}()
+	return out
 }
 
 // Listen binds every port in opts.Ports (closing those already bound if one

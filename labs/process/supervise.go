@@ -73,6 +73,10 @@ type SuperviseSpec struct {
 	// StopGrace is how long a container has to exit after SIGTERM when the
 	// supervisor stops (default 1.5 s, less than a lab delete waits).
 	StopGrace time.Duration
+	// StopDeadline, when set and it returns a time, replaces StopGrace: the
+	// pod is being deleted and its container has until then (the pod's
+	// deletionTimestamp) to exit before SIGKILL.
+	StopDeadline func() (time.Time, bool)
 }
 
 // Supervise is a kubelet for one container with restartPolicy Always: it
@@ -131,7 +135,7 @@ func Supervise(ctx context.Context, spec SuperviseSpec) error {
 			select {
 			case err = <-done:
 			case <-ctx.Done():
-				stopChild(cmd.Process, done, spec.StopGrace)
+				stopChild(cmd.Process, done, stopGrace(spec))
 				return nil
 			}
 			st.LastTermination = termination(err, spec.LogFile)
@@ -204,6 +208,18 @@ func unix(s syscall.Signal) string {
 		return "SIGABRT"
 	}
 	return s.String()
+}
+
+// stopGrace is how long the container has to exit once the supervisor is
+// told to stop: until the pod's deletion deadline when it is being
+// deleted, else StopGrace.
+func stopGrace(spec SuperviseSpec) time.Duration {
+	if spec.StopDeadline != nil {
+		if deadline, ok := spec.StopDeadline(); ok {
+			return max(time.Until(deadline), 0)
+		}
+	}
+	return spec.StopGrace
 }
 
 // stopChild ends a container: SIGTERM, SIGKILL after grace, then waits.

@@ -129,3 +129,25 @@ func TestSuperviseBacksOffACrashLoop(t *testing.T) {
 		t.Errorf("back-off before restart 4: %s, want about 1s (the cap)", wait)
 	}
 }
+
+// TestStopGraceIsThePodsDeadline: a supervisor told to stop gives its
+// container until the pod's deletion deadline when the pod is being
+// deleted, else StopGrace.
+func TestStopGraceIsThePodsDeadline(t *testing.T) {
+	spec := SuperviseSpec{StopGrace: 1500 * time.Millisecond}
+	if got := stopGrace(spec); got != 1500*time.Millisecond {
+		t.Errorf("no deadline: %s", got)
+	}
+	spec.StopDeadline = func() (time.Time, bool) { return time.Time{}, false }
+	if got := stopGrace(spec); got != 1500*time.Millisecond {
+		t.Errorf("pod not being deleted: %s", got)
+	}
+	spec.StopDeadline = func() (time.Time, bool) { return time.Now().Add(20 * time.Second), true }
+	if got := stopGrace(spec); got < 19*time.Second || got > 20*time.Second {
+		t.Errorf("deadline in 20 s: %s", got)
+	}
+	spec.StopDeadline = func() (time.Time, bool) { return time.Now().Add(-time.Second), true }
+	if got := stopGrace(spec); got != 0 {
+		t.Errorf("deadline passed: %s", got)
+	}
+}

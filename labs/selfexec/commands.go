@@ -44,6 +44,7 @@ func (n *Netexec) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&n.PodName, "pod-name", "", "what /hostname answers (default: the host name)")
 	fs.StringVar(&n.NodeName, "node-name", "", "node name reported by /")
 	fs.IntSliceVar(&n.Ports, "http-port", nil, "port to serve on (repeatable; default 8080)")
+	fs.DurationVar(&n.DelayShutdown, "delay-shutdown", 0, "go on serving this long after SIGTERM (agnhost netexec's --delay-shutdown)")
 }
 
 // Traffic is `svclab traffic`: N new connections and how they spread.

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
@@ -41,13 +42,28 @@ func ReadFile(path string) ([]byte, error) {
 
 // Manifests are the objects one apply brings, in the order they were read.
 type Manifests struct {
-	Pods        []*corev1.Pod
-	Deployments []*appsv1.Deployment
-	Services    []*corev1.Service
-	ConfigMaps  []*corev1.ConfigMap
+	Namespaces     []*corev1.Namespace
+	Pods           []*corev1.Pod
+	Deployments    []*appsv1.Deployment
+	ReplicaSets    []*appsv1.ReplicaSet
+	StatefulSets   []*appsv1.StatefulSet
+	DaemonSets     []*appsv1.DaemonSet
+	Services       []*corev1.Service
+	ConfigMaps     []*corev1.ConfigMap
+	EndpointSlices []*discoveryv1.EndpointSlice
 
 	// docs is the document number of every object Decode read, for errors.
 	docs map[any]int
+	// order is every object in the order of its document (kubectl applies
+	// a file's objects in that order).
+	order []any
+}
+
+// SupportedKinds are the apiVersion/kind pairs apply and delete take.
+var SupportedKinds = []string{
+	"v1/Namespace", "v1/Pod", "v1/Service", "v1/ConfigMap",
+	"apps/v1/Deployment", "apps/v1/ReplicaSet", "apps/v1/StatefulSet", "apps/v1/DaemonSet",
+	"discovery.k8s.io/v1/EndpointSlice",
 }
 
 // where names the document obj came from in errors: "<source>: document
@@ -102,16 +118,26 @@ func Decode(data []byte, source string) (*Manifests, error) {
 			return nil, fmt.Errorf("%s: kind List is not supported; write one document per object", where)
 		}
 		switch tm.APIVersion + "/" + tm.Kind {
+		case "v1/Namespace":
+			err = decodeInto(doc, where, m, n-1, &m.Namespaces)
 		case "v1/Pod":
 			err = decodeInto(doc, where, m, n-1, &m.Pods)
 		case "apps/v1/Deployment":
 			err = decodeInto(doc, where, m, n-1, &m.Deployments)
+		case "apps/v1/ReplicaSet":
+			err = decodeInto(doc, where, m, n-1, &m.ReplicaSets)
+		case "apps/v1/StatefulSet":
+			err = decodeInto(doc, where, m, n-1, &m.StatefulSets)
+		case "apps/v1/DaemonSet":
+			err = decodeInto(doc, where, m, n-1, &m.DaemonSets)
 		case "v1/Service":
 			err = decodeInto(doc, where, m, n-1, &m.Services)
 		case "v1/ConfigMap":
 			err = decodeInto(doc, where, m, n-1, &m.ConfigMaps)
+		case "discovery.k8s.io/v1/EndpointSlice":
+			err = decodeInto(doc, where, m, n-1, &m.EndpointSlices)
 		default:
-			err = fmt.Errorf("%s: apiVersion %q kind %q: unsupported (want v1 Pod, Service, ConfigMap or apps/v1 Deployment)", where, tm.APIVersion, tm.Kind)
+			err = fmt.Errorf("%s: apiVersion %q kind %q: unsupported in a lab (nothing applied; supported: v1 Namespace, Pod, Service, ConfigMap; apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet; discovery.k8s.io/v1 EndpointSlice)", where, tm.APIVersion, tm.Kind)
 		}
 		if err != nil {
 			return nil, err
@@ -126,6 +152,7 @@ func decodeInto[T any](doc []byte, where string, m *Manifests, n int, into *[]*T
 	}
 	*into = append(*into, obj)
 	m.docs[obj] = n
+	m.order = append(m.order, obj)
 	return nil
 }
 

@@ -17,7 +17,9 @@ import (
 )
 
 // EndpointSlicesFor computes what the EndpointSlice controller would write
-// for each Service with a selector: the ready pods it selects, grouped by the
+// for each Service with a selector (a selector-less Service gets none: its
+// slices are written by hand): the pods it selects, terminating ones
+// included with their conditions (endpointFor), grouped by the
 // ports they resolve to (a named targetPort can mean different numbers on
 // different pods, which is why upstream groups endpoints by port mapping).
 // Slice names are stable (<service>-<hash of the port mapping>) so an
@@ -41,7 +43,7 @@ func EndpointSlicesFor(services []*corev1.Service, pods []*corev1.Pod) []*discov
 				slice = newSlice(svc, ports, key)
 				groups[key] = slice
 			}
-			slice.Endpoints = append(slice.Endpoints, endpointFor(pod))
+			slice.Endpoints = append(slice.Endpoints, endpointFor(svc, pod))
 			if w, ok := pod.Annotations[WeightAnnotation]; ok {
 				setWeight(slice, pod.Status.PodIP, w)
 			}
@@ -73,7 +75,7 @@ func newSlice(svc *corev1.Service, ports []discoveryv1.EndpointPort, key string)
 			Name:      svc.Name + "-" + hashOf(svc.Name + "/" + key)[:5],
 			Labels: map[string]string{
 				discoveryv1.LabelServiceName: svc.Name,
-				discoveryv1.LabelManagedBy:   "endpointslice-controller.k8s.io",
+				discoveryv1.LabelManagedBy:   controllerManagedBy,
 			},
 		},
 		AddressType: discoveryv1.AddressTypeIPv4,
@@ -131,15 +133,38 @@ func portKey(ports []discoveryv1.EndpointPort) string {
 	return strings.Join(parts, ",")
 }
 
-func endpointFor(pod *corev1.Pod) discoveryv1.Endpoint {
-	ready, serving, terminating := true, true, false
+// endpointFor is the endpoint of a pod as upstream's controller writes it
+// (pkg/controller/util/endpointslice): serving is the pod's Ready
+// condition, terminating whether it is being deleted, ready is serving and
+// not terminating — unless the Service publishes not-ready addresses, when
+// it is always true. A pod with a hostname in the Service's subdomain (a
+// StatefulSet's pod and its governing Service) gives the endpoint its
+// hostname.
+func endpointFor(svc *corev1.Service, pod *corev1.Pod) discoveryv1.Endpoint {
+	serving := podReady(pod)
+	terminating := pod.DeletionTimestamp != nil
+	ready := svc.Spec.PublishNotReadyAddresses || (serving && !terminating)
 	node := pod.Spec.NodeName
-	return discoveryv1.Endpoint{
+	ep := discoveryv1.Endpoint{
 		Addresses:  []string{pod.Status.PodIP},
 		Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &terminating},
 		NodeName:   &node,
 		TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name},
 	}
+	if pod.Spec.Hostname != "" && pod.Spec.Subdomain == svc.Name {
+		hostname := pod.Spec.Hostname
+		ep.Hostname = &hostname
+	}
+	return ep
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // WeightAnnotation on a pod gives it an IPVS weight (1-65535). The lab's

@@ -36,6 +36,15 @@ func FuzzApply(f *testing.F) {
 	f.Add(badDoc, false)
 	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: kube-system}\ndata: {a: b}\n", true)
 	f.Add("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {cni.projectcalico.org/ipAddrs: '[\"10.100.81.7\"]'}}\nspec: {nodeName: hostb, containers: [{name: c, image: x}]}\n", false)
+	// The Service-networking kinds (clusters/workloads/servicenet.yaml is
+	// a seed too, below).
+	f.Add("apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n", false)
+	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n", false)
+	f.Add("apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: r}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: r}}\n  template:\n    metadata: {labels: {app: r}}\n    spec: {containers: [{name: c, image: x, ports: [{containerPort: 80}]}]}\n", true)
+	f.Add("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec:\n  serviceName: s\n  replicas: 3\n  selector: {matchLabels: {app: s}}\n  template:\n    metadata: {labels: {app: s}}\n    spec: {containers: [{name: c, image: x}]}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {clusterIP: None, publishNotReadyAddresses: true, selector: {app: s}}\n", false)
+	f.Add("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec: {nodeSelector: {kubernetes.io/hostname: hosta}, containers: [{name: c, image: x}]}\n", true)
+	f.Add("apiVersion: v1\nkind: Service\nmetadata: {name: e}\nspec: {ports: [{name: p, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: e-1, labels: {kubernetes.io/service-name: e}}\naddressType: IPv4\nports: [{name: p, port: 8080}]\nendpoints: [{addresses: [10.9.9.9], conditions: {ready: false, serving: true, terminating: true}}]\n", true)
+	f.Add("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: f}\naddressType: FQDN\nendpoints: [{addresses: [example.com]}]\n", false)
 	shipped, err := filepath.Glob("../../clusters/workloads/*.yaml")
 	if err != nil {
 		f.Fatal(err)
@@ -85,6 +94,26 @@ func FuzzApply(f *testing.F) {
 		for _, n := range lab.Nodes {
 			checkRenders(t, next, n.Name)
 		}
+		// kubectl delete -f of what was applied: every object is found,
+		// and the state left (pods terminating, then reaped) is one the
+		// lab can run.
+		deleted, err := lab.Delete(next, m, "f.yaml", DeleteOptions{GracePeriod: -1})
+		if err != nil {
+			if !strings.Contains(err.Error(), "f.yaml") {
+				t.Fatalf("Delete error %q does not name the manifest", err)
+			}
+			return
+		}
+		checkState(t, deleted)
+		var names []string
+		for _, p := range Terminating(deleted) {
+			names = append(names, p.Name)
+		}
+		reaped, err := lab.Reconcile(Reap(deleted, names))
+		if err != nil {
+			t.Fatalf("Reap and Reconcile: %v", err)
+		}
+		checkState(t, reaped)
 	})
 }
 
@@ -157,6 +186,9 @@ func checkState(t *testing.T, st *labstore.State) {
 		}
 	}
 	for _, s := range st.EndpointSlices {
+		if s.Labels["endpointslice.kubernetes.io/managed-by"] != controllerManagedBy {
+			continue // hand-written: any addresses, of any Service or none
+		}
 		if st.Service(s.Namespace, s.Labels["kubernetes.io/service-name"]) == nil {
 			t.Errorf("EndpointSlice %s/%s of no Service", s.Namespace, s.Name)
 		}

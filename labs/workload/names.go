@@ -43,11 +43,17 @@ func objectUID(kind string, meta metav1.ObjectMeta) types.UID {
 	return types.UID(h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32])
 }
 
-// randomSuffix is the 5-character suffix the ReplicaSet controller gives pods.
-func randomSuffix() string {
+// randomSuffix is the 5-character suffix the ReplicaSet controller gives
+// pods, from c.Rand when set (tests that compare whole states), else the
+// process's random source.
+func (c Cluster) randomSuffix() string {
+	intN := rand.IntN
+	if c.Rand != nil {
+		intN = c.Rand.IntN
+	}
 	b := make([]byte, 5)
 	for i := range b {
-		b[i] = safeAlphabet[rand.IntN(len(safeAlphabet))]
+		b[i] = safeAlphabet[intN(len(safeAlphabet))]
 	}
 	return string(b)
 }

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/svclab/svclab/internal/labstore"
@@ -42,6 +43,8 @@ func (c Cluster) applyPod(st *labstore.State, pod *corev1.Pod, source string) er
 		}
 		pod.Spec.NodeName = old.Spec.NodeName
 		pod.Status = old.Status
+		// A pod being deleted stays so: an apply cannot bring it back.
+		pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = old.DeletionTimestamp, old.DeletionGracePeriodSeconds
 		st.Pods = replaceOrAdd(st.Pods, pod, sameName[*corev1.Pod](pod.ObjectMeta))
 		return nil
 	}
@@ -66,31 +69,44 @@ func (c Cluster) applyPod(st *labstore.State, pod *corev1.Pod, source string) er
 	return nil
 }
 
-// schedule picks the pod's node: spec.nodeName or the nodeSelector
-// kubernetes.io/hostname when given, else the node with the fewest pods
-// (ties broken by the topology's order) — enough to spread replicas.
+// schedule picks the pod's node: spec.nodeName when given, else among the
+// nodes whose labels match the pod's nodeSelector (kubernetes.io/hostname,
+// kubernetes.io/os, kubernetes.io/arch) the one with the fewest pods (ties
+// broken by the topology's order) — enough to spread replicas. A pod no
+// node fits is refused (a scheduler would leave it Pending).
 func (c Cluster) schedule(st *labstore.State, pod *corev1.Pod, source string) (Node, error) {
 	want, field := pod.Spec.NodeName, "spec.nodeName"
 	if want == "" {
-		want, field = pod.Spec.NodeSelector["kubernetes.io/hostname"], "spec.nodeSelector[kubernetes.io/hostname]"
+		want, field = pod.Spec.NodeSelector[corev1.LabelHostname], "spec.nodeSelector[kubernetes.io/hostname]"
 	}
 	if want != "" {
-		for _, n := range c.Nodes {
-			if n.Name == want {
-				return n, nil
-			}
+		if _, ok := c.node(want); !ok {
+			return Node{}, errorf(source, "Pod %s/%s: %s %q: no such node (have %s)", pod.Namespace, pod.Name, field, want, strings.Join(c.nodeNames(), ", "))
 		}
-		return Node{}, errorf(source, "Pod %s/%s: %s %q: no such node (have %s)", pod.Namespace, pod.Name, field, want, strings.Join(c.nodeNames(), ", "))
 	}
 	if len(c.Nodes) == 0 {
 		return Node{}, errorf(source, "Pod %s/%s: the lab has no nodes", pod.Namespace, pod.Name)
+	}
+	if pod.Spec.NodeName != "" {
+		n, _ := c.node(pod.Spec.NodeName)
+		return n, nil
+	}
+	sel := labels.SelectorFromSet(pod.Spec.NodeSelector)
+	var fit []Node
+	for _, n := range c.Nodes {
+		if sel.Matches(n.Labels()) {
+			fit = append(fit, n)
+		}
+	}
+	if len(fit) == 0 {
+		return Node{}, errorf(source, "Pod %s/%s: spec.nodeSelector %v: 0/%d nodes are available: %d node(s) didn't match Pod's node affinity/selector", pod.Namespace, pod.Name, pod.Spec.NodeSelector, len(c.Nodes), len(c.Nodes))
 	}
 	count := map[string]int{}
 	for _, p := range st.Pods {
 		count[p.Spec.NodeName]++
 	}
-	best := c.Nodes[0]
-	for _, n := range c.Nodes[1:] {
+	best := fit[0]
+	for _, n := range fit[1:] {
 		if count[n.Name] < count[best.Name] {
 			best = n
 		}
@@ -200,19 +216,6 @@ func checkContainerPorts(source string, pod *corev1.Pod) error {
 		}
 	}
 	return nil
-}
-
-// PodOwnedBy reports whether pod belongs to the Deployment namespace/name.
-func PodOwnedBy(pod *corev1.Pod, namespace, name string) bool {
-	if pod.Namespace != namespace {
-		return false
-	}
-	for _, ref := range pod.OwnerReferences {
-		if ref.Kind == "Deployment" && ref.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func ownerRef(kind string, owner metav1.ObjectMeta) metav1.OwnerReference {

@@ -44,8 +44,11 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 	if err := fieldErrors(source, "Service", svc.ObjectMeta, validateServiceTypes(svc)); err != nil {
 		return err
 	}
+	if err := checkHeadless(svc, source, where); err != nil {
+		return err
+	}
 	externalName := svc.Spec.Type == corev1.ServiceTypeExternalName
-	if len(svc.Spec.Ports) == 0 && !externalName {
+	if len(svc.Spec.Ports) == 0 && !externalName && svc.Spec.ClusterIP != corev1.ClusterIPNone {
 		return errorf(source, "%s: spec.ports: at least one port is required", where)
 	}
 	switch {

@@ -18,7 +18,8 @@ var lbLab = func() Cluster {
 	return c
 }()
 
-func applyWith(c Cluster, st *labstore.State, manifest string) (*labstore.State, error) {
+// tryApply decodes and applies a manifest, returning apply's error.
+func tryApply(c Cluster, st *labstore.State, manifest string) (*labstore.State, error) {
 	m, err := Decode([]byte(manifest), "t.yaml")
 	if err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ spec:
 `
 
 func TestServiceTypesDefaultsAndAllocation(t *testing.T) {
-	st, err := applyWith(lbLab, &labstore.State{}, serviceTypes)
+	st, err := tryApply(lbLab, &labstore.State{}, serviceTypes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestServiceTypesDefaultsAndAllocation(t *testing.T) {
 	}
 
 	// Re-applying keeps every allocation.
-	again, err := applyWith(lbLab, st, serviceTypes)
+	again, err := tryApply(lbLab, st, serviceTypes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestLoadBalancerPool(t *testing.T) {
 	svc := func(name, extra string) string {
 		return "apiVersion: v1\nkind: Service\nmetadata: {name: " + name + "}\nspec:\n  type: LoadBalancer\n  ports: [{port: 80}]\n" + extra + "---\n"
 	}
-	st, err := applyWith(lbLab, &labstore.State{}, svc("a", "  loadBalancerIP: 192.168.100.12\n")+svc("b", "")+svc("c", "  allocateLoadBalancerNodePorts: false\n"))
+	st, err := tryApply(lbLab, &labstore.State{}, svc("a", "  loadBalancerIP: 192.168.100.12\n")+svc("b", "")+svc("c", "  allocateLoadBalancerNodePorts: false\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,16 +132,16 @@ func TestLoadBalancerPool(t *testing.T) {
 		{"annotation", "apiVersion: v1\nkind: Service\nmetadata: {name: a, annotations: {metallb.io/loadBalancerIPs: '192.168.100.9'}}\nspec:\n  type: LoadBalancer\n  ports: [{port: 80}]\n",
 			`manifest t.yaml: document 1: Service default/a: metadata.annotations[metallb.io/loadBalancerIPs]: Invalid value: "192.168.100.9": not in the lab's load balancer pool 192.168.100.10-192.168.100.12`},
 	} {
-		if _, err := applyWith(lbLab, st, tc.manifest); err == nil || err.Error() != tc.want {
+		if _, err := tryApply(lbLab, st, tc.manifest); err == nil || err.Error() != tc.want {
 			t.Errorf("%s:\n got %v\nwant %s", tc.name, err, tc.want)
 		}
 	}
 	// Without a pool the Service is accepted and stays pending, unless it asks for an address.
-	st, err = applyWith(lab, &labstore.State{}, svc("a", ""))
+	st, err = tryApply(lab, &labstore.State{}, svc("a", ""))
 	if err != nil || LoadBalancerIngress(st.Service("default", "a")).IsValid() {
 		t.Errorf("no pool: %v, ingress %v", err, st.Service("default", "a").Status)
 	}
-	if _, err := applyWith(lab, &labstore.State{}, svc("a", "  loadBalancerIP: 192.168.100.12\n")); err == nil || !strings.Contains(err.Error(), "the lab has no load balancer pool (spec.loadBalancer.pool in the lab file)") {
+	if _, err := tryApply(lab, &labstore.State{}, svc("a", "  loadBalancerIP: 192.168.100.12\n")); err == nil || !strings.Contains(err.Error(), "the lab has no load balancer pool (spec.loadBalancer.pool in the lab file)") {
 		t.Errorf("no pool, loadBalancerIP: %v", err)
 	}
 }
@@ -167,13 +168,13 @@ func TestServiceTypeErrors(t *testing.T) {
 		{"hcnp clash", "  type: LoadBalancer\n  externalTrafficPolicy: Local\n  healthCheckNodePort: 30100\n  ports: [{port: 80, nodePort: 30100}]\n", `spec.healthCheckNodePort 30100: port clash: already allocated to spec.ports[0].nodePort`},
 		{"allocate on NodePort", "  type: NodePort\n  allocateLoadBalancerNodePorts: false\n  ports: [{port: 80}]\n", "spec.allocateLoadBalancerNodePorts: Forbidden: may only be used when `type` is 'LoadBalancer'"},
 	} {
-		_, err := applyWith(lbLab, &labstore.State{}, head+tc.spec)
+		_, err := tryApply(lbLab, &labstore.State{}, head+tc.spec)
 		want := "manifest t.yaml: document 1: Service default/s: " + tc.want
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%s:\n got %v\nwant %s", tc.name, err, want)
 		}
 	}
-	_, err := applyWith(lbLab, &labstore.State{}, "apiVersion: v1\nkind: Service\nmetadata: {name: s, annotations: {service.beta.kubernetes.io/load-balancer-source-ranges: '10.0.0.0/8, 1.2.3.4/33'}}\nspec:\n  type: LoadBalancer\n  ports: [{port: 80}]\n")
+	_, err := tryApply(lbLab, &labstore.State{}, "apiVersion: v1\nkind: Service\nmetadata: {name: s, annotations: {service.beta.kubernetes.io/load-balancer-source-ranges: '10.0.0.0/8, 1.2.3.4/33'}}\nspec:\n  type: LoadBalancer\n  ports: [{port: 80}]\n")
 	if want := `manifest t.yaml: document 1: Service default/s: metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]: Invalid value: "1.2.3.4/33"`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("annotation:\n got %v\nwant %s", err, want)
 	}

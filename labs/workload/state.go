@@ -1,6 +1,11 @@
 package workload
 
 import (
+	"math/rand/v2"
+	"runtime"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"net/netip"
 
 	"github.com/svclab/svclab/labs/topology"
@@ -17,10 +22,22 @@ type Cluster struct {
 	// ReservedHostNames are names pods may not take (nodes, clients, the
 	// router): every host of a lab is addressed by its name.
 	ReservedHostNames []string
+	// Rand makes generated pod names repeatable (nil: random).
+	Rand *rand.Rand
 }
 
 // Node is one lab node as the scheduler and the IP allocator see it.
 type Node struct {
 	Name    string
 	PodCIDR netip.Prefix
+}
+
+// Labels are the labels the kubelet gives its node: a lab's nodes are
+// linux/amd64 workers named after their host.
+func (n Node) Labels() labels.Set {
+	return labels.Set{
+		corev1.LabelHostname:   n.Name,
+		corev1.LabelOSStable:   "linux",
+		corev1.LabelArchStable: runtime.GOARCH,
+	}
 }

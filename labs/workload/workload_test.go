@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -114,12 +115,20 @@ func TestDeploymentSpreadsPodsAndServiceGetsEndpoints(t *testing.T) {
 func TestDeletePodRecreatesDeploymentPod(t *testing.T) {
 	st := mustApply(t, &labstore.State{}, httpserver)
 	gone := st.Pods[0].Name
-	next, err := lab.DeletePods(st, []string{gone})
+	next, err := lab.DeletePods(st, []string{gone}, DeleteOptions{GracePeriod: -1, Now: time.Unix(1000, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(next.Pods) != 3 || next.Pod(gone) != nil {
-		t.Errorf("after deleting %s: %d pods, deleted one present: %v", gone, len(next.Pods), next.Pod(gone) != nil)
+	// The deleted pod terminates (30 s by default) while its replacement runs.
+	if len(next.Pods) != 4 || len(Terminating(next)) != 1 || Terminating(next)[0].Name != gone {
+		t.Fatalf("after deleting %s: %d pods, terminating %v", gone, len(next.Pods), Terminating(next))
+	}
+	if d := next.Pod(gone).DeletionTimestamp; d == nil || !d.Time.Equal(time.Unix(1030, 0)) {
+		t.Errorf("deletionTimestamp %v, want now + 30 s", d)
+	}
+	reaped := Reap(next, []string{gone})
+	if len(reaped.Pods) != 3 || reaped.Pod(gone) != nil {
+		t.Errorf("after the reap: %d pods, deleted one present: %v", len(reaped.Pods), reaped.Pod(gone) != nil)
 	}
 }
 
@@ -278,10 +287,14 @@ spec: {containers: [{name: c, image: x}]}`,
 			`manifest bad.yaml: document 1: Pod ../../../../tmp/x/p: metadata.namespace: Invalid value: "../../../../tmp/x": a lowercase RFC 1123 label must consist of`},
 		{"service port name with a space", svcDoc + `---
 apiVersion: v1
+kind: Namespace
+metadata: {name: demo}
+---
+apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: demo}
 spec: {ports: [{name: http, port: 80}, {name: web port, port: 81}]}`,
-			`manifest bad.yaml: document 2: Service demo/web: spec.ports[1].name: Invalid value: "web port": a lowercase RFC 1123 label must consist of`},
+			`manifest bad.yaml: document 3: Service demo/web: spec.ports[1].name: Invalid value: "web port": a lowercase RFC 1123 label must consist of`},
 		{"two ports on one port and protocol", `
 apiVersion: v1
 kind: Service
@@ -382,7 +395,7 @@ func TestLongDeploymentName(t *testing.T) {
 		t.Fatalf("%d pods", len(st.Pods))
 	}
 	for _, p := range st.Pods {
-		if len(p.Name) != MaxPodNameLen || !strings.HasPrefix(p.Name, name[:58]) || !PodOwnedBy(p, "default", name) {
+		if len(p.Name) != MaxPodNameLen || !strings.HasPrefix(p.Name, name[:58]) || !ownedBy(p, "Deployment", "default", name) {
 			t.Errorf("pod %q (%d characters), want 63 characters from the Deployment's name", p.Name, len(p.Name))
 		}
 		if p.OwnerReferences[0].UID == "" || p.OwnerReferences[0].UID != st.Deployments[0].UID {

@@ -13,7 +13,7 @@ func newApply() *cobra.Command {
 	var files []string
 	cmd := &cobra.Command{
 		Use:   "apply --lab NAME -f FILE",
-		Short: "Apply Kubernetes manifests (Pod, Deployment, Service, ConfigMap) to a lab",
+		Short: "Apply Kubernetes manifests (Namespace, Pod, Service, ConfigMap, EndpointSlice, Deployment, ReplicaSet, StatefulSet, DaemonSet) to a lab",
 		Args:  cobra.NoArgs,
 		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {

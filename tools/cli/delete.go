@@ -9,7 +9,33 @@ import (
 )
 
 func newDelete() *cobra.Command {
-	cmd := &cobra.Command{Use: "delete", Short: "Delete labs"}
+	var labName string
+	var files []string
+	var del deleteFlags
+	cmd := &cobra.Command{
+		Use:   "delete --lab NAME -f FILE | lab | labs | pod",
+		Short: "Delete the objects a manifest names (like kubectl delete -f), pods, or labs",
+		Args:  cobra.NoArgs,
+		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
+			if len(files) == 0 {
+				return fmt.Errorf("-f: required (or a subcommand: lab, labs, pod)")
+			}
+			l, err := openLab(labName)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				if err := l.DeleteManifest(cmd.Context(), f, labs.Options{Out: cmd.OutOrStdout()}, del.options()); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+	}
+	addLabFlag(cmd, &labName)
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file whose objects to delete (repeatable)")
+	cmd.Flags().BoolVar(&del.ignoreNotFound, "ignore-not-found", false, "an object that does not exist is no error")
+	del.addFlags(cmd)
 	var name string
 	one := &cobra.Command{
 		Use:   "lab --name NAME",

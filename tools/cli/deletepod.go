@@ -15,6 +15,7 @@ import (
 // kube-system/kube-proxy ConfigMap, as the DaemonSet would recreate them.
 func newDeletePod() *cobra.Command {
 	var labName, namespace, selector string
+	var del deleteFlags
 	cmd := &cobra.Command{
 		Use:   "pod [NAME…] --lab NAME [-n NAMESPACE] [-l SELECTOR]",
 		Short: "Delete pods; -n kube-system -l k8s-app=kube-proxy restarts the node proxies",
@@ -68,13 +69,30 @@ func newDeletePod() *cobra.Command {
 			if len(victims) == 0 {
 				return fmt.Errorf("no pod in namespace %s matches %q", namespace, selector)
 			}
-			return l.DeletePods(cmd.Context(), victims, opts)
+			return l.DeletePods(cmd.Context(), victims, opts, del.options())
 		}),
 	}
 	addLabFlag(cmd, &labName)
 	addNamespaceFlag(cmd, &namespace)
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector")
+	del.addFlags(cmd)
 	return cmd
+}
+
+// deleteFlags are kubectl delete's flags for how pods go.
+type deleteFlags struct {
+	gracePeriod    int64
+	wait           bool
+	ignoreNotFound bool
+}
+
+func (d *deleteFlags) addFlags(cmd *cobra.Command) {
+	cmd.Flags().Int64Var(&d.gracePeriod, "grace-period", -1, "seconds a pod has to stop after SIGTERM; negative: the pod's terminationGracePeriodSeconds (default 30); 0 counts as 1")
+	cmd.Flags().BoolVar(&d.wait, "wait", true, "wait until the deleted pods are gone (their endpoints are terminating meanwhile)")
+}
+
+func (d deleteFlags) options() labs.DeleteOptions {
+	return labs.DeleteOptions{GracePeriod: d.gracePeriod, NoWait: !d.wait, IgnoreNotFound: d.ignoreNotFound}
 }
 
 func keys(m map[string]bool) []string {

@@ -88,7 +88,10 @@ func objects[T runtime.Object](in []T) []runtime.Object {
 // Active since the lab was created. When the store keeps Namespace
 // objects, this is the one function to switch to them.
 func namespaceObjects(v *labView) []*corev1.Namespace {
-	used := map[string]bool{metav1.NamespaceDefault: true, metav1.NamespaceSystem: true}
+	used := map[string]bool{}
+	for _, name := range labstore.BuiltinNamespaces {
+		used[name] = true
+	}
 	for _, o := range v.objs.Pods {
 		used[o.Namespace] = true
 	}
@@ -103,6 +106,11 @@ func namespaceObjects(v *labView) []*corev1.Namespace {
 	}
 	created := metav1.NewTime(v.lab.Created())
 	var out []*corev1.Namespace
+	for _, stored := range v.objs.Namespaces {
+		// Created by a manifest: as stored (Active, or Terminating).
+		out = append(out, stored.DeepCopy())
+		delete(used, stored.Name)
+	}
 	for name := range used {
 		out = append(out, &corev1.Namespace{
 			ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: created, Labels: map[string]string{"kubernetes.io/metadata.name": name}},

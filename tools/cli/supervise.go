@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,8 +27,12 @@ func newSupervise() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			store := labstore.OpenDir(cmdline.LabDir)
 			return process.Supervise(ctx, process.SuperviseSpec{
-				Store:     labstore.OpenDir(cmdline.LabDir),
+				Store: store,
+				StopDeadline: func() (time.Time, bool) {
+					return store.PodDeletionDeadline(cmdline.Namespace, cmdline.Pod)
+				},
 				Namespace: cmdline.Namespace, Name: cmdline.Pod, Node: cmdline.Node,
 				Args: args, LogFile: cmdline.Log, Backoff: cmdline.Backoff,
 				Log: cmd.ErrOrStderr(),

@@ -344,6 +344,12 @@ func TestIntegrationInterruptRollsBack(t *testing.T) {
 // a line containing marker; it returns the whole output and the exit code.
 func (l *txnLab) interruptWhen(marker string, args ...string) (string, int) {
 	l.t.Helper()
+	return l.interruptWith(marker, syscall.SIGINT, args...)
+}
+
+// interruptWith starts a command and sends it sig once it prints marker.
+func (l *txnLab) interruptWith(marker string, sig syscall.Signal, args ...string) (string, int) {
+	l.t.Helper()
 	cmd := exec.Command(l.bin, args...)
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
@@ -359,7 +365,7 @@ func (l *txnLab) interruptWhen(marker string, args ...string) (string, int) {
 	for sc.Scan() {
 		out.WriteString(sc.Text() + "\n")
 		if !sent && strings.Contains(sc.Text(), marker) {
-			cmd.Process.Signal(os.Interrupt) //nolint:errcheck // it may have finished
+			cmd.Process.Signal(sig) //nolint:errcheck // it may have finished
 			sent = true
 		}
 	}
