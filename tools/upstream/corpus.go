@@ -167,14 +167,14 @@ func (c *Case) addObject(raw json.RawMessage) error {
 	case "Service":
 		s := &corev1.Service{}
 		if err := strictJSON(raw, s); err != nil {
-			return fmt.Errorf("Service: %w", err)
+			return fmt.Errorf("kind Service: %w", err)
 		}
 		coredefaults.SetObjectDefaults_Service(s)
 		c.Services = append(c.Services, s)
 	case "EndpointSlice":
 		s := &discoveryv1.EndpointSlice{}
 		if err := strictJSON(raw, s); err != nil {
-			return fmt.Errorf("EndpointSlice: %w", err)
+			return fmt.Errorf("kind EndpointSlice: %w", err)
 		}
 		discoverydefaults.SetObjectDefaults_EndpointSlice(s)
 		c.EndpointSlices = append(c.EndpointSlices, s)
