@@ -58,6 +58,12 @@ type Options struct {
 	// ClusterCIDR selects the ClusterCIDR local-traffic detector; empty
 	// means no detector (upstream's no-op detector).
 	ClusterCIDR string `json:"clusterCIDR,omitempty"`
+	// BridgeInterface selects the BridgeInterface detector (pod traffic
+	// arrives on this bridge); it wins over ClusterCIDR.
+	BridgeInterface string `json:"bridgeInterface,omitempty"`
+	// InterfaceNamePrefix selects the InterfaceNamePrefix detector (pod
+	// traffic arrives on interfaces named so); it wins over the others.
+	InterfaceNamePrefix string `json:"interfaceNamePrefix,omitempty"`
 	// MasqueradeAll is --masquerade-all.
 	MasqueradeAll bool `json:"masqueradeAll,omitempty"`
 	// MasqueradeBit is --iptables-masquerade-bit (default 14).

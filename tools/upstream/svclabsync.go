@@ -81,6 +81,12 @@ func SvclabOptions(o Options) (iptables.Options, error) {
 		NodeIP:                netip.MustParseAddr(o.NodeIP),
 		ConntrackTCPBeLiberal: o.ConntrackTCPBeLiberal,
 	}
+	switch {
+	case o.InterfaceNamePrefix != "":
+		opts.LocalDetector = iptables.DetectLocalByInterfaceNamePrefix(o.InterfaceNamePrefix)
+	case o.BridgeInterface != "":
+		opts.LocalDetector = iptables.DetectLocalByBridgeInterface(o.BridgeInterface)
+	}
 	cidrs, err := nodePortCIDRs(o)
 	if err != nil {
 		return opts, err

@@ -54,7 +54,12 @@ func UpstreamTables(c *Case) (*iptablestest.FakeIPTables, string, error) {
 		sysctl.Settings[sysctlNFConntrackTCPLiberal] = 1
 	}
 	detector := proxyutil.NewNoOpLocalDetector()
-	if c.Options.ClusterCIDR != "" {
+	switch {
+	case c.Options.InterfaceNamePrefix != "":
+		detector = proxyutil.NewDetectLocalByInterfaceNamePrefix(c.Options.InterfaceNamePrefix)
+	case c.Options.BridgeInterface != "":
+		detector = proxyutil.NewDetectLocalByBridgeInterface(c.Options.BridgeInterface)
+	case c.Options.ClusterCIDR != "":
 		detector = proxyutil.NewDetectLocalByCIDR(c.Options.ClusterCIDR)
 	}
 	nodePortAddresses, err := nodePortCIDRs(c.Options)
