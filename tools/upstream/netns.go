@@ -71,7 +71,9 @@ func SetUpNetns() error {
 			return err
 		}
 		ipnet.IP = ip
-		if err := netlink.AddrAdd(lo, &netlink.Addr{IPNet: ipnet}); err != nil {
+		// Fuzz workers run in their coordinator's namespace, already set
+		// up: an address that exists is fine.
+		if err := netlink.AddrAdd(lo, &netlink.Addr{IPNet: ipnet}); err != nil && !errors.Is(err, syscall.EEXIST) {
 			return fmt.Errorf("address %s on lo: %w", a, err)
 		}
 	}
