@@ -27,7 +27,7 @@ FUZZSMOKE ?= 3s
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build root-check lab-nodeport lab test test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps build root-check lab-nodeport lab test test-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -54,7 +54,17 @@ lab: root-check deps build ## the single-node tour: 3000 connections over 3 pods
 
 test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@$(MAKE) --no-print-directory test-upstream
 	@$(MAKE) --no-print-directory fuzz-smoke
+
+# tools/upstream is a module of its own (it links k8s.io/kubernetes), so the
+# root `go test ./...` never sees it. Its first build takes minutes; Go's
+# build cache keeps it.
+test-upstream: ## compare svclab's iptables tables with upstream kube-proxy's real proxier on the corpus (tools/upstream; root or user namespaces)
+	cd tools/upstream && $(GO) vet ./... && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+fuzz-upstream: ## fuzz svclab's iptables tables against upstream kube-proxy's for FUZZTIME (the fuzz build instruments k8s.io/kubernetes: minutes the first time)
+	cd tools/upstream && $(GO) test -run '^$$' -fuzz '^FuzzIPTablesMatchesUpstream$$' -fuzztime $(FUZZTIME) .
 
 test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/

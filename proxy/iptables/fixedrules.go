@@ -52,7 +52,7 @@ func (r *Renderer) writeFixedSections() {
 	// KUBE-SERVICES.
 	t := &r.natFooter
 	const comment = `"kubernetes service nodeports; NOTE: this must be the last rule in this chain"`
-	if len(r.opts.NodePortAddresses) == 0 {
+	if r.opts.nodePortsOnAllAddresses() {
 		t.words("-A", ChainServices, "-m", "comment", "--comment", comment, "-m", "addrtype", "--dst-type", "LOCAL")
 		if !r.opts.LocalhostNodePorts {
 			t.words("!", "-d", "127.0.0.0/8")

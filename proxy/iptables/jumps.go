@@ -44,10 +44,11 @@ func (j JumpRule) Args() []string {
 var newConntrack = []string{"-m", "conntrack", "--ctstate", "NEW"}
 
 // JumpRules lists the jumps from built-in chains that the payloads assume.
-// Upstream: iptablesJumpChains, plus kubelet's KUBE-FIREWALL jumps
-// (iptablesKubeletJumpChains) when localhost node ports are on.
+// Upstream: iptablesJumpChains plus kubelet's KUBE-FIREWALL jumps
+// (iptablesKubeletJumpChains), which upstream ensures on every full sync
+// whether or not localhost node ports are on (the chain then stays empty).
 func (r *Renderer) JumpRules() []JumpRule {
-	rules := []JumpRule{
+	return []JumpRule{
 		{TableFilter, chainInput, ChainExternalServices, "kubernetes externally-visible service portals", newConntrack},
 		{TableFilter, chainForward, ChainExternalServices, "kubernetes externally-visible service portals", newConntrack},
 		{TableFilter, chainInput, ChainNodePorts, "kubernetes health check service ports", nil},
@@ -60,12 +61,7 @@ func (r *Renderer) JumpRules() []JumpRule {
 		{TableNAT, chainOutput, ChainServices, "kubernetes service portals", nil},
 		{TableNAT, chainPrerouting, ChainServices, "kubernetes service portals", nil},
 		{TableNAT, chainPostrouting, ChainPostrouting, "kubernetes postrouting rules", nil},
+		{TableFilter, chainInput, ChainKubeletFirewall, "", nil},
+		{TableFilter, chainOutput, ChainKubeletFirewall, "", nil},
 	}
-	if r.opts.LocalhostNodePorts {
-		rules = append(rules,
-			JumpRule{TableFilter, chainInput, ChainKubeletFirewall, "", nil},
-			JumpRule{TableFilter, chainOutput, ChainKubeletFirewall, "", nil},
-		)
-	}
-	return rules
 }

@@ -40,8 +40,14 @@ type Options struct {
 	NodeIP netip.Addr
 	// NodePortAddresses, when non-empty, limits node ports to these
 	// addresses (upstream --nodeport-addresses resolved to this node's IPs).
-	// Empty means every local address.
+	// Empty means every local address, unless NodePortCIDRs says otherwise.
 	NodePortAddresses []netip.Addr
+	// NodePortCIDRs are the --nodeport-addresses CIDRs NodePortAddresses
+	// were resolved from. When set, as upstream: an IPv4 CIDR /0 (or no
+	// IPv4 CIDR at all) means every local address; otherwise node ports
+	// answer on NodePortAddresses only, which may be none; and localhost
+	// node ports are off unless a CIDR covers 127.0.0.0.
+	NodePortCIDRs []netip.Prefix
 	// LocalhostNodePorts makes node ports answer on 127.0.0.0/8 and adds
 	// kubelet's KUBE-FIREWALL rule that guards it. It only works with the
 	// sysctl net.ipv4.conf.all.route_localnet=1, which this package does not
@@ -64,6 +70,44 @@ func (o *Options) masqueradeMark() string {
 		bit = DefaultMasqueradeBit
 	}
 	return fmt.Sprintf("%#08x", 1<<uint(bit))
+}
+
+// ipv4Loopback is upstream's ipv4LoopbackStart: a CIDR containing it lets
+// node ports answer on localhost.
+var ipv4Loopback = netip.MustParseAddr("127.0.0.0")
+
+// nodePortsOnAllAddresses reports whether node ports answer on every local
+// address (the addrtype LOCAL rule) rather than on NodePortAddresses.
+// Upstream: NodePortAddresses.MatchAll.
+func (o *Options) nodePortsOnAllAddresses() bool {
+	if len(o.NodePortCIDRs) == 0 {
+		return len(o.NodePortAddresses) == 0
+	}
+	v4 := 0
+	for _, p := range o.NodePortCIDRs {
+		if !p.Addr().Is4() {
+			continue
+		}
+		v4++
+		if p.Bits() == 0 {
+			return true
+		}
+	}
+	return v4 == 0
+}
+
+// localhostNodePortsInEffect is LocalhostNodePorts as upstream's NewProxier
+// settles it: off when the node-port CIDRs leave out 127.0.0.0/8.
+func (o *Options) localhostNodePortsInEffect() bool {
+	if !o.LocalhostNodePorts || len(o.NodePortCIDRs) == 0 || o.nodePortsOnAllAddresses() {
+		return o.LocalhostNodePorts
+	}
+	for _, p := range o.NodePortCIDRs {
+		if p.Addr().Is4() && (p.Addr().IsLoopback() || p.Contains(ipv4Loopback)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (o *Options) localDetector() (*LocalDetector, error) {

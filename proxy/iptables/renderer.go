@@ -60,6 +60,7 @@ func NewRenderer(opts Options) (*Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts.LocalhostNodePorts = opts.localhostNodePortsInEffect()
 	r := &Renderer{opts: opts, mark: opts.masqueradeMark()}
 	r.writers = []*fragmentWriter{{opts: &r.opts, detector: detector, probabilities: &probabilities{}}}
 	r.writeFixedSections()

@@ -1,0 +1,79 @@
+package upstream
+
+import (
+	"testing"
+
+	coredefaults "k8s.io/kubernetes/pkg/apis/core/v1"
+	discoverydefaults "k8s.io/kubernetes/pkg/apis/discovery/v1"
+
+	"github.com/svclab/svclab/proxy/model"
+	"github.com/svclab/svclab/proxy/model/modeltest"
+)
+
+// fuzzOptions picks a case's proxy options from one byte: the local
+// detector, masquerade-all, the masquerade bit, --random-fully, localhost
+// node ports, --nodeport-addresses and the conntrack sysctl.
+func fuzzOptions(b byte) Options {
+	o := Options{NodeIP: modeltest.NodeIP}
+	switch b % 4 {
+	case 0:
+		o.ClusterCIDR = modeltest.ClusterCIDR
+	case 1:
+		o.BridgeInterface = "cni0"
+	case 2:
+		o.InterfaceNamePrefix = "veth"
+	}
+	o.MasqueradeAll = b&4 != 0
+	if b&8 != 0 {
+		bit := 31
+		o.MasqueradeBit = &bit
+	}
+	o.NoRandomFully = b&16 != 0
+	localhost := b&32 != 0
+	o.LocalhostNodePorts = &localhost
+	if b&64 != 0 {
+		o.NodePortAddresses = []string{"primary"}
+	}
+	o.ConntrackTCPBeLiberal = b&128 != 0
+	return o
+}
+
+// fuzzCase is the case of a fuzz input: modeltest.Generate's objects with
+// the API server's defaults, on modeltest's node. svclab's endpoint-weight
+// annotation is removed: it is svclab's own extension, which upstream
+// ignores (and the iptables renderer does not use either).
+func fuzzCase(o byte, data []byte) *Case {
+	services, slices := modeltest.Generate(data)
+	for _, s := range services {
+		coredefaults.SetObjectDefaults_Service(s)
+	}
+	for _, s := range slices {
+		delete(s.Annotations, model.WeightsAnnotation)
+		discoverydefaults.SetObjectDefaults_EndpointSlice(s)
+	}
+	return &Case{
+		Name:           "fuzz",
+		Node:           NodeSpec{Name: modeltest.NodeName},
+		Options:        fuzzOptions(o),
+		Services:       services,
+		EndpointSlices: slices,
+	}
+}
+
+// FuzzIPTablesMatchesUpstream generates Services and EndpointSlices
+// (modeltest.Generate, the generator of svclab's renderer fuzz targets and
+// their shared seed corpus) and options, and requires svclab's first sync
+// to leave the same nat and filter tables as upstream kube-proxy's.
+// The seed form (options byte, first, second) is modeltest's; the second
+// state is not used here.
+func FuzzIPTablesMatchesUpstream(f *testing.F) {
+	modeltest.AddSeeds(f)
+	f.Fuzz(func(t *testing.T, o byte, first, _ []byte) {
+		requireNetns(t)
+		c := fuzzCase(o, first)
+		want, got, log := compareCase(t, c)
+		if want != got {
+			t.Errorf("svclab's tables differ from upstream kube-proxy's (-upstream +svclab):\n%s\nupstream log:\n%s", UnifiedDiff(want, got), log)
+		}
+	})
+}

@@ -1,0 +1,121 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	"k8s.io/client-go/tools/events"
+	sysctltest "k8s.io/component-helpers/node/util/sysctl/testing"
+	"k8s.io/klog/v2"
+	upstreamiptables "k8s.io/kubernetes/pkg/proxy/iptables"
+	proxyutil "k8s.io/kubernetes/pkg/proxy/util"
+	utiliptables "k8s.io/kubernetes/pkg/util/iptables"
+	iptablestest "k8s.io/kubernetes/pkg/util/iptables/testing"
+)
+
+// sysctl names upstream reads (pkg/proxy/iptables).
+const (
+	sysctlRouteLocalnet         = "net/ipv4/conf/all/route_localnet"
+	sysctlNFConntrackTCPLiberal = "net/netfilter/nf_conntrack_tcp_be_liberal"
+)
+
+// klogMu serializes upstream runs: klog's logger is process-wide.
+var klogMu sync.Mutex
+
+// UpstreamTables runs upstream kube-proxy's iptables proxier on c: the real
+// NewProxier behind upstream's FakeIPTables, the objects fed through the
+// informer handlers, then the Synced calls, whose last one runs the first
+// (full) sync. It returns the fake's tables and upstream's log.
+//
+// NewProxier reads this host's interface addresses (for
+// --nodeport-addresses), may create nfacct counters and cleans conntrack
+// entries: run it in a network namespace of its own (see the tests'
+// TestMain).
+func UpstreamTables(c *Case) (*iptablestest.FakeIPTables, string, error) {
+	klogMu.Lock()
+	defer klogMu.Unlock()
+	var log bytes.Buffer
+	logger := funcr.New(func(prefix, args string) {
+		fmt.Fprintln(&log, prefix, args)
+	}, funcr.Options{Verbosity: 2})
+	klog.SetLogger(logger)
+	defer klog.ClearLogger()
+	ctx := klog.NewContext(context.Background(), logger)
+
+	fake := iptablestest.NewFake().SetHasRandomFully(!c.Options.NoRandomFully)
+	sysctl := sysctltest.NewFake()
+	if c.Options.ConntrackTCPBeLiberal {
+		sysctl.Settings[sysctlNFConntrackTCPLiberal] = 1
+	}
+	detector := proxyutil.NewNoOpLocalDetector()
+	switch {
+	case c.Options.InterfaceNamePrefix != "":
+		detector = proxyutil.NewDetectLocalByInterfaceNamePrefix(c.Options.InterfaceNamePrefix)
+	case c.Options.BridgeInterface != "":
+		detector = proxyutil.NewDetectLocalByBridgeInterface(c.Options.BridgeInterface)
+	case c.Options.ClusterCIDR != "":
+		detector = proxyutil.NewDetectLocalByCIDR(c.Options.ClusterCIDR)
+	}
+	nodePortAddresses, err := nodePortCIDRs(c.Options)
+	if err != nil {
+		return nil, "", err
+	}
+	proxier, err := upstreamiptables.NewProxier(ctx,
+		"IPv4",
+		fake,
+		sysctl,
+		30*time.Second, // syncPeriod
+		0,              // minSyncPeriod
+		c.Options.MasqueradeAll,
+		c.Options.localhostNodePorts(),
+		c.Options.masqueradeBit(),
+		detector,
+		c.Node.Name,
+		net.ParseIP(c.Options.NodeIP),
+		events.NewFakeRecorder(100),
+		nil, // healthzServer
+		nodePortAddresses,
+		false, // initOnly
+	)
+	if err != nil {
+		return nil, log.String(), fmt.Errorf("upstream NewProxier: %w", err)
+	}
+	if c.Node.Labels != nil {
+		proxier.OnTopologyChange(c.Node.Labels)
+	}
+	for _, s := range c.Services {
+		proxier.OnServiceAdd(s.DeepCopy())
+	}
+	for _, s := range c.EndpointSlices {
+		proxier.OnEndpointSliceAdd(s.DeepCopy())
+	}
+	proxier.OnServiceSynced()
+	proxier.OnEndpointSlicesSynced()
+	if strings.Contains(log.String(), "Sync failed") {
+		return fake, log.String(), fmt.Errorf("upstream sync failed:\n%s", log.String())
+	}
+	return fake, log.String(), nil
+}
+
+// nodePortCIDRs resolves "primary" as kube-proxy's server does: this node's
+// IP as a /32.
+func nodePortCIDRs(o Options) ([]string, error) {
+	if len(o.NodePortAddresses) == 1 && o.NodePortAddresses[0] == "primary" {
+		return []string{o.NodeIP + "/32"}, nil
+	}
+	for _, s := range o.NodePortAddresses {
+		if _, _, err := net.ParseCIDR(s); err != nil {
+			return nil, fmt.Errorf("options.nodePortAddresses: %w", err)
+		}
+	}
+	return o.NodePortAddresses, nil
+}
+
+// upstreamTables are the tables compared.
+var comparedTables = []utiliptables.Table{utiliptables.TableFilter, utiliptables.TableNAT}
