@@ -63,7 +63,7 @@ func statefulSets() []runtime.Object {
 	tm := metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
 	return []runtime.Object{
 		&appsv1.StatefulSet{TypeMeta: tm, ObjectMeta: meta("default", "db", 3*24*time.Hour),
-			Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), ServiceName: "db", Template: template("db", "db", "postgres:16"), Selector: selector("db")},
+			Spec:   appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), ServiceName: "db", Template: template("db", "db", "postgres:16"), Selector: selector("db")},
 			Status: appsv1.StatefulSetStatus{Replicas: 3, ReadyReplicas: 2, CurrentReplicas: 3, UpdatedReplicas: 3, AvailableReplicas: 2}},
 		&appsv1.StatefulSet{TypeMeta: tm, ObjectMeta: meta("default", "zk", 40*time.Second),
 			Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), ServiceName: "zk", Template: template("zk", "zk", "zookeeper", "metrics", "exporter"), Selector: selector("zk")}},
