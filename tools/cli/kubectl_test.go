@@ -207,7 +207,7 @@ func complete(t *testing.T, args ...string) []string {
 
 func TestCompletion(t *testing.T) {
 	kinds := complete(t, "get", "")
-	for _, want := range []string{"pods", "services", "endpointslices", "configmaps", "namespaces", "nodes", "labs", "clusters", "leftovers"} {
+	for _, want := range []string{"pods", "services", "endpointslices", "configmaps", "namespaces", "nodes", "deployments", "replicasets", "statefulsets", "daemonsets", "labs", "clusters", "leftovers"} {
 		if !slices.Contains(kinds, want) {
 			t.Errorf("__complete get '': %v lacks %s", kinds, want)
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"sort"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/workload"
 )
 
 // resource is one kind `svclab get` and `describe` know, as kubectl names
@@ -28,6 +30,8 @@ type resource struct {
 type labView struct {
 	lab  *labs.Lab
 	objs *labstore.State
+	// podObjs caches pods() (nil: not read yet).
+	podObjs []*corev1.Pod
 }
 
 func newLabView(l *labs.Lab) (*labView, error) {
@@ -41,7 +45,7 @@ func newLabView(l *labs.Lab) (*labView, error) {
 var resources = []resource{
 	{plural: "pods", aliases: []string{"pod", "po"}, gvk: corev1.SchemeGroupVersion.WithKind("Pod"), namespaced: true,
 		list: func(v *labView) ([]runtime.Object, error) {
-			pods, err := v.lab.PodObjects(v.objs)
+			pods, err := v.pods()
 			return objects(pods), err
 		}},
 	{plural: "services", aliases: []string{"service", "svc"}, gvk: corev1.SchemeGroupVersion.WithKind("Service"), namespaced: true,
@@ -52,11 +56,53 @@ var resources = []resource{
 		list: func(v *labView) ([]runtime.Object, error) { return objects(v.objs.ConfigMaps), nil }},
 	{plural: "namespaces", aliases: []string{"namespace", "ns"}, gvk: corev1.SchemeGroupVersion.WithKind("Namespace"),
 		list: func(v *labView) ([]runtime.Object, error) { return objects(namespaceObjects(v)), nil }},
+	{plural: "deployments", aliases: []string{"deployment", "deploy"}, gvk: appsv1.SchemeGroupVersion.WithKind("Deployment"), namespaced: true,
+		list: func(v *labView) ([]runtime.Object, error) {
+			return withPodStatus(v, v.objs.Deployments, workload.DeploymentWithStatus)
+		}},
+	{plural: "replicasets", aliases: []string{"replicaset", "rs"}, gvk: appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), namespaced: true,
+		list: func(v *labView) ([]runtime.Object, error) {
+			return withPodStatus(v, v.objs.ReplicaSets, workload.ReplicaSetWithStatus)
+		}},
+	{plural: "statefulsets", aliases: []string{"statefulset", "sts"}, gvk: appsv1.SchemeGroupVersion.WithKind("StatefulSet"), namespaced: true,
+		list: func(v *labView) ([]runtime.Object, error) {
+			return withPodStatus(v, v.objs.StatefulSets, workload.StatefulSetWithStatus)
+		}},
+	{plural: "daemonsets", aliases: []string{"daemonset", "ds"}, gvk: appsv1.SchemeGroupVersion.WithKind("DaemonSet"), namespaced: true,
+		list: func(v *labView) ([]runtime.Object, error) {
+			return withPodStatus(v, v.objs.DaemonSets, v.lab.Cluster().DaemonSetWithStatus)
+		}},
 	{plural: "nodes", aliases: []string{"node", "no"}, gvk: corev1.SchemeGroupVersion.WithKind("Node"),
 		list: func(v *labView) ([]runtime.Object, error) {
 			nodes, err := v.lab.NodeObjects()
 			return objects(nodes), err
 		}},
+}
+
+// withPodStatus returns the controllers objs, each with the status its
+// controller would write from the lab's pods (as get pods shows them).
+func withPodStatus[T runtime.Object](v *labView, objs []T, status func(T, []*corev1.Pod) T) ([]runtime.Object, error) {
+	pods, err := v.pods()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]runtime.Object, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, status(o, pods))
+	}
+	return out, nil
+}
+
+// pods are the lab's pods with their status, read once per view.
+func (v *labView) pods() ([]*corev1.Pod, error) {
+	if v.podObjs == nil {
+		pods, err := v.lab.PodObjects(v.objs)
+		if err != nil {
+			return nil, err
+		}
+		v.podObjs = pods
+	}
+	return v.podObjs, nil
 }
 
 // resourceNamed returns the kind called name (plural, singular or short).

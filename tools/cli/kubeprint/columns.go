@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,6 +56,14 @@ func printerFor(obj runtime.Object) (kindPrinter, error) {
 		return kindPrinter{cols([]string{"Name", "Status", "Age"}), namespaceRow}, nil
 	case *corev1.Node:
 		return kindPrinter{cols([]string{"Name", "Status", "Roles", "Age", "Version"}, "Internal-IP", "External-IP", "OS-Image", "Kernel-Version", "Container-Runtime"), nodeRow}, nil
+	case *appsv1.Deployment:
+		return kindPrinter{cols([]string{"Name", "Ready", "Up-to-date", "Available", "Age"}, "Containers", "Images", "Selector"), deploymentRow}, nil
+	case *appsv1.ReplicaSet:
+		return kindPrinter{cols([]string{"Name", "Desired", "Current", "Ready", "Age"}, "Containers", "Images", "Selector"), replicaSetRow}, nil
+	case *appsv1.StatefulSet:
+		return kindPrinter{cols([]string{"Name", "Ready", "Age"}, "Containers", "Images"), statefulSetRow}, nil
+	case *appsv1.DaemonSet:
+		return kindPrinter{cols([]string{"Name", "Desired", "Current", "Ready", "Up-to-date", "Available", "Node Selector", "Age"}, "Containers", "Images", "Selector"), daemonSetRow}, nil
 	}
 	return kindPrinter{}, fmt.Errorf("kubeprint: no table printer for %T", obj)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -309,4 +310,74 @@ func nodeAddress(node *corev1.Node, typ corev1.NodeAddressType) string {
 		}
 	}
 	return "<none>"
+}
+
+// layoutContainerCells is upstream's: the containers' names and images,
+// comma-separated.
+func layoutContainerCells(containers []corev1.Container) (names, images string) {
+	var n, i []string
+	for _, c := range containers {
+		n = append(n, c.Name)
+		i = append(i, c.Image)
+	}
+	return strings.Join(n, ","), strings.Join(i, ",")
+}
+
+// selectorString is a label selector as printDeployment writes it.
+func selectorString(s *metav1.LabelSelector) string {
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		return "<invalid>"
+	}
+	return sel.String()
+}
+
+func replicasOf(r *int32) int64 {
+	if r == nil {
+		return 1
+	}
+	return int64(*r)
+}
+
+func deploymentRow(obj runtime.Object, wide bool, now time.Time) []any {
+	d := obj.(*appsv1.Deployment)
+	cells := []any{d.Name, fmt.Sprintf("%d/%d", int64(d.Status.ReadyReplicas), replicasOf(d.Spec.Replicas)),
+		int64(d.Status.UpdatedReplicas), int64(d.Status.AvailableReplicas), age(d.CreationTimestamp, now)}
+	if wide {
+		names, images := layoutContainerCells(d.Spec.Template.Spec.Containers)
+		cells = append(cells, names, images, selectorString(d.Spec.Selector))
+	}
+	return cells
+}
+
+func replicaSetRow(obj runtime.Object, wide bool, now time.Time) []any {
+	rs := obj.(*appsv1.ReplicaSet)
+	cells := []any{rs.Name, replicasOf(rs.Spec.Replicas), int64(rs.Status.Replicas), int64(rs.Status.ReadyReplicas), age(rs.CreationTimestamp, now)}
+	if wide {
+		names, images := layoutContainerCells(rs.Spec.Template.Spec.Containers)
+		cells = append(cells, names, images, metav1.FormatLabelSelector(rs.Spec.Selector))
+	}
+	return cells
+}
+
+func statefulSetRow(obj runtime.Object, wide bool, now time.Time) []any {
+	ss := obj.(*appsv1.StatefulSet)
+	cells := []any{ss.Name, fmt.Sprintf("%d/%d", int64(ss.Status.ReadyReplicas), replicasOf(ss.Spec.Replicas)), age(ss.CreationTimestamp, now)}
+	if wide {
+		names, images := layoutContainerCells(ss.Spec.Template.Spec.Containers)
+		cells = append(cells, names, images)
+	}
+	return cells
+}
+
+func daemonSetRow(obj runtime.Object, wide bool, now time.Time) []any {
+	ds := obj.(*appsv1.DaemonSet)
+	st := ds.Status
+	cells := []any{ds.Name, int64(st.DesiredNumberScheduled), int64(st.CurrentNumberScheduled), int64(st.NumberReady),
+		int64(st.UpdatedNumberScheduled), int64(st.NumberAvailable), labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector), age(ds.CreationTimestamp, now)}
+	if wide {
+		names, images := layoutContainerCells(ds.Spec.Template.Spec.Containers)
+		cells = append(cells, names, images, metav1.FormatLabelSelector(ds.Spec.Selector))
+	}
+	return cells
 }
