@@ -25,40 +25,40 @@ type query struct {
 // specQueries walk the specification's records (sections in comments) and
 // the error cases, on labObjects.
 var specQueries = []query{
-	{"dns-version.cluster.local.", dns.TypeTXT, dns.RcodeSuccess, 1},                 // 2.2
-	{"web.default.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},               // 2.3.1
-	{"WEB.Default.SVC.cluster.LOCAL.", dns.TypeA, dns.RcodeSuccess, 1},               // 2.1: case-insensitive
-	{"web.default.svc.cluster.local.", dns.TypeAAAA, dns.RcodeSuccess, 0},            // NODATA: IPv4 only
-	{"_http._tcp.web.default.svc.cluster.local.", dns.TypeSRV, dns.RcodeSuccess, 1},  // 2.3.2
+	{"dns-version.cluster.local.", dns.TypeTXT, dns.RcodeSuccess, 1},                  // 2.2
+	{"web.default.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},                // 2.3.1
+	{"WEB.Default.SVC.cluster.LOCAL.", dns.TypeA, dns.RcodeSuccess, 1},                // 2.1: case-insensitive
+	{"web.default.svc.cluster.local.", dns.TypeAAAA, dns.RcodeSuccess, 0},             // NODATA: IPv4 only
+	{"_http._tcp.web.default.svc.cluster.local.", dns.TypeSRV, dns.RcodeSuccess, 1},   // 2.3.2
 	{"_http._udp.web.default.svc.cluster.local.", dns.TypeSRV, dns.RcodeNameError, 0}, // no such port
 	{"_dns._udp.kube-dns.kube-system.svc.cluster.local.", dns.TypeSRV, dns.RcodeSuccess, 1},
 	{"_dns-tcp._tcp.kube-dns.kube-system.svc.cluster.local.", dns.TypeSRV, dns.RcodeSuccess, 1},
-	{"11.0.96.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess, 1},                   // 2.3.3
-	{"db.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 2},                   // 2.4.1: ready endpoints only
-	{"db-0.db.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},              // 2.4.1: hostname
-	{"10-244-2-3.db.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},        // system-assigned hostname
-	{"db-2.db.demo.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, 0},            // not ready
-	{"_pg._tcp.db.demo.svc.cluster.local.", dns.TypeSRV, dns.RcodeSuccess, 2},        // 2.4.2
-	{"4.1.244.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess, 1},                   // 2.4.3
-	{"peers.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},                // publishNotReadyAddresses
+	{"11.0.96.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess, 1},            // 2.3.3
+	{"db.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 2},            // 2.4.1: ready endpoints only
+	{"db-0.db.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},       // 2.4.1: hostname
+	{"10-244-2-3.db.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1}, // system-assigned hostname
+	{"db-2.db.demo.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, 0},     // not ready
+	{"_pg._tcp.db.demo.svc.cluster.local.", dns.TypeSRV, dns.RcodeSuccess, 2}, // 2.4.2
+	{"4.1.244.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess, 1},            // 2.4.3
+	{"peers.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},         // publishNotReadyAddresses
 	{"_gossip._udp.peers.demo.svc.cluster.local.", dns.TypeSRV, dns.RcodeSuccess, 1},
-	{"nobody.demo.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, 0},             // 2.4.1: no ready endpoints
-	{"search.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},               // 2.5: CNAME
+	{"nobody.demo.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, 0}, // 2.4.1: no ready endpoints
+	{"search.demo.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},   // 2.5: CNAME
 	{"search.demo.svc.cluster.local.", dns.TypeCNAME, dns.RcodeSuccess, 1},
-	{"10-244-9-9.demo.pod.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},           // 2.6
+	{"10-244-9-9.demo.pod.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1}, // 2.6
 	{"10-244-9.demo.pod.cluster.local.", dns.TypeA, dns.RcodeNameError, 0},
-	{"2.1.244.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess, 1},                   // kube-dns's endpoint
-	{"3.1.244.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess, 1},                   // a ClusterIP Service's endpoint
+	{"2.1.244.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess, 1}, // kube-dns's endpoint
+	{"3.1.244.10.in-addr.arpa.", dns.TypePTR, dns.RcodeSuccess, 1}, // a ClusterIP Service's endpoint
 	{"9.9.9.9.in-addr.arpa.", dns.TypePTR, dns.RcodeNameError, 0},
 	{"missing.default.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, 0},
 	{"web.default.svc.cluster.local.default.svc.cluster.local.", dns.TypeA, dns.RcodeNameError, 0}, // a search-path try
-	{"default.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 0},                   // NODATA: the namespace exists
+	{"default.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 0},                                 // NODATA: the namespace exists
 	{"svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, 0},
 	{"cluster.local.", dns.TypeSOA, dns.RcodeSuccess, 1},
 	{"cluster.local.", dns.TypeNS, dns.RcodeSuccess, 1},
 	{"ns.dns.cluster.local.", dns.TypeA, dns.RcodeSuccess, 1},
 	{"cluster.local.", dns.TypeAXFR, dns.RcodeRefused, 0},
-	{"example.com.", dns.TypeA, dns.RcodeRefused, 0},                                 // no forwarding
+	{"example.com.", dns.TypeA, dns.RcodeRefused, 0}, // no forwarding
 	{"localcluster.local.", dns.TypeA, dns.RcodeRefused, 0},
 }
 
