@@ -55,6 +55,9 @@ func deleteLocked(name string) error {
 		errs = append(errs, err)
 	}
 	crashPoint("delete:namespaces")
+	if err := network.RemoveResolvConfs(name); err != nil {
+		errs = append(errs, err)
+	}
 	if err := st.Remove(); err != nil {
 		errs = append(errs, err)
 	}

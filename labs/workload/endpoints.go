@@ -41,7 +41,7 @@ func EndpointSlicesFor(services []*corev1.Service, pods []*corev1.Pod) []*discov
 				slice = newSlice(svc, ports, key)
 				groups[key] = slice
 			}
-			slice.Endpoints = append(slice.Endpoints, endpointFor(pod))
+			slice.Endpoints = append(slice.Endpoints, endpointFor(svc, pod))
 			if w, ok := pod.Annotations[WeightAnnotation]; ok {
 				setWeight(slice, pod.Status.PodIP, w)
 			}
@@ -131,15 +131,24 @@ func portKey(ports []discoveryv1.EndpointPort) string {
 	return strings.Join(parts, ",")
 }
 
-func endpointFor(pod *corev1.Pod) discoveryv1.Endpoint {
+// endpointFor is the endpoint of pod in svc's slice. It carries the pod's
+// spec.hostname when the pod's spec.subdomain names the Service, as the
+// EndpointSlice controller sets it (a StatefulSet's pods under their
+// governing Service): cluster DNS then answers <hostname>.<svc>.<ns>.svc.
+func endpointFor(svc *corev1.Service, pod *corev1.Pod) discoveryv1.Endpoint {
 	ready, serving, terminating := true, true, false
 	node := pod.Spec.NodeName
-	return discoveryv1.Endpoint{
+	ep := discoveryv1.Endpoint{
 		Addresses:  []string{pod.Status.PodIP},
 		Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &terminating},
 		NodeName:   &node,
 		TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name},
 	}
+	if pod.Spec.Hostname != "" && pod.Spec.Subdomain == svc.Name {
+		hostname := pod.Spec.Hostname
+		ep.Hostname = &hostname
+	}
+	return ep
 }
 
 // WeightAnnotation on a pod gives it an IPVS weight (1-65535). The lab's

@@ -31,6 +31,16 @@ func (c Cluster) applyPod(st *labstore.State, pod *corev1.Pod, source string) er
 	if err := checkContainerPorts(source, pod); err != nil {
 		return err
 	}
+	// As the API server: spec.hostname and spec.subdomain are DNS labels
+	// (they become names in cluster DNS).
+	for _, f := range []struct{ field, value string }{{"spec.hostname", pod.Spec.Hostname}, {"spec.subdomain", pod.Spec.Subdomain}} {
+		if f.value == "" {
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(f.value); len(msgs) > 0 {
+			return errorf(source, "Pod %s/%s: %s: Invalid value: %q: %s", pod.Namespace, pod.Name, f.field, f.value, msgs[0])
+		}
+	}
 	if w, ok := pod.Annotations[WeightAnnotation]; ok {
 		if n, err := strconv.Atoi(w); err != nil || n < 1 || n > 65535 {
 			return errorf(source, "Pod %s/%s: metadata.annotations[%s] %q: want a weight from 1 to 65535", pod.Namespace, pod.Name, WeightAnnotation, w)
@@ -85,9 +95,14 @@ func (c Cluster) schedule(st *labstore.State, pod *corev1.Pod, source string) (N
 	if len(c.Nodes) == 0 {
 		return Node{}, errorf(source, "Pod %s/%s: the lab has no nodes", pod.Namespace, pod.Name)
 	}
+	// Spread the lab's workloads; the system pods (kube-system: the
+	// cluster DNS) do not count, so a lab places its pods as it did before
+	// it had them.
 	count := map[string]int{}
 	for _, p := range st.Pods {
-		count[p.Spec.NodeName]++
+		if p.Namespace != "kube-system" {
+			count[p.Spec.NodeName]++
+		}
 	}
 	best := c.Nodes[0]
 	for _, n := range c.Nodes[1:] {
