@@ -142,7 +142,7 @@ func TestIntegrationCreateApplyDelete(t *testing.T) {
 		t.Errorf("bad nodePort: %v", err)
 	}
 	objs, _, _ := lab.Store.ReadObjects()
-	if len(objs.Services) != 0 || len(objs.Pods) != 3 {
+	if len(objs.Services) != 1 || len(objs.Pods) != 4 { // the lab's kube-dns and coredns pod, and web's 3 pods
 		t.Errorf("after a rejected apply: %d services, %d pods", len(objs.Services), len(objs.Pods))
 	}
 	if nsAfter, _ := network.Namespaces(name); len(nsAfter) != len(nsBefore) {

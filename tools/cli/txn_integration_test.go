@@ -158,7 +158,8 @@ func (l *txnLab) assertShown(when string) {
 }
 
 // assertSettled checks a lab after a successful command: the store's pods
-// and the kernel's are the same set.
+// and the kernel's are the same set (want workload pods, and the lab's
+// coredns pod).
 func (l *txnLab) assertSettled(when string, want int) {
 	l.t.Helper()
 	out, _ := l.run(nil, "get", "pods", "--lab", l.name)
@@ -167,8 +168,9 @@ func (l *txnLab) assertSettled(when string, want int) {
 		l.t.Fatal(err)
 	}
 	shown := strings.Count(out, "\ndefault ")
-	if len(pods) != want || shown != want || strings.Contains(out, "pending") {
-		l.t.Errorf("%s: %d pods in the kernel, %d shown, want %d:\n%s", when, len(pods), shown, want, out)
+	system := strings.Count(out, "\nkube-system  coredns-")
+	if len(pods) != want+1 || shown != want || system != 1 || strings.Contains(out, "pending") {
+		l.t.Errorf("%s: %d pods in the kernel, %d shown and %d coredns, want %d and the coredns pod:\n%s", when, len(pods), shown, system, want, out)
 	}
 }
 
