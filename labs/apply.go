@@ -118,6 +118,10 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 	}
 	for _, svc := range next.Services {
 		if old := cur.Service(svc.Namespace, svc.Name); old == nil {
+			if svc.Spec.Type == corev1.ServiceTypeExternalName {
+				fmt.Fprintf(opts.Out, "service/%s created: external name %s\n", svc.Name, svc.Spec.ExternalName)
+				continue
+			}
 			fmt.Fprintf(opts.Out, "service/%s created: cluster IP %s%s\n", svc.Name, svc.Spec.ClusterIP, nodePorts(svc.Spec.Ports))
 		}
 	}

@@ -35,8 +35,9 @@ spec:
 `
 
 // dnsWorkload: a ClusterIP Service over two pods (one per node), a headless
-// Service over the same pods, and a StatefulSet-like pod (hostname and
-// subdomain) under its headless Service, all in namespace demo.
+// Service over the same pods, a StatefulSet-like pod (hostname and
+// subdomain) under its headless Service, and an ExternalName Service, all
+// in namespace demo.
 const dnsWorkload = `
 apiVersion: apps/v1
 kind: Deployment
@@ -80,6 +81,11 @@ spec:
   clusterIP: None
   selector: {app: db}
   ports: [{name: pg, port: 5432}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: search, namespace: demo}
+spec: {type: ExternalName, externalName: search.example.com}
 `
 
 // TestIntegrationClusterDNS: on a two-node netns lab, pods and the outside
@@ -210,6 +216,16 @@ func TestIntegrationClusterDNS(t *testing.T) {
 		}
 		if len(resp.Answer) != 1 || resp.Answer[0].(*dns.SRV).Port != 80 {
 			t.Errorf("SRV _http._tcp.web.demo over TCP: %v", resp)
+		}
+		// An ExternalName Service is a CNAME (and its target is not chased:
+		// nothing outside the cluster domain is resolved).
+		q.SetQuestion("search.demo.svc.cluster.local.", dns.TypeA)
+		resp, _, err = c.ExchangeWithConn(q, &dns.Conn{Conn: conn})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Answer) != 1 || resp.Answer[0].(*dns.CNAME).Target != "search.example.com." {
+			t.Errorf("A search.demo (ExternalName) over TCP: %v", resp)
 		}
 	})
 

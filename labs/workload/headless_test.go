@@ -57,3 +57,31 @@ func TestPodHostnameIsALabel(t *testing.T) {
 		t.Errorf("apply of hostname Not_A_Label: %v, want an error naming h.yaml and spec.hostname", err)
 	}
 }
+
+// TestExternalNameService: stored without a cluster IP or endpoints (its
+// name is a CNAME in cluster DNS); a bad externalName or a cluster IP is
+// refused as the API server refuses them.
+func TestExternalNameService(t *testing.T) {
+	st := mustApply(t, &labstore.State{}, `
+apiVersion: v1
+kind: Service
+metadata: {name: search}
+spec: {type: ExternalName, externalName: search.example.com}
+`)
+	svc := st.Service("default", "search")
+	if svc == nil || svc.Spec.ClusterIP != "" || len(st.EndpointSlices) != 0 {
+		t.Fatalf("ExternalName: %+v, slices %d", svc, len(st.EndpointSlices))
+	}
+	for _, bad := range []struct{ spec, want string }{
+		{"{type: ExternalName, externalName: 'not a name'}", "spec.externalName"},
+		{"{type: ExternalName, externalName: a.example, clusterIP: 10.254.0.50}", "spec.clusterIP"},
+	} {
+		m, err := Decode([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec: "+bad.spec+"\n"), "x.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lab.Apply(&labstore.State{}, m, "x.yaml"); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v, want an error naming %s", bad.spec, err, bad.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -43,8 +44,10 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 	case "":
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
 	case corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort:
+	case corev1.ServiceTypeExternalName:
+		return applyExternalName(st, svc, others, source, where)
 	default:
-		return errorf(source, "%s: spec.type %q: unsupported in a lab (want ClusterIP or NodePort)", where, svc.Spec.Type)
+		return errorf(source, "%s: spec.type %q: unsupported in a lab (want ClusterIP, NodePort or ExternalName)", where, svc.Spec.Type)
 	}
 	if len(svc.Spec.Ports) == 0 {
 		return errorf(source, "%s: spec.ports: at least one port is required", where)
@@ -113,6 +116,28 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 	if svc.Spec.Type == corev1.ServiceTypeClusterIP && svc.Spec.ExternalTrafficPolicy != "" {
 		return errorf(source, "%s: spec.externalTrafficPolicy: only for NodePort Services", where)
 	}
+	st.Services = append(others, svc)
+	return nil
+}
+
+// applyExternalName stores an ExternalName Service as the API server
+// validates one: spec.externalName a lower-case DNS-1123 subdomain, no
+// cluster IP, no node ports. It has no rules and no endpoints; cluster DNS
+// answers its name with a CNAME.
+func applyExternalName(st *labstore.State, svc *corev1.Service, others []*corev1.Service, source, where string) error {
+	name := strings.TrimSuffix(svc.Spec.ExternalName, ".")
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return errorf(source, "%s: spec.externalName: Invalid value: %q: %s", where, svc.Spec.ExternalName, msgs[0])
+	}
+	if svc.Spec.ClusterIP != "" || len(svc.Spec.ClusterIPs) > 0 {
+		return errorf(source, "%s: spec.clusterIP: Forbidden: may not be set for ExternalName services", where)
+	}
+	for i, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			return errorf(source, "%s: spec.ports[%d].nodePort: Forbidden: may not be used when `type` is 'ExternalName'", where, i)
+		}
+	}
+	svc.Spec.Selector = nil // the EndpointSlice controller ignores an ExternalName Service's selector
 	st.Services = append(others, svc)
 	return nil
 }
