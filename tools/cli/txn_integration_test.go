@@ -187,6 +187,9 @@ func assertGoneFromHost(t *testing.T, name string, before roottest.HostSnapshot)
 			t.Errorf("lab %s left %s", name, path)
 		}
 	}
+	if left, _ := filepath.Glob(filepath.Join(network.EtcNetnsDir, network.NamespaceName(name, "*"))); len(left) > 0 {
+		t.Errorf("lab %s left resolv.conf directories %v", name, left)
+	}
 	if diff := before.Diff(roottest.SnapshotHost()); diff != "" {
 		t.Errorf("the host changed:\n%s", diff)
 	}
