@@ -201,7 +201,8 @@ func srv(target string, port, weight uint16) dns.RR {
 
 // add appends rr to name, creating it and its ancestors in the zone.
 func (ix *Index) add(name string, rr dns.RR) {
-	ix.ensure(name).rrs = append(ix.ensure(name).rrs, rr)
+	n := ix.ensure(name)
+	n.rrs = append(n.rrs, rr)
 }
 
 // ensure makes name and every ancestor below its zone exist.
@@ -228,12 +229,21 @@ func (ix *Index) ensure(name string) *node {
 
 // zoneOf is the zone a lower-case name belongs to, "" for none.
 func (ix *Index) zoneOf(name string) string {
-	for _, z := range append([]string{ix.Zone}, reverseZones...) {
-		if dns.IsSubDomain(z, name) {
+	if inZone(name, ix.Zone) {
+		return ix.Zone
+	}
+	for _, z := range reverseZones {
+		if inZone(name, z) {
 			return z
 		}
 	}
 	return ""
+}
+
+// inZone reports whether the lower-case, fully qualified name is zone or
+// below it.
+func inZone(name, zone string) bool {
+	return name == zone || strings.HasSuffix(name, "."+zone) && !strings.HasSuffix(name, `\.`+zone)
 }
 
 // readyEndpoints are the addresses DNS publishes for svc: the ready ones
