@@ -17,6 +17,7 @@ import (
 // every Service are recomputed. cur is not modified; on error nothing of m
 // is applied. source names the manifest in errors.
 func (c Cluster) Apply(cur *labstore.State, m *Manifests, source string) (*labstore.State, error) {
+	c.leaving = cur.Pods
 	next := cur.Clone()
 	for _, cm := range m.ConfigMaps {
 		if err := applyConfigMap(next, cm.DeepCopy(), m.where(source, cm)); err != nil {
@@ -45,6 +46,7 @@ func (c Cluster) Apply(cur *labstore.State, m *Manifests, source string) (*labst
 // DeletePods removes the named pods. Pods owned by a Deployment are
 // recreated, as the ReplicaSet controller would, with new names and IPs.
 func (c Cluster) DeletePods(cur *labstore.State, names []string) (*labstore.State, error) {
+	c.leaving = cur.Pods
 	next := cur.Clone()
 	for _, name := range names {
 		if next.Pod(name) == nil {

@@ -59,7 +59,7 @@ func (c Cluster) applyPod(st *labstore.State, pod *corev1.Pod, source string) er
 	if err != nil {
 		return err
 	}
-	ip, err := podIP(pod, node, st.Pods, source)
+	ip, err := podIP(pod, node, st.Pods, c.leaving, source)
 	if err != nil {
 		return err
 	}
@@ -127,12 +127,14 @@ func (c Cluster) nodeNames() []string {
 const CalicoIPAddrsAnnotation = "cni.projectcalico.org/ipAddrs"
 
 // podIP is the address a new pod gets: the one its annotation asks for, or
-// the next free one of its node's pod CIDR.
-func podIP(pod *corev1.Pod, node Node, pods []*corev1.Pod, source string) (netip.Addr, error) {
+// the next free one of its node's pod CIDR, not taken by pods nor by the
+// leaving ones (pods of the state before the change: they hold their
+// address until the lab has started the new pods and stopped them).
+func podIP(pod *corev1.Pod, node Node, pods, leaving []*corev1.Pod, source string) (netip.Addr, error) {
 	where := fmt.Sprintf("Pod %s/%s", pod.Namespace, pod.Name)
 	raw, ok := pod.Annotations[CalicoIPAddrsAnnotation]
 	if !ok {
-		ip, err := nextPodIP(node.PodCIDR, pods)
+		ip, err := nextPodIP(node.PodCIDR, append(slices.Clip(pods), leaving...))
 		if err != nil {
 			return ip, errorf(source, "%s: node %s: %v", where, node.Name, err)
 		}
