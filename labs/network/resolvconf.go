@@ -33,8 +33,8 @@ const resolvConfMark = "# svclab lab="
 func ResolvConfHeader(lab string) string { return resolvConfMark + lab + "\n" }
 
 // WriteResolvConf writes /etc/netns/svclab-<lab>-<host>/resolv.conf. lab
-// and host must be DNS labels (a validated lab name, a lab host or pod
-// name), so the file is exactly one entry below EtcNetnsDir; the write goes
+// must be a valid lab name and host a DNS subdomain of at most 63
+// characters (a lab host or pod name), so the file is exactly one entry below EtcNetnsDir; the write goes
 // through an os.Root there (no symlink leads it elsewhere) and replaces
 // the file atomically. body follows the header that marks it as the lab's.
 func WriteResolvConf(lab, host string, body []byte) error {
@@ -59,7 +59,13 @@ func resolvConfDir(lab, host string) (string, error) {
 	if err := topology.ValidateLabName(lab); err != nil {
 		return "", fmt.Errorf("resolv.conf: %w", err)
 	}
-	if msgs := validation.IsDNS1123Label(host); len(msgs) > 0 {
+	// A node, client or router name is a DNS label, a pod's name a DNS
+	// subdomain (of at most 63 characters in a lab): neither can hold "/"
+	// or be "." or "..", so the directory is one entry of EtcNetnsDir.
+	if msgs := validation.IsDNS1123Subdomain(host); len(msgs) > 0 || len(host) > 63 {
+		if len(msgs) == 0 {
+			msgs = []string{"longer than 63 characters"}
+		}
 		return "", fmt.Errorf("resolv.conf of lab %s: host %q: %s", lab, host, msgs[0])
 	}
 	return NamespaceName(lab, host), nil
@@ -96,7 +102,7 @@ func writeResolvConf(root, lab, host string, body []byte) error {
 func removeResolvConf(root, lab, host string) error {
 	dir, err := resolvConfDir(lab, host)
 	if err != nil {
-		return err
+		return nil // no file can have been written for that name
 	}
 	return removeIfOurs(root, lab, dir)
 }

@@ -3,6 +3,7 @@ package network
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ import (
 func TestResolvConfFiles(t *testing.T) {
 	root := t.TempDir()
 	body := []byte("nameserver 10.96.0.10\n")
-	for _, w := range []struct{ lab, host string }{{"a", "node1"}, {"a", "b-x"}, {"a-b", "x"}, {"a-b", "node1"}} {
+	for _, w := range []struct{ lab, host string }{{"a", "node1"}, {"a", "b-x"}, {"a-b", "x"}, {"a-b", "node1"}, {"a", "web-v2.0.1-abc12"}} {
 		if err := writeResolvConf(root, w.lab, w.host, body); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestResolvConfFiles(t *testing.T) {
 // TestResolvConfConfined: names that are not labels never become paths.
 func TestResolvConfConfined(t *testing.T) {
 	root := t.TempDir()
-	for _, bad := range []struct{ lab, host string }{{"..", "x"}, {"a", "../../etc"}, {"a", "x/y"}, {"a/b", "x"}, {"a", ""}, {"", "x"}} {
+	for _, bad := range []struct{ lab, host string }{{"..", "x"}, {"a", "../../etc"}, {"a", ".."}, {"a", "."}, {"a", "x/y"}, {"a/b", "x"}, {"a", ""}, {"", "x"}, {"a", strings.Repeat("x", 64)}} {
 		if err := writeResolvConf(root, bad.lab, bad.host, nil); err == nil {
 			t.Errorf("lab %q host %q: written", bad.lab, bad.host)
 		}
