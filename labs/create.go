@@ -15,8 +15,10 @@ import (
 )
 
 // Create builds the lab described by the topology file: its namespaces and
-// links, its object store with the kube-proxy ConfigMap, and one proxy per
-// node, and waits until every proxy has synced. On any error it removes
+// links, its object store with the kube-proxy ConfigMap and the cluster
+// DNS (kube-system/kube-dns and its coredns pod), every host's
+// resolv.conf, and one proxy per node, and waits until every proxy has
+// synced. On any error it removes
 // everything it made. It returns the lab and how long bring-up took.
 func Create(ctx context.Context, topologyFile string, opts Options) (*Lab, time.Duration, error) {
 	start := time.Now()
@@ -90,7 +92,14 @@ func (l *Lab) create(ctx context.Context, topologyFile string, opts Options) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	gen, err := l.Store.WriteObjects(&labstore.State{ConfigMaps: []*corev1.ConfigMap{kubeProxyConfigMap(l.Topology)}})
+	objs, err := l.Cluster().Apply(&labstore.State{ConfigMaps: []*corev1.ConfigMap{kubeProxyConfigMap(l.Topology)}}, clusterDNSManifests(l.Topology), "the lab's cluster DNS")
+	if err != nil {
+		return err
+	}
+	if err := l.writeHostResolvConfs(); err != nil {
+		return err
+	}
+	gen, err := l.Store.WriteObjects(objs)
 	if err != nil {
 		return err
 	}
@@ -100,6 +109,12 @@ func (l *Lab) create(ctx context.Context, topologyFile string, opts Options) err
 		}
 	}
 	crashPoint("create:proxies")
+	// The cluster DNS pod starts while the proxies make their first sync.
+	for _, pod := range objs.Pods {
+		if err := l.startPod(ctx, pod, opts); err != nil {
+			return err
+		}
+	}
 	if err := l.waitForProxies(ctx, gen, opts); err != nil {
 		return err
 	}

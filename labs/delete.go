@@ -51,6 +51,11 @@ func deleteLocked(name string) error {
 	process.StopInNamespaces(namespaces, 2*time.Second)
 	crashPoint("delete:processes")
 	var errs []error
+	// The resolv.conf files before the namespaces: a delete killed in
+	// between leaves namespaces, by which the next delete finds the lab.
+	if err := network.RemoveResolvConfs(name); err != nil {
+		errs = append(errs, err)
+	}
 	if err := network.Destroy(name); err != nil {
 		errs = append(errs, err)
 	}

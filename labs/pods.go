@@ -13,7 +13,6 @@ import (
 	"github.com/svclab/svclab/labs/netexec"
 	"github.com/svclab/svclab/labs/network"
 	"github.com/svclab/svclab/labs/process"
-	"github.com/svclab/svclab/labs/selfexec"
 )
 
 // startPod makes a pod real: its namespace attached to its node by the lab's
@@ -25,6 +24,9 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 		return fmt.Errorf("pod %s: %w", pod.Name, err)
 	}
 	crashPoint("pod:attached")
+	if err := l.writePodResolvConf(pod); err != nil {
+		return fmt.Errorf("pod %s: %w", pod.Name, err)
+	}
 	ports := serverPorts(pod)
 	if len(ports) == 0 {
 		return nil
@@ -35,15 +37,19 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 	}
 	pid, err := l.startSupervised(supervised{
 		namespace: pod.Namespace, pod: pod.Name, node: pod.Spec.NodeName, host: pod.Name, log: log,
-		argv: selfexec.Argv(opts.Binary, &selfexec.Netexec{Options: netexec.Options{
-			PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: ports,
-			DelayShutdown: delayShutdown(pod),
-		}}),
+		argv: l.podArgv(pod, ports, opts),
 	}, opts)
 	if err != nil {
 		return err
 	}
 	return l.waitListening(ctx, pod.Name, pid, ports, opts.Timeout, log)
+}
+
+func netexecOptions(pod *corev1.Pod, ports []int) netexec.Options {
+	return netexec.Options{
+		PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: ports,
+		DelayShutdown: delayShutdown(pod),
+	}
 }
 
 // serverPorts are the TCP containerPorts of a pod: its server listens on
@@ -86,7 +92,10 @@ func delayShutdown(pod *corev1.Pod) time.Duration {
 func (l *Lab) stopPod(name string) error {
 	l.stopSupervised(name) //nolint:errcheck // the namespace's processes are ended below in any case
 	process.StopInNamespaces([]string{network.NamespaceName(l.Name(), name)}, 2*time.Second)
-	return network.DetachPod(l.Name(), name)
+	if err := network.DetachPod(l.Name(), name); err != nil {
+		return err
+	}
+	return network.RemoveResolvConf(l.Name(), name)
 }
 
 // waitListening waits until the pod's server listens on every port, read

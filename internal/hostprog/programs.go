@@ -54,6 +54,7 @@ const (
 	Modprobe              = "modprobe"
 	Depmod                = "depmod"
 	Curl                  = "curl"
+	Getent                = "getent"
 	Sysctl                = "sysctl"
 	Sh                    = "sh"
 	Cat                   = "cat"
@@ -109,6 +110,7 @@ var Programs = []Program{
 	{Depmod, "kmod", nil, "the VM image's modules.dep, when the guest's own depmod cannot run"},
 	{Sysctl, "procps", nil, "the labs' plans print their steps as `ip netns exec NS sysctl -qw …` for a reader to replay (svclab itself writes /proc/sys)"},
 	{Curl, "curl", []Use{Test}, "the tests fetch from pods and metrics endpoints"},
+	{Getent, "libc-bin", []Use{Test}, "the cluster DNS tests resolve names in lab hosts through libc, as a pod's program does (getent hosts)"},
 	{Sh, "dash", []Use{Tour}, "sh -c: a tour's pipelines, `svclab edit configmap`'s $EDITOR"},
 	{Cat, "coreutils", []Use{Tour}, "cat /proc/sys/…: the nodeport tour shows a sysctl in a namespace"},
 	{Chroot, "coreutils", []Use{Cluster}, "the node image's root filesystem is set up with chroot"},

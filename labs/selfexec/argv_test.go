@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/svclab/svclab/labs/clusterdns"
 	"github.com/svclab/svclab/labs/netexec"
 	"github.com/svclab/svclab/labs/process"
 	"github.com/svclab/svclab/labs/traffic"
@@ -40,6 +41,8 @@ func TestArgvRoundTrips(t *testing.T) {
 			Timeout: 3 * time.Second, Deadline: time.Minute, Path: "/clientip", Expected: []string{"a", "b"}}},
 		&Traffic{Options: traffic.Options{Target: "10.96.0.10:80", Connections: 100}},
 		&CNIAgent{Variant: "calico-proxyarp", ClusterCIDR: "10.244.0.0/16"},
+		&DNS{Options: clusterdns.Options{LabDir: "/run/svclab/labs/l", Listen: ":53", MetricsListen: "-", Zone: "lab.local."}},
+		&DNS{},
 	} {
 		args := Args(c)
 		got := parse(t, c, args)

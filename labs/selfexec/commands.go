@@ -3,6 +3,7 @@ package selfexec
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/svclab/svclab/labs/clusterdns"
 	"github.com/svclab/svclab/labs/netexec"
 	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/proxy"
@@ -93,4 +94,21 @@ const DefaultCNIVariant = "flannel-vxlan"
 func (a *CNIAgent) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&a.Variant, "variant", DefaultCNIVariant, "CNI variant")
 	fs.StringVar(&a.ClusterCIDR, "cluster-cidr", "", "the cluster's pod network (for the masquerade rules)")
+}
+
+// DNS is `svclab dns`: the lab's cluster DNS server, the process of the
+// coredns pod behind kube-system/kube-dns.
+type DNS struct {
+	clusterdns.Options
+}
+
+// Subcommand implements Command.
+func (*DNS) Subcommand() []string { return []string{"dns"} }
+
+// AddFlags implements Command.
+func (d *DNS) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&d.LabDir, "lab-dir", "", "the lab's state directory, whose Services and EndpointSlices the server answers from")
+	fs.StringVar(&d.Listen, "listen", "", "UDP and TCP address to answer on (default "+clusterdns.DefaultListen+")")
+	fs.StringVar(&d.MetricsListen, "metrics-listen", "", "address of /metrics (default "+clusterdns.DefaultMetricsListen+"; - for none)")
+	fs.StringVar(&d.Zone, "cluster-domain", "", "the cluster domain (default "+clusterdns.DefaultZone+")")
 }

@@ -137,6 +137,8 @@ func TestParseErrors(t *testing.T) {
 			`topology x.yaml: spec.podSubnet "10.244.3.0/16": not a network address (did you mean 10.244.0.0/16?)`},
 		{"invalid serviceSubnet", edit(t, "10.96.0.0/16", "10.96.0/16"),
 			`topology x.yaml: spec.serviceSubnet "10.96.0/16": invalid CIDR`},
+		{"serviceSubnet too small for kube-dns", edit(t, "10.96.0.0/16", "10.96.0.0/29"),
+			`topology x.yaml: spec.serviceSubnet "10.96.0.0/29": too small: the lab's kube-dns Service takes its tenth address (kubeadm's DNS IP); want a /28 or larger`},
 		{"service overlaps pods", edit(t, "10.96.0.0/16", "10.240.0.0/12"),
 			`topology x.yaml: spec.serviceSubnet "10.240.0.0/12": overlaps spec.podSubnet 10.244.0.0/16`},
 		{"unknown proxy mode", edit(t, "mode: iptables", "mode: nftables"),

@@ -54,6 +54,9 @@ func (v validator) lab(l *Lab) error {
 	if err := v.subnet("spec.serviceSubnet", s.ServiceSubnet); err != nil {
 		return err
 	}
+	if s.ServiceSubnet.Bits() > MaxServiceSubnetBits {
+		return v.err("spec.serviceSubnet", s.ServiceSubnet.String(), "too small: the lab's kube-dns Service takes its tenth address (kubeadm's DNS IP); want a /%d or larger", MaxServiceSubnetBits)
+	}
 	if s.PodSubnet.Overlaps(s.ServiceSubnet) {
 		return v.err("spec.serviceSubnet", s.ServiceSubnet.String(), "overlaps spec.podSubnet %s", s.PodSubnet)
 	}
@@ -294,3 +297,7 @@ func list[T ~string](items []T) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// MaxServiceSubnetBits is the longest prefix of a lab's serviceSubnet: a
+// /28 holds the kube-dns Service's tenth address and a few Services more.
+const MaxServiceSubnetBits = 28

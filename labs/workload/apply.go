@@ -24,6 +24,7 @@ func (c Cluster) Apply(cur *labstore.State, m *Manifests, source string) (*labst
 	if err := m.checkNamespaces(cur, source); err != nil {
 		return nil, err
 	}
+	c.leaving = cur.Pods
 	next := cur.Clone()
 	for _, ns := range m.Namespaces {
 		if err := applyNamespace(next, ns.DeepCopy(), m.where(source, ns)); err != nil {

@@ -37,6 +37,7 @@ type DeleteOptions struct {
 // has stopped. Controllers replace their pods at once (a StatefulSet once
 // the old pod is gone, since the name is the same).
 func (c Cluster) DeletePods(cur *labstore.State, names []string, opts DeleteOptions) (*labstore.State, error) {
+	c.leaving = cur.Pods
 	next := cur.Clone()
 	for _, name := range names {
 		pod := next.Pod(name)
@@ -59,6 +60,7 @@ func (c Cluster) DeletePods(cur *labstore.State, names []string, opts DeleteOpti
 // opts.IgnoreNotFound; the built-in namespaces cannot be deleted. cur is
 // not modified; on error nothing is deleted.
 func (c Cluster) Delete(cur *labstore.State, m *Manifests, source string, opts DeleteOptions) (*labstore.State, error) {
+	c.leaving = cur.Pods
 	next := cur.Clone()
 	for _, obj := range m.order {
 		where := m.where(source, obj)
@@ -223,6 +225,7 @@ func Reap(cur *labstore.State, finished []string) *labstore.State {
 // Reconcile runs every controller once: what a lab change does after pods
 // have gone. cur is not modified.
 func (c Cluster) Reconcile(cur *labstore.State) (*labstore.State, error) {
+	c.leaving = cur.Pods
 	next := cur.Clone()
 	if err := c.reconcileAll(next, "reconcile"); err != nil {
 		return nil, err

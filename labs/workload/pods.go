@@ -32,6 +32,16 @@ func (c Cluster) applyPod(st *labstore.State, pod *corev1.Pod, source string) er
 	if err := checkContainerPorts(source, pod); err != nil {
 		return err
 	}
+	// As the API server: spec.hostname and spec.subdomain are DNS labels
+	// (they become names in cluster DNS).
+	for _, f := range []struct{ field, value string }{{"spec.hostname", pod.Spec.Hostname}, {"spec.subdomain", pod.Spec.Subdomain}} {
+		if f.value == "" {
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(f.value); len(msgs) > 0 {
+			return errorf(source, "Pod %s/%s: %s: Invalid value: %q: %s", pod.Namespace, pod.Name, f.field, f.value, msgs[0])
+		}
+	}
 	if w, ok := pod.Annotations[WeightAnnotation]; ok {
 		if n, err := strconv.Atoi(w); err != nil || n < 1 || n > 65535 {
 			return errorf(source, "Pod %s/%s: metadata.annotations[%s] %q: want a weight from 1 to 65535", pod.Namespace, pod.Name, WeightAnnotation, w)
@@ -52,7 +62,7 @@ func (c Cluster) applyPod(st *labstore.State, pod *corev1.Pod, source string) er
 	if err != nil {
 		return err
 	}
-	ip, err := podIP(pod, node, st.Pods, source)
+	ip, err := podIP(pod, node, st.Pods, c.leaving, source)
 	if err != nil {
 		return err
 	}
@@ -101,9 +111,14 @@ func (c Cluster) schedule(st *labstore.State, pod *corev1.Pod, source string) (N
 	if len(fit) == 0 {
 		return Node{}, errorf(source, "Pod %s/%s: spec.nodeSelector %v: 0/%d nodes are available: %d node(s) didn't match Pod's node affinity/selector", pod.Namespace, pod.Name, pod.Spec.NodeSelector, len(c.Nodes), len(c.Nodes))
 	}
+	// Spread the lab's workloads; the system pods (kube-system: the
+	// cluster DNS) do not count, so a lab places its pods as it did before
+	// it had them.
 	count := map[string]int{}
 	for _, p := range st.Pods {
-		count[p.Spec.NodeName]++
+		if p.Namespace != "kube-system" {
+			count[p.Spec.NodeName]++
+		}
 	}
 	best := fit[0]
 	for _, n := range fit[1:] {
@@ -128,12 +143,14 @@ func (c Cluster) nodeNames() []string {
 const CalicoIPAddrsAnnotation = "cni.projectcalico.org/ipAddrs"
 
 // podIP is the address a new pod gets: the one its annotation asks for, or
-// the next free one of its node's pod CIDR.
-func podIP(pod *corev1.Pod, node Node, pods []*corev1.Pod, source string) (netip.Addr, error) {
+// the next free one of its node's pod CIDR, not taken by pods nor by the
+// leaving ones (pods of the state before the change: they hold their
+// address until the lab has started the new pods and stopped them).
+func podIP(pod *corev1.Pod, node Node, pods, leaving []*corev1.Pod, source string) (netip.Addr, error) {
 	where := fmt.Sprintf("Pod %s/%s", pod.Namespace, pod.Name)
 	raw, ok := pod.Annotations[CalicoIPAddrsAnnotation]
 	if !ok {
-		ip, err := nextPodIP(node.PodCIDR, pods)
+		ip, err := nextPodIP(node.PodCIDR, append(slices.Clip(pods), leaving...))
 		if err != nil {
 			return ip, errorf(source, "%s: node %s: %v", where, node.Name, err)
 		}

@@ -2,11 +2,11 @@ package workload
 
 import (
 	"math/rand/v2"
+	"net/netip"
 	"runtime"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"net/netip"
 
 	"github.com/svclab/svclab/labs/topology"
 )
@@ -24,6 +24,11 @@ type Cluster struct {
 	ReservedHostNames []string
 	// Rand makes generated pod names repeatable (nil: random).
 	Rand *rand.Rand
+
+	// leaving are the pods of the state a change starts from: a pod that
+	// the change removes keeps its address until the new pods run (the
+	// lab starts new pods first), so a new pod may not take it.
+	leaving []*corev1.Pod
 }
 
 // Node is one lab node as the scheduler and the IP allocator see it.

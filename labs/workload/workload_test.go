@@ -130,6 +130,13 @@ func TestDeletePodRecreatesDeploymentPod(t *testing.T) {
 	if len(reaped.Pods) != 3 || reaped.Pod(gone) != nil {
 		t.Errorf("after the reap: %d pods, deleted one present: %v", len(reaped.Pods), reaped.Pod(gone) != nil)
 	}
+	// The replacement starts while the deleted pod still runs: it may not
+	// take its address (the kernel would refuse the second one).
+	for _, p := range next.Pods {
+		if p.Name != gone && p.Status.PodIP == st.Pods[0].Status.PodIP {
+			t.Errorf("the replacement %s took the address %s of the deleted pod %s", p.Name, p.Status.PodIP, gone)
+		}
+	}
 }
 
 func TestServiceWithoutMatchingPodsHasEmptySlice(t *testing.T) {

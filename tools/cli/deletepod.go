@@ -12,7 +12,9 @@ import (
 // newDeletePod is `kubectl delete pod` for a lab: pods by name or by label
 // selector. In kube-system the pods are the node proxies (label
 // k8s-app=kube-proxy): deleting them restarts the proxies with the current
-// kube-system/kube-proxy ConfigMap, as the DaemonSet would recreate them.
+// kube-system/kube-proxy ConfigMap, as the DaemonSet would recreate them;
+// the coredns pod there is deleted like any Deployment's pod (a new one,
+// with a new name and IP, replaces it).
 func newDeletePod() *cobra.Command {
 	var labName, namespace, selector string
 	var del deleteFlags
@@ -36,27 +38,20 @@ func newDeletePod() *cobra.Command {
 				want[n] = true
 			}
 			opts := labs.Options{Out: cmd.OutOrStdout()}
+			var nodes []string // kube-system's proxy pods: restarted per node
 			if namespace == "kube-system" {
-				var nodes []string
 				for _, p := range l.ProxyPods() {
 					if want[p.Name] || (selector != "" && sel.Matches(labels.Set(p.Labels))) {
 						nodes = append(nodes, p.Node)
 						delete(want, p.Name)
 					}
 				}
-				if len(want) > 0 {
-					return fmt.Errorf("pods %v: not found in namespace kube-system", keys(want))
-				}
-				if len(nodes) == 0 {
-					return fmt.Errorf("no pod in kube-system matches %q", selector)
-				}
-				return l.RestartProxies(cmd.Context(), nodes, opts)
 			}
 			objs, _, err := l.Store.ReadObjects()
 			if err != nil {
 				return err
 			}
-			var victims []string
+			var victims []string // pods of the store (in kube-system: the coredns pod)
 			for _, p := range objs.Pods {
 				if p.Namespace == namespace && (want[p.Name] || (selector != "" && sel.Matches(labels.Set(p.Labels)))) {
 					victims = append(victims, p.Name)
@@ -66,8 +61,13 @@ func newDeletePod() *cobra.Command {
 			if len(want) > 0 {
 				return fmt.Errorf("pods %v: not found in namespace %s", keys(want), namespace)
 			}
-			if len(victims) == 0 {
+			if len(victims) == 0 && len(nodes) == 0 {
 				return fmt.Errorf("no pod in namespace %s matches %q", namespace, selector)
+			}
+			if len(nodes) > 0 {
+				if err := l.RestartProxies(cmd.Context(), nodes, opts); err != nil || len(victims) == 0 {
+					return err
+				}
 			}
 			return l.DeletePods(cmd.Context(), victims, opts, del.options())
 		}),

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svclab/svclab/labs/clusterdns"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/netexec"
 	"github.com/svclab/svclab/labs/process"
@@ -25,6 +26,7 @@ func TestSelfExecCommandLinesParse(t *testing.T) {
 		&selfexec.Traffic{Raw: true, Options: traffic.Options{Target: "10.96.0.10:80", Connections: 3000,
 			Parallelism: 8, Timeout: 10 * time.Second, Deadline: 10 * time.Minute, Path: "/clientip", Expected: []string{"a", "b"}}},
 		&selfexec.CNIAgent{Variant: cni.CalicoProxyARP, ClusterCIDR: "10.244.0.0/16"},
+		&selfexec.DNS{Options: clusterdns.Options{LabDir: "/run/svclab/labs/l", Listen: ":53", Zone: "cluster.local."}},
 		&selfexec.NodeAgent{},
 		&selfexec.NodeConntrack{},
 		&selfexec.NodeRouteSource{IP: "10.244.1.2"},

@@ -81,8 +81,8 @@ func TestIntegrationInterruptedPodDeletionIsRecoverable(t *testing.T) {
 		if out, code := l.run(nil, "apply", "--lab", l.name, "-f", cm); code != 0 || !strings.Contains(out, "pod/slow deleted") {
 			t.Errorf("%s: the next apply (exit %d) did not remove the finished pod:\n%s", interrupt, code, out)
 		}
-		if pods, _ := network.Pods(l.name); len(pods) != 0 {
-			t.Errorf("%s: pods left in the kernel: %v", interrupt, pods)
+		if pods, _ := network.Pods(l.name); len(pods) != 1 || !strings.HasPrefix(pods[0].Name, "coredns-") {
+			t.Errorf("%s: pods in the kernel: %v, want only the lab's coredns pod", interrupt, pods)
 		}
 	}
 }

@@ -158,7 +158,8 @@ func (l *txnLab) assertShown(when string) {
 }
 
 // assertSettled checks a lab after a successful command: the store's pods
-// and the kernel's are the same set.
+// and the kernel's are the same set (want workload pods, and the lab's
+// coredns pod).
 func (l *txnLab) assertSettled(when string, want int) {
 	l.t.Helper()
 	out, _ := l.run(nil, "get", "pods", "-A", "--lab", l.name)
@@ -166,9 +167,17 @@ func (l *txnLab) assertSettled(when string, want int) {
 	if err != nil {
 		l.t.Fatal(err)
 	}
-	shown := strings.Count(out, "\ndefault ")
-	if len(pods) != want || shown != want || strings.Contains(out, "pending") {
-		l.t.Errorf("%s: %d pods in the kernel, %d shown, want %d:\n%s", when, len(pods), shown, want, out)
+	shown, system := 0, 0
+	for _, line := range strings.Split(out, "\n") {
+		switch f := strings.Fields(line); {
+		case len(f) > 1 && f[0] == "default":
+			shown++
+		case len(f) > 1 && f[0] == "kube-system" && strings.HasPrefix(f[1], "coredns-"):
+			system++
+		}
+	}
+	if len(pods) != want+1 || shown != want || system != 1 || strings.Contains(out, "pending") {
+		l.t.Errorf("%s: %d pods in the kernel, %d shown and %d coredns, want %d and the coredns pod:\n%s", when, len(pods), shown, system, want, out)
 	}
 }
 
@@ -184,6 +193,9 @@ func assertGoneFromHost(t *testing.T, name string, before roottest.HostSnapshot)
 		if _, err := os.Stat(path); err == nil {
 			t.Errorf("lab %s left %s", name, path)
 		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(network.EtcNetnsDir, network.NamespaceName(name, "*"))); len(left) > 0 {
+		t.Errorf("lab %s left resolv.conf directories %v", name, left)
 	}
 	if diff := before.Diff(roottest.SnapshotHost()); diff != "" {
 		t.Errorf("the host changed:\n%s", diff)
@@ -421,7 +433,7 @@ func TestIntegrationConcurrentCreateOfOneName(t *testing.T) {
 		}
 		out, _ := l.run(nil, "get", "labs")
 		ns, _ := network.Namespaces(l.name)
-		if !lineHas(out, l.name, "running") || len(ns) != 2 {
+		if !lineHas(out, l.name, "running") || len(ns) != 3 { // node1, router, the coredns pod
 			t.Fatalf("run %d: the lab is not intact (namespaces %v):\n%s", i, ns, out)
 		}
 		if out, code := l.run(nil, "delete", "lab", "--name", l.name); code != 0 {
@@ -459,7 +471,7 @@ func TestIntegrationDeleteWaitsForTheLabsLock(t *testing.T) {
 		t.Fatalf("delete lab finished (%v) while another command held the lab's lock", err)
 	case <-time.After(700 * time.Millisecond):
 	}
-	if ns, _ := network.Namespaces(l.name); len(ns) != 2 {
+	if ns, _ := network.Namespaces(l.name); len(ns) != 3 { // node1, router, the coredns pod
 		t.Errorf("the lab changed under a held lock: namespaces %v", ns)
 	}
 	unlock()

@@ -45,15 +45,21 @@ func SingleNode(ctx context.Context, opts Options) error {
 		}
 
 		g.section("The ladder at work: the KUBE-SVC chain's counters")
+		// nginx's chain (the lab's kube-dns Service has KUBE-SVC chains too).
 		chain := ""
-		save, _ := g.show(node, []string{"KUBE-SVC-"}, "iptables-save", "-t", "nat", "-c")
-		for _, line := range strings.Split(save, "\n") {
-			if i := strings.Index(line, "-A KUBE-SVC-"); i >= 0 {
-				chain = strings.Fields(line[i:])[1]
-				break
+		if cmd, err := g.lab.Command(node, "iptables-save", "-t", "nat"); err == nil {
+			save, _ := cmd.Output()
+			for _, line := range strings.Split(string(save), "\n") {
+				if i := strings.Index(line, "-A KUBE-SVC-"); i >= 0 && strings.Contains(line, "default/nginx") {
+					chain = strings.Fields(line[i:])[1]
+					break
+				}
 			}
 		}
 		if chain != "" {
+			if _, err := g.show(node, []string{"-A " + chain}, "iptables-save", "-t", "nat", "-c"); err != nil {
+				return err
+			}
 			if _, err := g.show(node, nil, "iptables", "-t", "nat", "-vnL", chain); err != nil {
 				return err
 			}
