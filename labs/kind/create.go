@@ -43,7 +43,7 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	calicoManifest, err := upstreamCalico(ctx, s, cfg.Networking.PodSubnet, out)
+	calicoManifest, err := upstreamCalico(ctx, s, opts.CalicoManifestSHA256, cfg.Networking.PodSubnet, out)
 	if err != nil {
 		return nil, err
 	}
@@ -58,6 +58,10 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 	}
 	d, err := dockerhost.Ensure(ctx, out)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkCalicoDaemon(s.CNI, d); err != nil {
+		dockerhost.Release(context.Background(), d, out)
 		return nil, err
 	}
 	cr := &creation{ctx: ctx, opts: opts, out: out, cfg: cfg, s: s, bin: bin, q: q, d: d, provider: newProvider(d, out), calicoManifest: calicoManifest}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/svclab/svclab/labs/kind/cache"
 	"github.com/svclab/svclab/labs/kind/calico"
+	"github.com/svclab/svclab/labs/kind/dockerhost"
 )
 
 // upstreamCalico prepares --cni calico before anything is built or
@@ -15,11 +16,25 @@ import (
 // and the pinned manifest is downloaded (or found in the cache), verified
 // by its sha256, and its IPv4 pool checked against the config's
 // podSubnet. Other CNIs get "".
-func upstreamCalico(ctx context.Context, s Settings, podSubnet string, out io.Writer) (string, error) {
+func upstreamCalico(ctx context.Context, s Settings, sha256, podSubnet string, out io.Writer) (string, error) {
 	if s.CNI != calico.Name {
 		return "", nil
 	}
-	return prepareCalico(ctx, calico.Release, podSubnet, cache.Dir(), http.DefaultClient, calico.HTTPFetcher(http.DefaultClient), out)
+	pin, err := calico.Release.WithSHA256(sha256)
+	if err != nil {
+		return "", err
+	}
+	return prepareCalico(ctx, pin, podSubnet, cache.Dir(), http.DefaultClient, calico.HTTPFetcher(http.DefaultClient), out)
+}
+
+// checkCalicoDaemon: upstream Calico's nodes pull docker.io/calico/*, so
+// --cni calico needs a Docker daemon with a route out; svclab's own
+// dockerd (its namespace has no link out of the machine) cannot give it.
+func checkCalicoDaemon(cniName string, d *dockerhost.Daemon) error {
+	if cniName != calico.Name || !d.Managed {
+		return nil
+	}
+	return fmt.Errorf("--cni calico: the nodes pull upstream Calico's images from %s, but they would run in svclab's own dockerd, whose namespace has no link out of the machine; run a Docker of your own (DOCKER_HOST, or the default socket) with a route to the registry, or use --cni calico-proxyarp (svclab's offline calico-compatible CNI)", calico.Release.Registry)
 }
 
 // prepareCalico is upstreamCalico with its pin, cache root, probe client

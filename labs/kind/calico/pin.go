@@ -3,6 +3,7 @@ package calico
 import (
 	"fmt"
 	"regexp"
+	"strings"
 )
 
 // Names the kind backend uses for --cni calico.
@@ -38,8 +39,9 @@ type Pin struct {
 // 0039c9cd422351e6d4db51b067cffc3b226b6e74, through a code index) is a
 // master-branch text whose images are quay.io/calico/*:master, not the
 // v3.30.5 release file, so its hash would be wrong. Until someone with
-// network pins it (curl -fsSL URL | sha256sum), --cni calico stops with an
-// error saying so, before anything is downloaded or created.
+// network pins it (curl -fsSL URL | sha256sum), --cni calico needs the user
+// to give it (--calico-manifest-sha256, see WithSHA256) and stops with an
+// error saying so, before anything is downloaded or created, without one.
 var Release = Pin{
 	Version:  "v3.30.5",
 	URL:      "https://raw.githubusercontent.com/projectcalico/calico/v3.30.5/manifests/calico.yaml",
@@ -65,12 +67,31 @@ func (p Pin) Validate() error {
 		return fmt.Errorf("calico pin %s: no registry", p.Version)
 	}
 	if p.SHA256 == "" {
-		return fmt.Errorf("--cni calico: the sha256 of calico %s's manifest (%s) is not pinned in this build (labs/kind/calico/pin.go: it could not be fetched where svclab was built); use --cni calico-proxyarp (svclab's offline calico-compatible CNI)", p.Version, p.URL)
+		return fmt.Errorf("--cni calico: the sha256 of calico %s's manifest (%s) is not pinned in this build (labs/kind/calico/pin.go: it could not be fetched where svclab was built); give it with --calico-manifest-sha256 (from a machine you trust: curl -fsSL %s | sha256sum), or use --cni calico-proxyarp (svclab's offline calico-compatible CNI)", p.Version, p.URL, p.URL)
 	}
 	if !sha256RE.MatchString(p.SHA256) {
 		return fmt.Errorf("calico pin %s: sha256 %q: want 64 lower-case hex digits", p.Version, p.SHA256)
 	}
 	return nil
+}
+
+// WithSHA256 is p verified by sum (the --calico-manifest-sha256 flag): a
+// pin without a sha256 takes it; a pinned one keeps its own and refuses a
+// different sum (a user's typo or an attack must not override the pin).
+// An empty sum changes nothing.
+func (p Pin) WithSHA256(sum string) (Pin, error) {
+	switch sum = strings.ToLower(strings.TrimSpace(sum)); {
+	case sum == "":
+		return p, nil
+	case !sha256RE.MatchString(sum):
+		return p, fmt.Errorf("--calico-manifest-sha256 %q: want 64 hex digits", sum)
+	case p.SHA256 == "":
+		p.SHA256 = sum
+		return p, nil
+	case p.SHA256 != sum:
+		return p, fmt.Errorf("--calico-manifest-sha256 %s: this build pins calico %s's manifest to sha256 %s", sum, p.Version, p.SHA256)
+	}
+	return p, nil
 }
 
 // Describe is what `get clusters` says about a --cni calico cluster.
