@@ -232,3 +232,39 @@ func TestBuildRefusesABadPod(t *testing.T) {
 		t.Errorf("Build with a pod outside its node's podCIDR = %v, want an error naming the pod", err)
 	}
 }
+
+// TestREADMEPicture keeps docs/graph-nodeport.svg, the README's picture,
+// what svclab draws for clusters/nodeport.yaml as shipped with two pods on
+// each node (go test -update rewrites it).
+func TestREADMEPicture(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "graph-nodeport.svg")
+	data, err := os.ReadFile(filepath.Join("..", "..", "clusters", "nodeport.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := topology.Parse(data, "nodeport.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Build(lab, fixturePods(lab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteSVG(&b, g); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if !bytes.Equal(b.Bytes(), want) {
+		t.Errorf("%s is not what svclab draws now (go test -update rewrites it)", path)
+	}
+}

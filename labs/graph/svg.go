@@ -26,6 +26,9 @@ func WriteSVG(w io.Writer, g *Graph) error {
 	for _, s := range lay.segments {
 		writeSegment(&b, s)
 	}
+	for _, j := range lay.joints {
+		fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3.5" fill="#444444"/>`+"\n", num(j.x), num(j.y))
+	}
 	for _, bx := range lay.boxes {
 		writeBox(&b, bx)
 	}
@@ -45,7 +48,11 @@ func writeBus(b *strings.Builder, bs bus) {
 		dash = ` stroke-dasharray="6 4"`
 	}
 	fmt.Fprintf(b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="#444444" stroke-width="3"%s/>`+"\n", num(bs.x0-6), num(bs.y), num(bs.x1+6), num(bs.y), dash)
-	writeLabel(b, bs.x0, bs.y-5, bs.label)
+	y := bs.y - 5
+	if bs.labelRight {
+		y = bs.y + 4
+	}
+	writeLabel(b, bs.labelX(), y, bs.label)
 }
 
 func writeSegment(b *strings.Builder, s segment) {

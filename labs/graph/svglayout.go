@@ -26,6 +26,7 @@ const (
 	busGap     = 30.0
 	titleH     = 44.0
 	dropH      = 44.0 // from a bus (or the VXLAN line) down to a row
+	podLinkX   = 10.0 // where a pod's veth meets its box, from its left edge
 )
 
 type box struct {
@@ -47,12 +48,22 @@ type segment struct {
 	lx, ly         float64
 }
 
-// bus is a horizontal line with a caption above its left end.
+// bus is a horizontal line with a caption above its left end, or past its
+// right end.
 type bus struct {
-	label  string
-	y      float64
-	x0, x1 float64
-	dashed bool
+	label      string
+	y          float64
+	x0, x1     float64
+	dashed     bool
+	labelRight bool
+}
+
+// labelX is where the bus's caption starts.
+func (bs bus) labelX() float64 {
+	if bs.labelRight {
+		return bs.x1 + 12
+	}
+	return bs.x0
 }
 
 type layout struct {
@@ -60,8 +71,13 @@ type layout struct {
 	boxes    []*box
 	buses    []bus
 	segments []segment
-	byName   map[string]*box
+	// joints mark where a line meets a bus, so that a line merely
+	// crossing another LAN's bus is told apart from one joining it.
+	joints []point
+	byName map[string]*box
 }
+
+type point struct{ x, y float64 }
 
 func textWidth(s string, cw float64) float64 { return float64(utf8.RuneCountInString(s)) * cw }
 
@@ -103,7 +119,7 @@ func layOut(g *Graph) *layout {
 		lay.h = max(lay.h, b.bottom()+margin)
 	}
 	for _, bs := range lay.buses {
-		lay.w = max(lay.w, bs.x0+textWidth(bs.label, smallCharW)+margin, bs.x1+margin)
+		lay.w = max(lay.w, bs.labelX()+textWidth(bs.label, smallCharW)+margin, bs.x1+margin)
 	}
 	lay.w = max(lay.w, textWidth(g.Title(), charW)+2*margin)
 	return lay
@@ -131,7 +147,7 @@ func (lay *layout) widenPods(g *Graph) {
 	for _, l := range g.Links {
 		if pod, node, ok := podLink(g, l); ok {
 			b := lay.byName[pod.Host]
-			b.w = max(b.w, textWidth(podLabel(pod, node), smallCharW)+4)
+			b.w = max(b.w, podLinkX+6+textWidth(podLabel(pod, node), smallCharW)+4)
 		}
 	}
 }
@@ -276,6 +292,7 @@ func (lay *layout) drawLAN(g *Graph, lb lanBus, k, n int, y float64) {
 	if r, ok := lay.byName[routerName(g)]; ok {
 		rx := r.x + r.w*float64(n-k)/float64(n+1)
 		lay.segments = append(lay.segments, segment{x1: rx, y1: r.bottom(), x2: rx, y2: y})
+		lay.joints = append(lay.joints, point{rx, y})
 		bs.x0, bs.x1 = min(bs.x0, rx), max(bs.x1, rx)
 	}
 	for i, m := range lb.members {
@@ -290,6 +307,7 @@ func (lay *layout) drawLAN(g *Graph, lb lanBus, k, n int, y float64) {
 			s.y1, s.y2, s.ly = b.bottom(), y, b.bottom()+12
 		}
 		lay.segments = append(lay.segments, s)
+		lay.joints = append(lay.joints, point{b.cx(), y})
 		bs.x0, bs.x1 = min(bs.x0, b.cx()), max(bs.x1, b.cx())
 	}
 	if bs.x0 <= bs.x1 {
@@ -307,7 +325,8 @@ func hasTunnels(g *Graph) bool {
 }
 
 // drawTunnels joins the nodes with VXLAN tunnels by one dashed line at y,
-// each dropping to it from its box's lower left corner.
+// each dropping to it from its box's lower right corner (pods' veths keep
+// clear of it).
 func (lay *layout) drawTunnels(g *Graph, y float64) {
 	var first *Link
 	joined := map[string]bool{}
@@ -322,16 +341,22 @@ func (lay *layout) drawTunnels(g *Graph, y float64) {
 	if first == nil {
 		return
 	}
-	bs := bus{label: "VXLAN " + g.vxlanLabel(*first) + " between the nodes, over the LAN", y: y, x0: 1e9, x1: -1e9, dashed: true}
+	bs := bus{label: "VXLAN " + g.vxlanLabel(*first) + ", over the LAN", y: y, x0: 1e9, x1: -1e9, dashed: true, labelRight: true}
+	right := -1e9
 	for _, h := range g.Hosts {
 		b, ok := lay.byName[h.Name]
 		if !joined[h.Name] || !ok {
 			continue
 		}
-		x := b.x + 12
+		x := b.right() - 12
 		lay.segments = append(lay.segments, segment{x1: x, y1: b.bottom(), x2: x, y2: y, dashed: true})
+		lay.joints = append(lay.joints, point{x, y})
 		bs.x0, bs.x1 = min(bs.x0, x), max(bs.x1, x)
+		right = max(right, b.right())
 	}
+	// The line runs on past the last node, where no pod's veth crosses
+	// its caption.
+	bs.x1 = max(bs.x1, right+6)
 	lay.buses = append(lay.buses, bs)
 }
 
@@ -344,10 +369,11 @@ func (lay *layout) drawPodLinks(g *Graph) {
 			continue
 		}
 		p, n := lay.byName[pod.Host], lay.byName[node.Host]
-		x1 := min(max(p.cx(), n.x+28), n.right()-8)
+		x2 := p.x + podLinkX
+		x1 := min(max(x2, n.x+12), n.right()-28)
 		lay.segments = append(lay.segments, segment{
-			x1: x1, y1: n.bottom(), x2: p.cx(), y2: p.y,
-			label: podLabel(pod, node), lx: p.x + 2, ly: p.y - 5,
+			x1: x1, y1: n.bottom(), x2: x2, y2: p.y,
+			label: podLabel(pod, node), lx: x2 + 6, ly: p.y - 5,
 		})
 	}
 }
