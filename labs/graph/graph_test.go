@@ -233,38 +233,55 @@ func TestBuildRefusesABadPod(t *testing.T) {
 	}
 }
 
-// TestREADMEPicture keeps docs/graph-nodeport.svg, the README's picture,
-// what svclab draws for clusters/nodeport.yaml as shipped with two pods on
-// each node (go test -update rewrites it).
-func TestREADMEPicture(t *testing.T) {
-	path := filepath.Join("..", "..", "docs", "graph-nodeport.svg")
-	data, err := os.ReadFile(filepath.Join("..", "..", "clusters", "nodeport.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lab, err := topology.Parse(data, "nodeport.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Build(lab, fixturePods(lab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := WriteSVG(&b, g); err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+// TestREADMEPictures keeps the README's pictures what svclab draws now:
+// docs/graph-nodeport.svg, clusters/nodeport.yaml as shipped (canal) with
+// two pods on each node, and docs/graph-single-node.md, the Mermaid
+// flowchart of clusters/single-node.yaml (flannel-vxlan) with two pods,
+// which GitHub renders. go test -update rewrites them.
+func TestREADMEPictures(t *testing.T) {
+	for _, c := range []struct {
+		cluster, doc string
+		write        func(*bytes.Buffer, *Graph) error
+	}{
+		{"nodeport.yaml", "graph-nodeport.svg", func(b *bytes.Buffer, g *Graph) error { return WriteSVG(b, g) }},
+		{"single-node.yaml", "graph-single-node.md", func(b *bytes.Buffer, g *Graph) error {
+			b.WriteString("# svclab graph -o mermaid\n\n`svclab graph -o mermaid` of `clusters/single-node.yaml` (flannel-vxlan) with two pods, as GitHub renders it (made by `go test ./labs/graph -update`):\n\n```mermaid\n")
+			if err := WriteMermaid(b, g); err != nil {
+				return err
+			}
+			b.WriteString("```\n")
+			return nil
+		}},
+	} {
+		path := filepath.Join("..", "..", "docs", c.doc)
+		data, err := os.ReadFile(filepath.Join("..", "..", "clusters", c.cluster))
+		if err != nil {
 			t.Fatal(err)
 		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(b.Bytes(), want) {
-		t.Errorf("%s is not what svclab draws now (go test -update rewrites it)", path)
+		lab, err := topology.Parse(data, c.cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := Build(lab, fixturePods(lab))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := c.write(&b, g); err != nil {
+			t.Fatal(err)
+		}
+		if *update {
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (go test -update writes it)", err)
+		}
+		if !bytes.Equal(b.Bytes(), want) {
+			t.Errorf("%s is not what svclab draws now (go test -update rewrites it)", path)
+		}
 	}
 }
