@@ -59,6 +59,7 @@ func Build(lab *topology.Lab, pods []Pod) (*Graph, error) {
 		b.addHost(Host{Name: p.Name, Role: RolePod, Namespace: pp.Namespace, Node: p.Node})
 		b.apply(pp.Steps)
 	}
+	b.resolveTunnels()
 	return g, nil
 }
 
@@ -84,6 +85,9 @@ func sortedPods(lab *topology.Lab, pods []Pod) []Pod {
 type builder struct {
 	g    *Graph
 	byNS map[string]int // namespace → index in g.Hosts
+	// fdbs are the VXLAN FDB entries, resolved into tunnels once every
+	// VTEP is known (a node's entries come before its peers' devices).
+	fdbs []network.AddFDB
 }
 
 func (b *builder) addHost(h Host) {
@@ -136,7 +140,7 @@ func (b *builder) apply(steps []network.Step) {
 		case network.AddRoute:
 			b.route(s)
 		case network.AddFDB:
-			b.tunnel(s)
+			b.fdbs = append(b.fdbs, s)
 		}
 	}
 }
@@ -179,8 +183,15 @@ func (b *builder) route(s network.AddRoute) {
 	h.Routes = append(h.Routes, Route{Dst: s.Dst, Gw: s.Gw, Dev: s.Dev, Blackhole: s.Blackhole})
 }
 
-// tunnel joins two VTEPs: an FDB entry on s.Dev sends to the peer whose
-// VXLAN device's local address is s.Dst. A pair is linked once.
+// resolveTunnels joins VTEPs: an FDB entry on a VXLAN device sends to the
+// peer whose device's local address is the entry's destination. A pair is
+// linked once, whichever side's entry names it first.
+func (b *builder) resolveTunnels() {
+	for _, s := range b.fdbs {
+		b.tunnel(s)
+	}
+}
+
 func (b *builder) tunnel(s network.AddFDB) {
 	h := b.host(s.NS)
 	if h == nil {
