@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -33,18 +34,68 @@ func WriteMermaid(w io.Writer, g *Graph) error {
 	}
 	for _, l := range g.Links {
 		a, z := g.mermaidEnd(ids, l.A), g.mermaidEnd(ids, l.B)
-		if a == "" || z == "" {
+		if a == "" || z == "" || l.Kind != LinkVeth {
 			continue
 		}
-		switch l.Kind {
-		case LinkVXLAN:
-			fmt.Fprintf(&b, "  %s -.-|\"%s\"| %s\n", a, mermaidText(g.vxlanLabel(l)), z)
-		default:
-			fmt.Fprintf(&b, "  %s ---|\"%s\"| %s\n", a, mermaidText(vethLabel(l)), z)
-		}
+		fmt.Fprintf(&b, "  %s ---|\"%s\"| %s\n", a, mermaidText(vethLabel(l)), z)
 	}
+	g.mermaidTunnels(&b, ids)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mermaidTunnels draws the VXLAN tunnels as one overlay vertex listing the
+// pairs, joined by a dashed edge to each VTEP (labelled with its address
+// and the underlay address it sends from). An edge between two nodes would
+// put one a rank below the other; Mermaid has no rank=same.
+func (g *Graph) mermaidTunnels(b *strings.Builder, ids map[End]string) {
+	var pairs []string
+	var vteps []End
+	for _, l := range g.Links {
+		if l.Kind != LinkVXLAN {
+			continue
+		}
+		if len(pairs) == 0 {
+			pairs = append(pairs, mermaidText("VXLAN "+g.vxlanLabel(l)))
+		}
+		pairs = append(pairs, mermaidText(l.A.Host+" ↔ "+l.B.Host))
+		for _, e := range []End{l.A, l.B} {
+			if !slices.Contains(vteps, e) {
+				vteps = append(vteps, e)
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  vxlan{{\"%s\"}}\n", strings.Join(pairs, "<br/>"))
+	for _, e := range vteps {
+		id := ids[End{Host: e.Host}]
+		if id == "" {
+			continue
+		}
+		fmt.Fprintf(b, "  %s -.-|\"%s\"| vxlan\n", id, mermaidText(g.vtepText(e)))
+	}
+}
+
+// vtepText: "flannel.1 10.100.40.0/32 from 192.168.16.73".
+func (g *Graph) vtepText(e End) string {
+	h, ok := g.Host(e.Host)
+	if !ok {
+		return e.Interface
+	}
+	i, ok := h.Interface(e.Interface)
+	if !ok {
+		return e.Interface
+	}
+	s := i.Name
+	for _, a := range i.Addrs {
+		s += " " + a.String()
+	}
+	if i.VXLAN != nil && i.VXLAN.Local.IsValid() {
+		s += " from " + i.VXLAN.Local.String()
+	}
+	return s
 }
 
 func (g *Graph) mermaidEnd(ids map[End]string, e End) string {
