@@ -408,3 +408,28 @@ func TestHostLimits(t *testing.T) {
 		t.Errorf("Validate = %v\nwant %s", err, want)
 	}
 }
+
+// Hosts that take every usable address of their subnet leave none for the
+// router's gateway: refused by Parse, not later by the network plan.
+func TestSubnetKeepsTheRoutersAddress(t *testing.T) {
+	src := `
+apiVersion: svclab.dev/v1alpha1
+kind: Lab
+metadata: {name: full}
+spec:
+  cni: flannel-vxlan
+  podSubnet: 10.244.0.0/16
+  serviceSubnet: 10.96.0.0/16
+  nodes:
+  - {name: a, ip: 10.0.0.1/30, podCIDR: 10.244.1.0/24}
+  - {name: b, ip: 10.0.0.2/30, podCIDR: 10.244.2.0/24}
+`
+	_, err := Parse([]byte(src), "full.yaml")
+	want := `topology full.yaml: spec.nodes[1].ip "10.0.0.2/30": subnet 10.0.0.0/30 has 2 usable addresses and its hosts take them all: the lab's router needs one for the hosts' gateway`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	if _, err := Parse([]byte(strings.Replace(src, "  - {name: b, ip: 10.0.0.2/30, podCIDR: 10.244.2.0/24}\n", "", 1)), "one.yaml"); err != nil {
+		t.Errorf("one host on a /30: %v", err)
+	}
+}

@@ -117,6 +117,9 @@ func (v validator) lab(l *Lab) error {
 		if perSubnet[subnet]++; perSubnet[subnet] > MaxHostsPerSubnet {
 			return v.err(path+".ip", ip.String(), "subnet %s has more than %d hosts: each is a port of the router's bridge for that subnet, and a Linux bridge has at most %d ports", subnet, MaxHostsPerSubnet, MaxHostsPerSubnet)
 		}
+		if usable := 1<<(32-subnet.Bits()) - 2; perSubnet[subnet] >= usable {
+			return v.err(path+".ip", ip.String(), "subnet %s has %d usable addresses and its hosts take them all: the lab's router needs one for the hosts' gateway", subnet, usable)
+		}
 		return nil
 	}
 
