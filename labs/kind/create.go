@@ -122,10 +122,9 @@ func (cr *creation) buildNodeImage() error {
 // netexec, svclab's CNI agent (svclab's pod networks) or the real
 // flannel's two images, and svclab's proxy when it replaces kube-proxy.
 func (cr *creation) ensureImages() error {
-	cr.refs = []string{images.Netexec}
-	if cr.s.CNI != flannel.Name {
-		cr.refs = append(cr.refs, images.Svclab)
-	}
+	// svclab alone: the CNI agent (svclab's pod networks) and the load
+	// balancer (every cluster)
+	cr.refs = []string{images.Netexec, images.Svclab}
 	if cr.s.Proxy == ProxySvclab {
 		cr.refs = append(cr.refs, images.SvclabProxy)
 	}
@@ -189,7 +188,7 @@ func (cr *creation) setUpOrDelete() error {
 }
 
 // setUp loads svclab's images, installs the pod network and the proxy,
-// and waits until the cluster is ready.
+// waits until the cluster is ready, and installs the load balancer.
 func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon, c *Cluster, refs []string, podSubnet string, timeout time.Duration, out io.Writer) error {
 	if timeout == 0 {
 		timeout = 3 * time.Minute
@@ -231,6 +230,9 @@ func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon
 	}
 	t = time.Now()
 	if err := waitReady(cp, c.CNI, c.Proxy, timeout); err != nil {
+		return err
+	}
+	if err := setUpLoadBalancer(ctx, d, c, cp, out); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "nodes and system pods ready in %s\n", time.Since(t).Round(10*time.Millisecond))
