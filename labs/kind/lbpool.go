@@ -62,7 +62,6 @@ func LoadBalancerPool(subnet netip.Prefix, taken []string) (topology.AddrRange, 
 	return topology.AddrRange{}, netip.Prefix{}, fmt.Errorf("the top four /27 blocks of the kind network %s are other clusters' load balancer pools (%s)", subnet, strings.Join(taken, ", "))
 }
 
-
 // kindSubnet is the IPv4 subnet of the kind network.
 func kindSubnet(ctx context.Context, d *dockerhost.Daemon) (netip.Prefix, error) {
 	out, err := d.Command("network", "inspect", kindNetwork(), "--format", `{{range .IPAM.Config}}{{.Subnet}} {{end}}`).Text(ctx)
