@@ -117,6 +117,9 @@ func setUpLoadBalancer(ctx context.Context, d *dockerhost.Daemon, c *Cluster, cp
 	if err := kubectlApply(cp, manifest); err != nil {
 		return err
 	}
+	if _, err := kubectl(cp, "", "-n", "kube-system", "rollout", "status", "deployment/svclab-loadbalancer", "--timeout=2m"); err != nil {
+		return err
+	}
 	route := "reachable from the nodes and pods"
 	if c.LoadBalancerRoute != "" {
 		route = "routed " + c.LoadBalancerRoute + " in network namespace " + dockerhost.Namespace
