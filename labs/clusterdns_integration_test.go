@@ -39,6 +39,10 @@ spec:
 // subdomain) under its headless Service, and an ExternalName Service, all
 // in namespace demo.
 const dnsWorkload = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: demo}
+---
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: demo}

@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/svclab/svclab/internal/labstore"
@@ -57,6 +59,7 @@ func TestIntegrationServiceNetworkingObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	objs = userObjects(objs)
 	perNode := map[string]int{}
 	for _, p := range objs.Pods {
 		if row := podRow(t, lab, p.Name); row.Status != labstore.StateRunning {
@@ -113,6 +116,7 @@ func TestIntegrationServiceNetworkingObjects(t *testing.T) {
 	}
 	t.Logf("delete -f servicenet.yaml (waits for the 5 pods): %s", time.Since(began).Round(time.Millisecond))
 	objs, _, _ = lab.Store.ReadObjects()
+	objs = userObjects(objs)
 	if len(objs.Pods)+len(objs.Services)+len(objs.EndpointSlices)+len(objs.Namespaces) != 0 {
 		t.Errorf("after delete -f: %d pods, %d services, %d slices, %d namespaces", len(objs.Pods), len(objs.Services), len(objs.EndpointSlices), len(objs.Namespaces))
 	}
@@ -257,4 +261,14 @@ func TestIntegrationDeletedPodTerminates(t *testing.T) {
 	if objs.Pod("slow") != nil {
 		t.Errorf("pod left after a waited delete")
 	}
+}
+
+// userObjects leaves out the lab's own kube-system objects (the coredns
+// pod, the kube-dns Service and its slice).
+func userObjects(st *labstore.State) *labstore.State {
+	out := st.Clone()
+	out.Pods = slices.DeleteFunc(out.Pods, func(p *corev1.Pod) bool { return p.Namespace == "kube-system" })
+	out.Services = slices.DeleteFunc(out.Services, func(s *corev1.Service) bool { return s.Namespace == "kube-system" })
+	out.EndpointSlices = slices.DeleteFunc(out.EndpointSlices, func(s *discoveryv1.EndpointSlice) bool { return s.Namespace == "kube-system" })
+	return out
 }

@@ -36,7 +36,7 @@ func podIPs(lab *kit.Lab, app string) map[string]netip.Addr {
 }
 
 // labOpts are the options the scenarios' lab operations run with.
-func labOpts() labs.Options { return labs.Options{Binary: binary} }
+func labOpts() labs.Options { return kit.Options(binary) }
 
 func must(s string, err error) string {
 	GinkgoHelper()

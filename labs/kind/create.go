@@ -13,6 +13,7 @@ import (
 
 	"github.com/svclab/svclab/internal/hostprog"
 
+	"github.com/svclab/svclab/labs/kind/calico"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/kind/flannel"
@@ -42,6 +43,10 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	calicoManifest, err := upstreamCalico(ctx, s, opts.CalicoManifestSHA256, cfg.Networking.PodSubnet, out)
+	if err != nil {
+		return nil, err
+	}
 	bin, err := svclabBinary(opts.SvclabBinary)
 	if err != nil {
 		return nil, err
@@ -55,7 +60,11 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	cr := &creation{ctx: ctx, opts: opts, out: out, cfg: cfg, s: s, bin: bin, q: q, d: d, provider: newProvider(d, out)}
+	if err := checkCalicoDaemon(s.CNI, d); err != nil {
+		dockerhost.Release(context.Background(), d, out)
+		return nil, err
+	}
+	cr := &creation{ctx: ctx, opts: opts, out: out, cfg: cfg, s: s, bin: bin, q: q, d: d, provider: newProvider(d, out), calicoManifest: calicoManifest}
 	for _, step := range []func() error{
 		cr.checkNameFree,
 		cr.buildNodeImage,
@@ -91,6 +100,8 @@ type creation struct {
 	d        *dockerhost.Daemon
 	provider *cluster.Provider
 
+	calicoManifest string // upstream's, verified (--cni calico only)
+
 	built *nodeimage.Result
 	refs  []string // svclab's images the nodes get
 	c     *Cluster // kind created it
@@ -120,10 +131,11 @@ func (cr *creation) buildNodeImage() error {
 
 // ensureImages builds (or finds) the images the nodes get: svclab's
 // netexec, svclab's CNI agent (svclab's pod networks) or the real
-// flannel's two images, and svclab's proxy when it replaces kube-proxy.
+// flannel's two images (upstream Calico's the nodes pull from its
+// registry), and svclab's proxy when it replaces kube-proxy.
 func (cr *creation) ensureImages() error {
 	// svclab alone: the CNI agent (svclab's pod networks) and the load
-	// balancer (every cluster)
+	// balancer (every cluster, whatever its pod network)
 	cr.refs = []string{images.Netexec, images.Svclab}
 	if cr.s.Proxy == ProxySvclab {
 		cr.refs = append(cr.refs, images.SvclabProxy)
@@ -177,7 +189,7 @@ func (cr *creation) createCluster() error {
 // deletes the cluster.
 func (cr *creation) setUpOrDelete() error {
 	name, out := cr.s.Name, cr.out
-	if err := setUp(cr.ctx, cr.provider, cr.d, cr.c, cr.refs, cr.cfg.Networking.PodSubnet, cr.opts.ReadyTimeout, out); err != nil {
+	if err := setUp(cr.ctx, cr.provider, cr.d, cr.c, cr.refs, cr.cfg.Networking.PodSubnet, cr.calicoManifest, cr.opts.ReadyTimeout, out); err != nil {
 		fmt.Fprintf(out, "setting up %s failed, deleting it: %v\n", name, err)
 		if derr := deleteCluster(context.Background(), cr.provider, name, out); derr != nil {
 			fmt.Fprintf(out, "deleting %s: %v\n", name, derr)
@@ -189,7 +201,7 @@ func (cr *creation) setUpOrDelete() error {
 
 // setUp loads svclab's images, installs the pod network and the proxy,
 // waits until the cluster is ready, and installs the load balancer.
-func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon, c *Cluster, refs []string, podSubnet string, timeout time.Duration, out io.Writer) error {
+func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon, c *Cluster, refs []string, podSubnet, calicoManifest string, timeout time.Duration, out io.Writer) error {
 	if timeout == 0 {
 		timeout = 3 * time.Minute
 	}
@@ -214,7 +226,7 @@ func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon
 		return err
 	}
 	p := cni.ManifestParams{Variant: c.CNI, Image: images.Svclab, ProxyImage: images.SvclabProxy, APIServerHost: c.Name + "-control-plane", APIServerPort: "6443", ClusterCIDR: podSubnet}
-	manifest, err := podNetworkManifest(p)
+	manifest, err := podNetworkManifest(p, calicoManifest)
 	if err != nil {
 		return err
 	}
@@ -240,10 +252,17 @@ func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon
 }
 
 // podNetworkManifest is what installs the pod network: upstream's
-// kube-flannel.yml for the real flannel, else svclab's CNI DaemonSet.
-func podNetworkManifest(p cni.ManifestParams) (string, error) {
-	if p.Variant == flannel.Name {
+// kube-flannel.yml for the real flannel, upstream's calico.yaml (verified
+// by Create) for Calico, else svclab's CNI DaemonSet.
+func podNetworkManifest(p cni.ManifestParams, calicoManifest string) (string, error) {
+	switch p.Variant {
+	case flannel.Name:
 		return flannel.Manifest(), nil
+	case calico.Name:
+		if calicoManifest == "" {
+			return "", fmt.Errorf("--cni calico: no verified upstream manifest")
+		}
+		return calicoManifest, nil
 	}
 	return cni.Manifest(p)
 }

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
+	"github.com/svclab/svclab/labs/kind/calico"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/kind/flannel"
 )
@@ -94,14 +95,7 @@ func waitReady(cp nodes.Node, cniName, proxy string, timeout time.Duration) erro
 		}
 		return fmt.Sprintf("--timeout=%ds", int(d.Seconds()))
 	}
-	podNetwork := []string{"-n", "kube-system", "rollout", "status", "daemonset/svclab-cni", left()}
-	if cniName == flannel.Name {
-		podNetwork = []string{"-n", flannel.Namespace, "rollout", "status", "daemonset/" + flannel.DaemonSet, left()}
-	}
-	steps := [][]string{
-		podNetwork,
-		{"wait", "--for=condition=Ready", "nodes", "--all", left()},
-	}
+	steps := append(podNetworkRollouts(cniName), []string{"wait", "--for=condition=Ready", "nodes", "--all", ""})
 	if proxy == ProxySvclab {
 		steps = append(steps, []string{"-n", "kube-system", "rollout", "status", "daemonset/svclab-proxy", left()})
 	} else {
@@ -116,6 +110,22 @@ func waitReady(cp nodes.Node, cniName, proxy string, timeout time.Duration) erro
 		}
 	}
 	return nil
+}
+
+// podNetworkRollouts are the kubectl rollout commands that wait for the
+// pod network (the last argument is left for the timeout).
+func podNetworkRollouts(cniName string) [][]string {
+	rollout := func(ns, what string) []string { return []string{"-n", ns, "rollout", "status", what, ""} }
+	switch cniName {
+	case flannel.Name:
+		return [][]string{rollout(flannel.Namespace, "daemonset/"+flannel.DaemonSet)}
+	case calico.Name:
+		return [][]string{
+			rollout(calico.Namespace, "daemonset/"+calico.DaemonSet),
+			rollout(calico.Namespace, "deployment/"+calico.Deployment),
+		}
+	}
+	return [][]string{rollout("kube-system", "daemonset/svclab-cni")}
 }
 
 // runError adds the output of a failed kind command to its error.

@@ -11,6 +11,10 @@ type CreateOptions struct {
 	Name       string // default: the config's name, else "svclab"
 	CNI        string // one of PodNetworks: cni.FlannelVXLAN (default), cni.CalicoProxyARP, flannel.Name
 	Proxy      string // ProxyStock (default) or ProxySvclab
+	// CalicoManifestSHA256 is the sha256 of upstream Calico's manifest at
+	// calico.Release's version, for --cni calico when the build does not
+	// pin one (calico.Release.SHA256 wins when it does and they differ).
+	CalicoManifestSHA256 string
 	// SvclabBinary is put into the svclab images (CNI agent and plugin,
 	// proxy, netexec); default: $SVCLAB_BIN, else this executable.
 	SvclabBinary string

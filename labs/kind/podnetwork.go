@@ -5,13 +5,15 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/svclab/svclab/labs/kind/calico"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/flannel"
 )
 
 // PodNetworks are the --cni choices: svclab's own CNI in its two variants
-// (package cni), and the real flannel (package flannel).
-var PodNetworks = []string{cni.FlannelVXLAN, cni.CalicoProxyARP, flannel.Name}
+// (package cni), the real flannel (package flannel), and upstream Calico
+// from a pinned manifest (package calico; needs a registry).
+var PodNetworks = []string{cni.FlannelVXLAN, cni.CalicoProxyARP, flannel.Name, calico.Name}
 
 // validateCNI checks a --cni value.
 func validateCNI(name string) error {
@@ -27,6 +29,8 @@ func DescribeCNI(name string) string {
 	switch name {
 	case flannel.Name:
 		return flannel.Name + " " + flannel.Version + " (upstream kube-flannel.yml)"
+	case calico.Name:
+		return calico.Release.Describe()
 	case cni.FlannelVXLAN, cni.CalicoProxyARP:
 		return name + " (svclab's CNI)"
 	}
@@ -36,7 +40,12 @@ func DescribeCNI(name string) string {
 // checkPodSubnet: the real flannel's manifest, applied unchanged, gives
 // flanneld net-conf.json's Network; the nodes' podCIDRs, which flanneld
 // also reads, come from the config's podSubnet. They must agree.
+// For --cni calico, the pool is upstream's default until the manifest is
+// downloaded; Create checks the downloaded manifest's pool again.
 func checkPodSubnet(cniName, podSubnet string) error {
+	if cniName == calico.Name {
+		return calico.CheckPodSubnet(podSubnet, DefaultPodSubnet, netip.MustParsePrefix(calico.DefaultPoolCIDR))
+	}
 	if cniName != flannel.Name {
 		return nil
 	}

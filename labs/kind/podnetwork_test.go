@@ -42,11 +42,11 @@ func TestRealFlannelSettings(t *testing.T) {
 }
 
 func TestPodNetworkManifest(t *testing.T) {
-	m, err := podNetworkManifest(cni.ManifestParams{Variant: flannel.Name})
+	m, err := podNetworkManifest(cni.ManifestParams{Variant: flannel.Name}, "")
 	if err != nil || m != flannel.Manifest() {
 		t.Errorf("--cni flannel applies %d bytes (err %v), want upstream's kube-flannel.yml as kept (%d bytes)", len(m), err, len(flannel.Manifest()))
 	}
-	m, err = podNetworkManifest(cni.ManifestParams{Variant: cni.FlannelVXLAN, Image: "svclab/svclab:dev"})
+	m, err = podNetworkManifest(cni.ManifestParams{Variant: cni.FlannelVXLAN, Image: "svclab/svclab:dev"}, "")
 	if err != nil || !strings.Contains(m, "name: svclab-cni") {
 		t.Errorf("--cni flannel-vxlan: err %v, manifest without the svclab-cni DaemonSet", err)
 	}

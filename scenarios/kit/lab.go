@@ -20,6 +20,19 @@ type Lab struct {
 	dir    string
 }
 
+// ProgramTimeout bounds how long a lab change waits for its proxies to
+// program it. It is a bound, not a wait: a lab on this kernel takes well
+// under a second, but the IPVS specs run in a VM under TCG, where a
+// loaded 2-core host has made the first sync of a new lab's proxies take
+// over the labs package's default minute.
+const ProgramTimeout = 3 * time.Minute
+
+// Options are the lab options of the scenarios: the svclab binary and
+// ProgramTimeout.
+func Options(binary string) labs.Options {
+	return labs.Options{Binary: binary, Timeout: ProgramTimeout}
+}
+
 // NewLab creates a lab from a topology whose metadata.name is written as
 // {{NAME}}; it is replaced by name.
 func NewLab(ctx context.Context, name, topology, binary string) (*Lab, error) {
@@ -31,7 +44,7 @@ func NewLab(ctx context.Context, name, topology, binary string) (*Lab, error) {
 	if err := os.WriteFile(file, []byte(strings.ReplaceAll(topology, "{{NAME}}", name)), 0o644); err != nil {
 		return nil, err
 	}
-	l, _, err := labs.Create(ctx, file, labs.Options{Binary: binary})
+	l, _, err := labs.Create(ctx, file, Options(binary))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -55,7 +68,7 @@ func (l *Lab) Apply(ctx context.Context, manifest string) error {
 		return err
 	}
 	f.Close()
-	return l.Lab.Apply(ctx, f.Name(), labs.Options{Binary: l.Binary})
+	return l.Lab.Apply(ctx, f.Name(), Options(l.Binary))
 }
 
 // Run runs a command in a host of the lab and returns its standard output.
@@ -77,5 +90,5 @@ func (l *Lab) Run(host string, args ...string) (string, error) {
 func (l *Lab) Traffic(host, target string, n int) (*traffic.Result, error) {
 	// Generous bounds: they only matter on a slow machine (a lab in a TCG VM).
 	o := traffic.Options{Target: target, Connections: n, Timeout: 10 * time.Second, Deadline: 10 * time.Minute}
-	return l.Lab.Traffic(host, o, labs.Options{Binary: l.Binary})
+	return l.Lab.Traffic(host, o, Options(l.Binary))
 }

@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/labs/conntrack"
 	"github.com/svclab/svclab/labs/selfexec"
 	"github.com/svclab/svclab/labs/traffic"
@@ -194,7 +193,7 @@ func (w *labWorkspace) SwitchProxyMode(ctx context.Context, mode string) error {
 	for _, n := range w.lab.Topology.Spec.Nodes {
 		nodes = append(nodes, n.Name)
 	}
-	if err := w.lab.RestartProxies(ctx, nodes, labs.Options{Binary: w.lab.Binary}); err != nil {
+	if err := w.lab.RestartProxies(ctx, nodes, Options(w.lab.Binary)); err != nil {
 		return err
 	}
 	return WaitProxyMode(ctx, w, nodes, mode, time.Minute)

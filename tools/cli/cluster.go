@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/labs/kind"
+	"github.com/svclab/svclab/labs/kind/calico"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/kind/flannel"
@@ -107,7 +108,9 @@ func newCreateCluster() *cobra.Command {
 	cmd.MarkFlagRequired("config") //nolint:errcheck // the flag exists
 	f.StringVar(&opts.Name, "name", "", "cluster name (default: the config's name, else svclab)")
 	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (svclab's CNI imitating them), or "+
-		flannel.Name+" (the real flannel "+flannel.Version+", upstream's kube-flannel.yml) (default "+cni.FlannelVXLAN+")")
+		flannel.Name+" (the real flannel "+flannel.Version+", upstream's kube-flannel.yml), or "+
+		calico.Name+" (upstream Calico "+calico.Release.Version+"'s manifest, verified by sha256; needs a registry and a Docker of your own) (default "+cni.FlannelVXLAN+")")
+	f.StringVar(&opts.CalicoManifestSHA256, "calico-manifest-sha256", "", "for --cni calico: the sha256 of upstream's calico.yaml at "+calico.Release.Version+" when this build pins none")
 	f.StringVar(&opts.Proxy, "proxy", "", "Service proxy: stock (kube-proxy) or svclab (svclab's proxy as a DaemonSet, kubeProxyMode none)")
 	return cmd
 }
