@@ -134,10 +134,9 @@ func (cr *creation) buildNodeImage() error {
 // flannel's two images (upstream Calico's the nodes pull from its
 // registry), and svclab's proxy when it replaces kube-proxy.
 func (cr *creation) ensureImages() error {
-	cr.refs = []string{images.Netexec}
-	if cr.s.CNI != flannel.Name && cr.s.CNI != calico.Name {
-		cr.refs = append(cr.refs, images.Svclab)
-	}
+	// svclab alone: the CNI agent (svclab's pod networks) and the load
+	// balancer (every cluster, whatever its pod network)
+	cr.refs = []string{images.Netexec, images.Svclab}
 	if cr.s.Proxy == ProxySvclab {
 		cr.refs = append(cr.refs, images.SvclabProxy)
 	}
@@ -201,7 +200,7 @@ func (cr *creation) setUpOrDelete() error {
 }
 
 // setUp loads svclab's images, installs the pod network and the proxy,
-// and waits until the cluster is ready.
+// waits until the cluster is ready, and installs the load balancer.
 func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon, c *Cluster, refs []string, podSubnet, calicoManifest string, timeout time.Duration, out io.Writer) error {
 	if timeout == 0 {
 		timeout = 3 * time.Minute
@@ -243,6 +242,9 @@ func setUp(ctx context.Context, provider *cluster.Provider, d *dockerhost.Daemon
 	}
 	t = time.Now()
 	if err := waitReady(cp, c.CNI, c.Proxy, timeout); err != nil {
+		return err
+	}
+	if err := setUpLoadBalancer(ctx, d, c, cp, out); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "nodes and system pods ready in %s\n", time.Since(t).Round(10*time.Millisecond))

@@ -42,6 +42,9 @@ func Delete(ctx context.Context, name string, out io.Writer) error {
 	}
 	provider := newProvider(d, out)
 	err := deleteCluster(ctx, provider, name, out)
+	if st, ok := loadState(name); ok {
+		removeLoadBalancerRoute(ctx, st)
+	}
 	removeState(name)
 	if rerr := dockerhost.Release(ctx, d, out); rerr != nil && err == nil {
 		err = rerr

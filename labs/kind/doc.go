@@ -5,7 +5,11 @@
 // svclab's own (package cni) or the real flannel (package flannel,
 // --cni flannel: upstream's kube-flannel.yml on images nodeimage builds
 // from Go modules), and a Docker daemon that, when svclab runs it, lives
-// in its own network namespace (package dockerhost).
+// in its own network namespace (package dockerhost). LoadBalancer
+// Services get an address from svclab's load balancer (package
+// loadbalancer, the svclab-loadbalancer Deployment): a pool at the top of
+// the kind network's subnet (LoadBalancerPool), routed to the control-plane
+// node in that namespace.
 //
 //	c, err := kind.Create(ctx, kind.CreateOptions{ConfigFile: "clusters/kind/flannel-vxlan.yaml", Name: "demo"})
 //	kind.Delete(ctx, "demo", os.Stdout) // logs exported first; idempotent

@@ -37,5 +37,11 @@ type Cluster struct {
 	// Namespace is the network namespace the nodes' network is in
 	// (dockerhost.Namespace when svclab runs Docker, "" otherwise).
 	Namespace string
-	Took      time.Duration
+	// LoadBalancerPool is where LoadBalancer Services get their address
+	// (first-last, in the kind network's subnet); LoadBalancerRoute the
+	// route svclab added for it in Namespace ("" with a Docker of the
+	// user's: the pool is then reached from the nodes and pods).
+	LoadBalancerPool  string
+	LoadBalancerRoute string
+	Took              time.Duration
 }

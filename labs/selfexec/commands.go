@@ -67,6 +67,7 @@ func (t *Traffic) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&t.Lab, "lab", "", "lab name (with --from)")
 	fs.StringVar(&t.From, "from", "", "the lab host to connect from: a client, node or pod")
 	fs.StringVar(&t.Target, "to", "", "IP:PORT to connect to (a ClusterIP:port or nodeIP:nodePort)")
+	fs.StringVar(&t.SourceIP, "source", "", "local address to connect from (default: the one the kernel picks)")
 	fs.IntVarP(&t.Connections, "count", "c", 100, "number of new connections")
 	fs.IntVar(&t.Parallelism, "parallel", traffic.DefaultParallelism, "connections open at once")
 	fs.DurationVar(&t.Timeout, "timeout", traffic.DefaultTimeout, "timeout of one connection")
@@ -111,4 +112,18 @@ func (d *DNS) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&d.Listen, "listen", "", "UDP and TCP address to answer on (default "+clusterdns.DefaultListen+")")
 	fs.StringVar(&d.MetricsListen, "metrics-listen", "", "address of /metrics (default "+clusterdns.DefaultMetricsListen+"; - for none)")
 	fs.StringVar(&d.Zone, "cluster-domain", "", "the cluster domain (default "+clusterdns.DefaultZone+")")
+}
+
+// LoadBalancer is `svclab loadbalancer`: the load balancer of svclab's
+// kind clusters (the svclab-loadbalancer Deployment's pod).
+type LoadBalancer struct {
+	Pool string
+}
+
+// Subcommand implements Command.
+func (*LoadBalancer) Subcommand() []string { return []string{"loadbalancer"} }
+
+// AddFlags implements Command.
+func (l *LoadBalancer) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&l.Pool, "pool", "", "the IPv4 addresses LoadBalancer Services get: a CIDR or first-last")
 }

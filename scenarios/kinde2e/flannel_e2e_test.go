@@ -19,7 +19,10 @@ import (
 // running upstream's kube-flannel.yml; `get clusters` says so; on every
 // node the kube-flannel pod runs, flannel.1 is a VXLAN device with
 // flannel's VNI and port, and flanneld wrote /run/flannel/subnet.env;
-// then `svclab conformance` runs the suite on it, unchanged.
+// the Service types' manifest gets the traffic each type implies, the
+// LoadBalancer Service an address of svclab's load balancer
+// (e2eServiceTypes); then `svclab conformance` runs the suite on it,
+// unchanged.
 func e2eRealFlannel(t *testing.T, bin, artifacts string) {
 	const name = "e2e-flannel"
 	junit := filepath.Join(artifacts, "junit-kind-flannel.xml")
@@ -34,6 +37,7 @@ func e2eRealFlannel(t *testing.T, bin, artifacts string) {
 	}
 	c := clusterOf(t, name)
 	checkFlannelOnNodes(t, c)
+	t.Run("service types", func(t *testing.T) { e2eServiceTypes(t, bin, c) })
 
 	kubeconfig := kubeconfigOf(t, name)
 	t0 := time.Now()

@@ -33,7 +33,9 @@ var kindRuns = []struct{ config, cni string }{
 // by `svclab conformance --kubeconfig` as a cluster it did not create,
 // and deleted with `svclab delete cluster`; then the same for the real
 // flannel (--cni flannel), whose DaemonSet, VXLAN device and subnet.env
-// are checked on every node first. JUnit reports go to
+// are checked on every node first, and where the Service types' manifest
+// is applied unchanged and its traffic asserted (LoadBalancer address
+// from svclab's load balancer, source ranges, ClientIP affinity…). JUnit reports go to
 // $SVCLAB_ARTIFACTS (default _out/). At the end the host is as it was:
 // links, addresses, routes, iptables, sysctls, no namespace, no daemon.
 func TestIntegrationKind(t *testing.T) {

@@ -26,6 +26,7 @@ func TestSelfExecCommandLinesParse(t *testing.T) {
 		&selfexec.Traffic{Raw: true, Options: traffic.Options{Target: "10.96.0.10:80", Connections: 3000,
 			Parallelism: 8, Timeout: 10 * time.Second, Deadline: 10 * time.Minute, Path: "/clientip", Expected: []string{"a", "b"}}},
 		&selfexec.CNIAgent{Variant: cni.CalicoProxyARP, ClusterCIDR: "10.244.0.0/16"},
+		&selfexec.LoadBalancer{Pool: "172.18.255.224-172.18.255.254"},
 		&selfexec.DNS{Options: clusterdns.Options{LabDir: "/run/svclab/labs/l", Listen: ":53", Zone: "cluster.local."}},
 		&selfexec.NodeAgent{},
 		&selfexec.NodeConntrack{},
