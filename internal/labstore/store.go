@@ -234,3 +234,22 @@ func (s *Store) Generation() (int64, error) {
 	}
 	return strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
 }
+
+// The files of a lab's last trace: `svclab trace` writes them, the
+// classroom page (`svclab ui`) shows them.
+const (
+	LastTraceJSON = "last-trace.json"
+	LastTraceSVG  = "last-trace.svg"
+)
+
+// WriteLastTrace keeps a trace's JSON and SVG as the lab's last trace,
+// each written atomically below the lab's directory (WriteFile, Confine).
+func (s *Store) WriteLastTrace(jsonData, svg []byte) error {
+	if err := s.WriteFile(LastTraceJSON, jsonData); err != nil {
+		return fmt.Errorf("lab %s: last trace: %w", s.Lab, err)
+	}
+	if err := s.WriteFile(LastTraceSVG, svg); err != nil {
+		return fmt.Errorf("lab %s: last trace: %w", s.Lab, err)
+	}
+	return nil
+}
