@@ -52,6 +52,11 @@ func ParseSave(text string) ([]SavedTable, error) {
 			if cur != nil {
 				return nil, where(fmt.Errorf("table %q begins before %q's COMMIT", line[1:], cur.Name))
 			}
+			for _, t := range tables {
+				if t.Name == line[1:] {
+					return nil, where(fmt.Errorf("table %s twice", t.Name))
+				}
+			}
 			tables = append(tables, SavedTable{Name: line[1:]})
 			cur = &tables[len(tables)-1]
 			declared, count = map[string]bool{}, map[string]int{}

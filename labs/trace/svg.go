@@ -96,7 +96,7 @@ func svgHops(r *Result) []svgHop {
 		if s.colour == "" {
 			s.colour = "#ffffff"
 		}
-		s.lines = append(s.lines, h.Host, h.Role+" · "+h.Namespace, "in: "+h.Arrived.Src.String()+" → "+h.Arrived.Dst.String())
+		s.lines = append(s.lines, h.Host, h.Role, "in: "+h.Arrived.Src.String()+" →", "    "+h.Arrived.Dst.String())
 		for _, c := range matchedChains(h.Rules) {
 			s.lines = append(s.lines, "  "+c)
 		}
@@ -180,7 +180,7 @@ func writeSVGBox(b *strings.Builder, h svgHop) {
 }
 
 func writeSVGArrow(b *strings.Builder, from, to svgHop) {
-	y := svgTop + 2*svgLineH + svgPad
+	y := svgTop + 2*svgLineH + svgPad + 4
 	dash := ""
 	if from.vxlan {
 		dash = ` stroke-dasharray="6 4"`
