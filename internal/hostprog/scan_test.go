@@ -73,6 +73,7 @@ var dynamicSites = map[string]struct {
 	"labs/network/step_iptables.go:IptablesRestore.apply": {programs: []string{IPTablesRestore, IPTablesLegacyRestore, IPTablesNFTRestore}, why: "the lab backend's RestoreCommand()"},
 	"proxy/iptables/execrunner.go:ExecRunner.command":     {programs: []string{IPTables, IPTablesSave, IPTablesRestore, IPTablesLegacy, IPTablesLegacySave, IPTablesLegacyRestore, IPTablesNFT, IPTablesNFTSave, IPTablesNFTRestore}, why: "Backend.binary(tool)"},
 	"scenarios/kit/iptables.go:Lab.IPTablesSave":          {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "the lab backend's Command()+\"-save\""},
+	"labs/trace/collect.go:saveAll":                       {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "svclab trace reads counters with the lab backend's Command()+\"-save\""},
 	"labs/kind/nodeimage/gobuild.go:stagingModules":       {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
 	"labs/kind/nodeimage/moddir.go:moduleDir":             {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
 	"labs/kind/nodeimage/gobuild.go:goProgram.build":      {programs: []string{Go}, why: "buildCommand: the Go toolchain found by goBinary"},

@@ -15,10 +15,10 @@ const MethodCounters = "counter-deltas"
 // Analyze turns into a Result. It is plain data, so tests build it by hand
 // (testdata/*.capture.json).
 type Capture struct {
-	Lab    string `json:"lab"`
-	Method string `json:"method"`
-	Proto  string `json:"proto"` // tcp or udp
-	From   string `json:"from"`
+	Lab    string         `json:"lab"`
+	Method string         `json:"method"`
+	Proto  string         `json:"proto"` // tcp or udp
+	From   string         `json:"from"`
 	To     netip.AddrPort `json:"to"`
 	// Source is the connection's local address on From.
 	Source netip.AddrPort `json:"source"`
@@ -78,13 +78,13 @@ type Route struct {
 // address (its MAC from the neighbour table), the FDB sends that MAC to
 // the peer node's underlay address.
 type VXLANHop struct {
-	Dev       string     `json:"dev"`
-	VNI       int        `json:"vni"`
-	Port      int        `json:"port"`
-	Local     netip.Addr `json:"local"`     // this node's underlay address
-	PeerVTEP  netip.Addr `json:"peerVTEP"`  // the gateway on Dev
-	PeerMAC   string     `json:"peerMAC"`   // neighbour entry of PeerVTEP
-	Remote    netip.Addr `json:"remote"`    // FDB dst of PeerMAC
+	Dev      string     `json:"dev"`
+	VNI      int        `json:"vni"`
+	Port     int        `json:"port"`
+	Local    netip.Addr `json:"local"`    // this node's underlay address
+	PeerVTEP netip.Addr `json:"peerVTEP"` // the gateway on Dev
+	PeerMAC  string     `json:"peerMAC"`  // neighbour entry of PeerVTEP
+	Remote   netip.Addr `json:"remote"`   // FDB dst of PeerMAC
 }
 
 // TableCapture is one table's `iptables-save -c` before and after.
@@ -97,6 +97,6 @@ type TableCapture struct {
 // IPVSService is an IPVS virtual server and its real servers, as
 // `ipvsadm -Ln` lists them.
 type IPVSService struct {
-	Virtual     string   `json:"virtual"` // "TCP 192.168.16.73:30000 rr"
+	Virtual     string   `json:"virtual"`     // "TCP 192.168.16.73:30000 rr"
 	RealServers []string `json:"realServers"` // "10.100.81.180:3000"
 }

@@ -13,9 +13,9 @@ type Result struct {
 	Answer    string         `json:"answer,omitempty"`
 	Error     string         `json:"error,omitempty"`
 	// Method says how matched rules were found, and what that can miss.
-	Method     string `json:"method"`
-	MethodNote string `json:"methodNote"`
-	Hops       []Hop  `json:"hops"`
+	Method     string  `json:"method"`
+	MethodNote string  `json:"methodNote"`
+	Hops       []Hop   `json:"hops"`
 	Summary    Summary `json:"summary"`
 }
 
@@ -31,9 +31,9 @@ type Hop struct {
 	// Unchecked are chains whose rules changed between the two readings.
 	Unchecked []string `json:"unchecked,omitempty"`
 	// Conntrack is the connection's entry here, as conntrack -L prints it.
-	Conntrack string     `json:"conntrack,omitempty"`
-	DNAT      *Rewrite   `json:"dnat,omitempty"`
-	SNAT      *Rewrite   `json:"snat,omitempty"`
+	Conntrack string       `json:"conntrack,omitempty"`
+	DNAT      *Rewrite     `json:"dnat,omitempty"`
+	SNAT      *Rewrite     `json:"snat,omitempty"`
 	IPVS      *IPVSService `json:"ipvs,omitempty"`
 	// RealServer is the IPVS real server conntrack's reply tuple names.
 	RealServer string `json:"realServer,omitempty"`
@@ -45,10 +45,10 @@ type Hop struct {
 
 // RuleHit is a rule whose packet counter grew.
 type RuleHit struct {
-	Table string `json:"table"`
-	Chain string `json:"chain"`
-	Index int    `json:"index"` // 0: the chain's policy
-	Spec  string `json:"spec"`
+	Table   string `json:"table"`
+	Chain   string `json:"chain"`
+	Index   int    `json:"index"` // 0: the chain's policy
+	Spec    string `json:"spec"`
 	Packets uint64 `json:"packets"`
 	// Depth is how many jumps led here from a built-in chain.
 	Depth int `json:"depth"`

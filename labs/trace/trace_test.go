@@ -174,11 +174,11 @@ func TestCountersMustGrow(t *testing.T) {
 
 func TestParseSaveRefuses(t *testing.T) {
 	for _, bad := range []string{
-		"[1:2] -A X -j Y\n",                    // outside a table
-		"*nat\n[1:2] -A X -j Y\nCOMMIT\n",      // undeclared chain
-		"*nat\n:X - [a:b]\nCOMMIT\n",           // bad counters
+		"[1:2] -A X -j Y\n",                     // outside a table
+		"*nat\n[1:2] -A X -j Y\nCOMMIT\n",       // undeclared chain
+		"*nat\n:X - [a:b]\nCOMMIT\n",            // bad counters
 		"*nat\n:X - [0:0]\n-A X -j Y\nCOMMIT\n", // no counters
-		"*nat\n:X - [0:0]\n",                   // no COMMIT
+		"*nat\n:X - [0:0]\n",                    // no COMMIT
 	} {
 		if _, err := ParseSave(bad); err == nil {
 			t.Errorf("ParseSave(%q) accepted it", bad)
