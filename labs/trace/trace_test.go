@@ -70,6 +70,9 @@ func TestGoldenOutputs(t *testing.T) {
 				golden(t, name+"."+format+".golden", b.Bytes())
 				if format == "svg" {
 					assertSVG(t, b.Bytes(), hostNames(r))
+					if name == "nodeport-canal" { // the README's picture
+						golden(t, "../../../docs/trace-nodeport.svg", b.Bytes())
+					}
 				}
 			}
 		})
