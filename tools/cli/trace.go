@@ -37,8 +37,11 @@ func newTrace() *cobra.Command {
 				return fmt.Errorf("--from: required (a client, node or pod of the lab)")
 			}
 			dst, err := netip.ParseAddrPort(to)
-			if err != nil {
-				return fmt.Errorf("--to %q: want IP:PORT", to)
+			if err != nil || !dst.Addr().Is4() || dst.Port() == 0 {
+				return fmt.Errorf("--to %q: want an IPv4 address and a port, IP:PORT", to)
+			}
+			if proto != "tcp" && proto != "udp" {
+				return fmt.Errorf("--proto %q: want tcp or udp", proto)
 			}
 			l, err := openLab(labName)
 			if err != nil {
