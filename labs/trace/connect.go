@@ -3,6 +3,11 @@ package trace
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"syscall"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 	"io"
 	"net"
 	"net/http"
@@ -31,7 +36,11 @@ type connection struct {
 func connect(ctx context.Context, ns, proto string, to netip.AddrPort, timeout time.Duration) connection {
 	var c connection
 	err := network.Do(ns, func() error {
-		d := net.Dialer{Timeout: timeout}
+		src, err := sourceFor(to.Addr())
+		if err != nil {
+			return err
+		}
+		d := net.Dialer{Timeout: timeout, Control: bindFirst(src, &c.local)}
 		conn, err := d.DialContext(ctx, proto+"4", to.String())
 		if err != nil {
 			return err
@@ -50,6 +59,42 @@ func connect(ctx context.Context, ns, proto string, to netip.AddrPort, timeout t
 	})
 	c.err = err
 	return c
+}
+
+// sourceFor is the source address the kernel picks for dst in the calling
+// thread's namespace (`ip route get DST`'s src).
+func sourceFor(dst netip.Addr) (netip.Addr, error) {
+	routes, err := netlink.RouteGet(dst.AsSlice())
+	if err != nil || len(routes) == 0 {
+		return netip.Addr{}, fmt.Errorf("ip route get %s: %v", dst, err)
+	}
+	src, ok := netip.AddrFromSlice(routes[0].Src.To4())
+	if !ok {
+		return netip.Addr{}, fmt.Errorf("ip route get %s: no source address", dst)
+	}
+	return src, nil
+}
+
+// bindFirst binds the socket to src and a port the kernel picks before it
+// connects, and stores that address in local: a connection that fails
+// (refused, timed out) is still traced by its source port.
+func bindFirst(src netip.Addr, local *netip.AddrPort) func(string, string, syscall.RawConn) error {
+	return func(_, _ string, rc syscall.RawConn) error {
+		var bindErr error
+		err := rc.Control(func(fd uintptr) {
+			if bindErr = unix.Bind(int(fd), &unix.SockaddrInet4{Addr: src.As4()}); bindErr != nil {
+				return
+			}
+			sa, err := unix.Getsockname(int(fd))
+			if in4, ok := sa.(*unix.SockaddrInet4); ok && err == nil {
+				*local = netip.AddrPortFrom(netip.AddrFrom4(in4.Addr), uint16(in4.Port))
+			}
+		})
+		if err != nil {
+			return err
+		}
+		return bindErr
+	}
 }
 
 func addrPort(a net.Addr) netip.AddrPort {

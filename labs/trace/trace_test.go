@@ -232,3 +232,32 @@ func FuzzParseSave(f *testing.F) {
 		orderHits(nil)
 	})
 }
+
+// TestIPVSRealServer: in IPVS mode the real server named is conntrack's
+// endpoint when the virtual server lists it, and a note says so when not.
+func TestIPVSRealServer(t *testing.T) {
+	for _, tc := range []struct {
+		real     []string
+		want     string
+		wantNote bool
+	}{
+		{[]string{"10.100.40.7:3000", "10.100.81.180:3000"}, "10.100.81.180:3000", false},
+		{[]string{"10.100.40.7:3000"}, "", true},
+	} {
+		c := loadCapture(t, "nodeport-canal")
+		c.ProxyMode = "ipvs"
+		c.Hosts[2].IPVS = &IPVSService{Virtual: "TCP 192.168.16.73:30000 rr", RealServers: tc.real}
+		r, err := Analyze(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := r.Hops[2]
+		noted := false
+		for _, n := range h.Notes {
+			noted = noted || strings.Contains(n, "is not a real server of TCP 192.168.16.73:30000 rr")
+		}
+		if h.RealServer != tc.want || r.Summary.RealServer != tc.want || noted != tc.wantNote {
+			t.Errorf("real servers %v: named %q (summary %q), notes %v; want %q", tc.real, h.RealServer, r.Summary.RealServer, h.Notes, tc.want)
+		}
+	}
+}
