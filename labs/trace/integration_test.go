@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
@@ -35,7 +36,10 @@ func nodePortLab(t *testing.T, cni topology.CNI, mode string) *labs.Lab {
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	opts := labs.Options{Binary: roottest.SharedBinary(t)}
+	// A bound, not a wait: in the VM under TCG on a loaded host a new
+	// lab's first sync has taken over the default minute (scenarios/kit
+	// ProgramTimeout says the same).
+	opts := labs.Options{Binary: roottest.SharedBinary(t), Timeout: 5 * time.Minute}
 	l, _, err := labs.Create(context.Background(), file, opts)
 	t.Cleanup(func() {
 		if err := labs.Delete(name); err != nil {
@@ -77,7 +81,7 @@ func podIP(t *testing.T, l *labs.Lab) (string, netip.Addr) {
 // VTEP address), and the VXLAN hop HOSTA → HOSTB.
 func checkNodePortTrace(t *testing.T, l *labs.Lab, mode string) {
 	pod, ip := podIP(t, l)
-	r, err := trace.Trace(context.Background(), l, "client", netip.MustParseAddrPort("192.168.16.73:30000"), trace.Options{})
+	r, err := trace.Trace(context.Background(), l, "client", netip.MustParseAddrPort("192.168.16.73:30000"), trace.Options{Timeout: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package trace_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/internal/vm/vmtest"
@@ -14,7 +15,7 @@ func TestTraceIPVSInVM(t *testing.T) {
 	if roottest.HasIPVS() {
 		t.Skip("this kernel has IPVS: TestIntegrationTraceNodePortIPVS runs directly")
 	}
-	out := vmtest.Run(t, vmtest.Options{Package: "./labs/trace", Args: []string{"-test.run", "^TestIntegrationTraceNodePortIPVS$", "-test.v"}})
+	out := vmtest.Run(t, vmtest.Options{Package: "./labs/trace", Args: []string{"-test.run", "^TestIntegrationTraceNodePortIPVS$", "-test.v"}, Timeout: 25 * time.Minute})
 	if !strings.Contains(out, "--- PASS: TestIntegrationTraceNodePortIPVS") {
 		t.Errorf("the IPVS trace test did not pass in the VM")
 	}
