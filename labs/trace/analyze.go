@@ -62,19 +62,28 @@ func analyzeHost(hc *HostCapture) (Hop, error) {
 	}
 	if f := hc.Conntrack; f != nil {
 		h.Conntrack = f.String()
-		if f.DstNAT() {
+		// The tuples say what was rewritten. IPVS rewrites the destination
+		// itself: conntrack (net.ipv4.vs.conntrack=1) records the real
+		// server in the reply tuple without the DNAT status bit.
+		if f.DstNAT() || f.Orig.Dst != f.Reply.Src {
 			h.DNAT = &Rewrite{From: f.Orig.Dst, To: f.Reply.Src}
 			h.DNAT.By, h.Notes = dnatChain(h.Rules, after, f.Reply.Src, h.Notes)
 		}
-		if f.SrcNAT() {
+		if f.SrcNAT() || f.Orig.Src != f.Reply.Dst {
 			h.SNAT = &Rewrite{From: f.Orig.Src, To: f.Reply.Dst, By: snatChain(h.Rules)}
 		}
-		if hc.IPVS != nil && f.DstNAT() {
+		if hc.IPVS != nil && h.DNAT != nil {
 			if slices.Contains(hc.IPVS.RealServers, f.Reply.Src.String()) {
 				h.RealServer = f.Reply.Src.String()
+				if h.DNAT.By == "" {
+					h.DNAT.By = "IPVS " + hc.IPVS.Virtual
+				}
 			} else {
 				h.Notes = append(h.Notes, fmt.Sprintf("conntrack's endpoint %s is not a real server of %s", f.Reply.Src, hc.IPVS.Virtual))
 			}
+		}
+		if h.DNAT != nil && !f.DstNAT() {
+			h.Notes = append(h.Notes, "the destination was rewritten without conntrack's DNAT status bit (IPVS does that; conntrack's reply tuple names the real server)")
 		}
 	} else if hc.Role == "node" {
 		h.Notes = append(h.Notes, "no conntrack entry for this connection here")

@@ -49,7 +49,11 @@ func writeHopText(b *strings.Builder, n int, h Hop) {
 		fmt.Fprintf(b, "    conntrack: %s\n", h.Conntrack)
 	}
 	if h.DNAT != nil {
-		fmt.Fprintf(b, "    DNAT %s -> %s%s\n", h.DNAT.From, h.DNAT.To, by(h.DNAT.By, "the endpoint in conntrack's reply tuple is its DNAT target"))
+		why := "the endpoint in conntrack's reply tuple is its DNAT target"
+		if h.RealServer != "" {
+			why = "the endpoint in conntrack's reply tuple is one of its real servers"
+		}
+		fmt.Fprintf(b, "    DNAT %s -> %s%s\n", h.DNAT.From, h.DNAT.To, by(h.DNAT.By, why))
 	}
 	if h.RealServer != "" {
 		fmt.Fprintf(b, "    IPVS real server: %s (conntrack's reply tuple)\n", h.RealServer)

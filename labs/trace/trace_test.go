@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/svclab/svclab/labs/conntrack"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -259,5 +261,28 @@ func TestIPVSRealServer(t *testing.T) {
 		if h.RealServer != tc.want || r.Summary.RealServer != tc.want || noted != tc.wantNote {
 			t.Errorf("real servers %v: named %q (summary %q), notes %v; want %q", tc.real, h.RealServer, r.Summary.RealServer, h.Notes, tc.want)
 		}
+	}
+}
+
+// TestIPVSRewriteWithoutDNATBit: IPVS leaves conntrack's DNAT bit unset
+// (seen in the VM); the rewrite is read from the tuples and credited to
+// the virtual server whose real server conntrack names.
+func TestIPVSRewriteWithoutDNATBit(t *testing.T) {
+	c := loadCapture(t, "nodeport-canal")
+	c.ProxyMode = "ipvs"
+	hosta := &c.Hosts[2]
+	hosta.Tables = nil
+	hosta.Conntrack.Status &^= conntrack.StatusDstNAT
+	hosta.IPVS = &IPVSService{Virtual: "TCP 192.168.16.73:30000 rr", RealServers: []string{"10.100.81.180:3000"}}
+	r, err := Analyze(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Hops[2]
+	if h.DNAT == nil || h.DNAT.To.String() != "10.100.81.180:3000" || h.DNAT.By != "IPVS TCP 192.168.16.73:30000 rr" || r.Summary.RealServer != "10.100.81.180:3000" {
+		t.Errorf("DNAT %+v real server %q, want 10.100.81.180:3000 by the IPVS virtual server", h.DNAT, r.Summary.RealServer)
+	}
+	if r.Summary.ConfirmedSEP != "" {
+		t.Errorf("confirmed SEP %q in IPVS mode, want none", r.Summary.ConfirmedSEP)
 	}
 }
