@@ -129,9 +129,9 @@ func TestParseIPVSStats(t *testing.T) {
 		t.Errorf("virtual servers %+v", vs)
 	}
 	for in, want := range map[string]string{
-		"  -> 10.0.0.1:80 0 0 0 0 0\n":      "before any virtual server",
-		"TCP  10.0.0.1:80 1K 0 0 0 0\n":     "want an exact number",
-		"TCP  10.0.0.1:80 0 0\n":            "5 counters",
+		"  -> 10.0.0.1:80 0 0 0 0 0\n":     "before any virtual server",
+		"TCP  10.0.0.1:80 1K 0 0 0 0\n":    "want an exact number",
+		"TCP  10.0.0.1:80 0 0\n":           "5 counters",
 		"TCP  10.0.0.1:80 0 0 0 0 0\nhm\n": "line 2",
 	} {
 		if _, err := ParseIPVSStats(in); err == nil || !strings.Contains(err.Error(), want) {
