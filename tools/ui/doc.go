@@ -6,8 +6,8 @@
 // bounded traffic run from the lab's client to a Service and draws the split
 // (labs/traffic/bars).
 //
-// The page is self-contained (HTML, CSS and JavaScript embedded with
-// go:embed; nothing from a CDN) and polls GET /api/state. Because svclab
+// The page is self-contained (HTML, CSS and JavaScript embedded in the
+// binary; nothing from a CDN) and polls GET /api/state. Because svclab
 // runs as root, the server listens on 127.0.0.1 only (CheckListen refuses
 // any other address), answers only requests whose Host is the bound address
 // (no DNS rebinding), and takes a POST only with the page's token and, when

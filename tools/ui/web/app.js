@@ -72,7 +72,7 @@ function renderServices(services) {
   const chosen = select.value;
   const keys = services.map(s => s.key).join("\n");
   if (select.dataset.keys !== keys) {
-    select.replaceChildren(...services.map(s => el("option", { value: s.key }, s.key + " (" + s.target + ")")));
+    select.replaceChildren(...services.map(s => el("option", { value: s.key, title: s.target }, s.key)));
     select.dataset.keys = keys;
     if (services.some(s => s.key === chosen)) select.value = chosen;
   }
@@ -99,8 +99,8 @@ function renderTraffic(view) {
   box.dataset.service = view.service;
   setSVG(box, view.svg);
   document.getElementById("traffic-message").replaceChildren(
-    el("span", {}, view.count + " connections from " + view.from + " to " + view.service + " (" + view.target + "): "),
-    el("span", { "class": "verdict-" + view.verdict }, view.summary));
+    el("span", { "class": "verdict-" + view.verdict }, view.verdict.toUpperCase()),
+    el("span", {}, " · " + view.count + " connections from " + view.from + " to " + view.service + " (" + view.target + ")"));
 }
 
 function render(state) {
