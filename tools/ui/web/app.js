@@ -156,6 +156,13 @@ async function send(service, count) {
   }
 }
 
+// The topology's text is small beside the chains: "enlarge" gives it the
+// page's whole width (the other panels follow below it).
+document.getElementById("zoom").addEventListener("click", () => {
+  const zoomed = document.querySelector("main").classList.toggle("zoomed");
+  document.getElementById("zoom").textContent = zoomed ? "back" : "enlarge";
+});
+
 document.getElementById("traffic-form").addEventListener("submit", ev => {
   ev.preventDefault();
   const count = parseInt(document.getElementById("count").value, 10) || 300;
