@@ -203,25 +203,3 @@ func trafficView(ref *ServiceRef, from string, rep traffic.Report) (*TrafficView
 	return &TrafficView{Service: ref.Key, Target: ref.Target, From: from, Count: rep.Requested,
 		Verdict: rep.Verdict, Summary: rep.VerdictLine(), SVG: svg.String()}, nil
 }
-
-// runBounded runs cmd (as made by Lab.Command) with a timeout and a bound
-// on its output, and returns its standard output.
-func runBounded(ctx context.Context, cmd *exec.Cmd, err error) ([]byte, error) {
-	if err != nil {
-		return nil, err
-	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout = &limitedWriter{w: &out, n: maxKernelOutput}
-	cmd.Stderr = &limitedWriter{w: &errOut, n: 4096}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, kernelReadTimeout)
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
-	defer stop()
-	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("%s: %v: %s", strings.Join(cmd.Args, " "), err, bytes.TrimSpace(errOut.Bytes()))
-	}
-	return out.Bytes(), nil
-}
