@@ -14,7 +14,7 @@ CONFORMANCE_BIN := bin/svclab-conformance.test
 # the IPVS tests in a VM with Debian's stock kernel when this one lacks IPVS).
 # Kept in step with internal/hostprog, which declares every program svclab
 # runs (its TestMakefileInstallsWhatMakeTestNeeds checks this list).
-APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils nftables
+APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils nftables chromium
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
 # Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/,
@@ -34,7 +34,8 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 deps: ## install the Debian packages the labs and tests need (APT_PKGS; see internal/hostprog)
-	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(APT_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \

@@ -73,6 +73,7 @@ const (
 	Zstd                  = "zstd"
 	AptGet                = "apt-get"
 	DpkgDeb               = "dpkg-deb"
+	Chromium              = "chromium"
 )
 
 // Program is one external program svclab runs on the host.
@@ -128,6 +129,7 @@ var Programs = []Program{
 	{Zstd, "zstd", nil, "uncompresses the VM's kernel and modules when Debian's are zstd (newer than 12)"},
 	{AptGet, "apt", []Use{VM}, "fetches the VM's packages (apt-get download); installs missing programs"},
 	{DpkgDeb, "dpkg", []Use{VM}, "unpacks the VM's packages"},
+	{Chromium, "chromium", []Use{Test}, "the `svclab ui` page test loads the page in headless Chromium and reads the DOM its script built (tools/ui); the README's screenshot"},
 }
 
 // Essential are the packages of the programs above that every Debian

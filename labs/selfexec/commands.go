@@ -75,7 +75,7 @@ func (t *Traffic) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&t.Path, "path", traffic.DefaultPath, "HTTP path to GET")
 	fs.StringSliceVar(&t.Expected, "expect", nil, "the expected split: backends NAME or NAME=WEIGHT, shares in proportion to the weights (default: uniform over those that answered)")
 	fs.Float64Var(&t.Alpha, "alpha", traffic.DefaultAlpha, "significance level: the split fails (exit 1) when its chi-square p-value is below it; the default fails a correct proxy once in 10^6 runs")
-	fs.StringVarP(&t.Output, "output", "o", "table", "output format: table or json")
+	fs.StringVarP(&t.Output, "output", "o", "table", "output format: table, json, bars (the split as bars against the expected shares) or svg (the bars as a picture)")
 	fs.BoolVar(&t.Raw, "raw", false, "print the whole result, every connection included, as JSON")
 }
 

@@ -47,6 +47,30 @@ func (r Report) WriteJSON(w io.Writer) error {
 //	PASS at alpha 1e-06
 func (r Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
+	for _, line := range r.HeadLines() {
+		b.WriteString(line + "\n")
+	}
+	if len(r.Backends) > 0 {
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "BACKEND\tCOUNT\tSHARE\tEXPECTED")
+		for _, be := range r.Backends {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", be.Backend, be.Count, Percent(be.Share), Percent(be.Expected))
+		}
+		tw.Flush()
+	}
+	for _, line := range r.SummaryLines() {
+		b.WriteString(line + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// HeadLines are the lines a report starts with, before the backends: the
+// target and how many connections succeeded and failed, and whether the
+// deadline cut the run short. Every output for people (the table, the bars)
+// starts with them.
+func (r Report) HeadLines() []string {
+	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %d connections, %d succeeded, %d failed", r.Target, r.Attempted, r.Succeeded, r.Failed)
 	if r.Failed > 0 {
 		var kinds []string
@@ -57,51 +81,59 @@ func (r Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, " (%s)", strings.Join(kinds, ", "))
 	}
-	fmt.Fprintf(&b, " in %s\n", r.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, " in %s", r.Elapsed.Round(time.Millisecond))
+	lines := []string{b.String()}
 	if r.DeadlineExceeded {
-		fmt.Fprintf(&b, "deadline reached: %d of %d connections not attempted\n", r.Requested-r.Attempted, r.Requested)
+		lines = append(lines, fmt.Sprintf("deadline reached: %d of %d connections not attempted", r.Requested-r.Attempted, r.Requested))
 	}
+	return lines
+}
 
-	if len(r.Backends) > 0 {
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "BACKEND\tCOUNT\tSHARE\tEXPECTED")
-		for _, be := range r.Backends {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", be.Backend, be.Count, percent(be.Share), percent(be.Expected))
-		}
-		tw.Flush()
-	}
-
-	over := "uniform over the observed backends"
-	if r.ExpectedFrom == "expected" {
-		over = "uniform over the expected backends"
-		if r.weighted() {
-			over = "the expected weights"
-		}
-	}
+// SummaryLines are the lines a report ends with, after the backends: the
+// chi-square test and its p-value, the missing and unexpected backends,
+// and the verdict.
+func (r Report) SummaryLines() []string {
+	var lines []string
+	over := r.ExpectedDescription()
 	switch {
 	case r.PValue == nil:
-		fmt.Fprintf(&b, "p-value: n/a (no successful connection)\n")
+		lines = append(lines, "p-value: n/a (no successful connection)")
 	case r.ChiSquare == nil:
-		fmt.Fprintf(&b, "chi-square infinite (unexpected backend): p-value 0 (%s)\n", over)
+		lines = append(lines, fmt.Sprintf("chi-square infinite (unexpected backend): p-value 0 (%s)", over))
 	default:
-		fmt.Fprintf(&b, "chi-square %.4g on %d degree%s of freedom: p-value %s (%s)\n",
-			*r.ChiSquare, r.DegreesOfFreedom, plural(r.DegreesOfFreedom), formatP(*r.PValue), over)
+		lines = append(lines, fmt.Sprintf("chi-square %.4g on %d degree%s of freedom: p-value %s (%s)",
+			*r.ChiSquare, r.DegreesOfFreedom, plural(r.DegreesOfFreedom), formatP(*r.PValue), over))
 	}
 	if len(r.Missing) > 0 {
-		fmt.Fprintf(&b, "missing (no connection): %s\n", strings.Join(r.Missing, ", "))
+		lines = append(lines, "missing (no connection): "+strings.Join(r.Missing, ", "))
 	}
 	if len(r.Unexpected) > 0 {
-		fmt.Fprintf(&b, "unexpected: %s\n", strings.Join(r.Unexpected, ", "))
+		lines = append(lines, "unexpected: "+strings.Join(r.Unexpected, ", "))
 	}
 	if r.Verdict != "" {
-		if r.Passed() {
-			fmt.Fprintf(&b, "PASS at alpha %g\n", r.Alpha)
-		} else {
-			fmt.Fprintf(&b, "FAIL at alpha %g: %s\n", r.Alpha, r.VerdictReason)
-		}
+		lines = append(lines, r.VerdictLine())
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return lines
+}
+
+// VerdictLine is "PASS at alpha A" or "FAIL at alpha A: why".
+func (r Report) VerdictLine() string {
+	if r.Passed() {
+		return fmt.Sprintf("PASS at alpha %g", r.Alpha)
+	}
+	return fmt.Sprintf("FAIL at alpha %g: %s", r.Alpha, r.VerdictReason)
+}
+
+// ExpectedDescription says what the expected shares are: uniform over the
+// observed or the expected backends, or the expected weights.
+func (r Report) ExpectedDescription() string {
+	if r.ExpectedFrom != "expected" {
+		return "uniform over the observed backends"
+	}
+	if r.weighted() {
+		return "the expected weights"
+	}
+	return "uniform over the expected backends"
 }
 
 // weighted reports whether the expected backends have unequal shares.
@@ -114,7 +146,8 @@ func (r Report) weighted() bool {
 	return false
 }
 
-func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+// Percent formats a share as the reports print it: "33.3%".
+func Percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
 
 func formatP(p float64) string {
 	if p != 0 && p < 1e-4 {

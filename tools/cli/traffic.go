@@ -3,28 +3,38 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/labs/selfexec"
 	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/traffic/bars"
 )
 
 func newTraffic() *cobra.Command {
 	var cmdline selfexec.Traffic
 	opts := &cmdline.Options
 	cmd := &cobra.Command{
-		Use:   "traffic [--lab NAME] [--from HOST] --to IP:PORT [-c N] [--expect NAME=WEIGHT,…] [--alpha A]",
+		Use:   "traffic [--lab NAME] [--from HOST] --to IP:PORT [-c N] [--expect NAME=WEIGHT,…] [--alpha A] [-o table|json|bars|svg]",
 		Short: "Open N new TCP connections, ask each /hostname, and test how they spread over the backends",
 		Long: "Makes N (-c, --count) new TCP connections (bounded in parallelism, per-connection timeout and overall deadline), " +
 			"sends GET /hostname on each, and prints per backend the count, the share, the expected share and a chi-square " +
 			"goodness-of-fit p-value: against --expect (NAME or NAME=WEIGHT, shares in proportion to the weights), else " +
 			"uniform over the backends that answered. It ends with the verdict and exits 1 when it fails: a p-value below " +
 			"--alpha (default 1e-6, so a correct proxy fails once in 10^6 runs), or a connection that failed. " +
-			"With --from it runs inside that host of the lab (a client, node or pod).",
+			"With --from it runs inside that host of the lab (a client, node or pod). " +
+			"-o bars draws the split as bars against the expected shares (coloured on a terminal unless NO_COLOR is set), -o svg as an SVG picture.",
+		Example: "  svclab traffic --from client --to 10.96.0.11:80 -c 3000 -o bars\n" +
+			"  svclab traffic --from client --to 10.96.0.11:80 -c 3000 -o svg > split.svg",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkTrafficOutput(cmdline.Output); err != nil {
+				return err
+			}
 			var res *traffic.Result
 			var err error
 			if cmdline.Lab != "" || cmdline.From != "" {
@@ -39,7 +49,7 @@ func newTraffic() *cobra.Command {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
 			rep := res.Report()
-			if err := rep.Write(cmd.OutOrStdout(), cmdline.Output); err != nil {
+			if err := writeTrafficReport(cmd.OutOrStdout(), rep, cmdline.Output); err != nil {
 				return err
 			}
 			if !rep.Passed() {
@@ -51,8 +61,33 @@ func newTraffic() *cobra.Command {
 	cmdline.AddFlags(cmd.Flags())
 	cmd.MarkFlagRequired("to") //nolint:errcheck // the flag exists
 	registerLabCompletion(cmd)
-	cmd.RegisterFlagCompletionFunc("from", completeHosts) //nolint:errcheck // the flag exists
+	cmd.RegisterFlagCompletionFunc("from", completeHosts)                                                                //nolint:errcheck // the flag exists
+	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(trafficOutputs, cobra.ShellCompDirectiveNoFileComp)) //nolint:errcheck // the flag exists
 	return cmd
+}
+
+// trafficOutputs are traffic's -o formats: the report's own (table, json)
+// and the bars' (bars for a terminal, svg).
+var trafficOutputs = []string{traffic.FormatTable, traffic.FormatJSON, "bars", "svg"}
+
+// checkTrafficOutput refuses an unknown -o before any connection is made.
+func checkTrafficOutput(format string) error {
+	if format != "" && !slices.Contains(trafficOutputs, format) {
+		return fmt.Errorf("-o %q: want one of %s", format, strings.Join(trafficOutputs, ", "))
+	}
+	return nil
+}
+
+// writeTrafficReport writes the report in format: bars (coloured when w is
+// a terminal and NO_COLOR is unset), svg, or the report's table or json.
+func writeTrafficReport(w io.Writer, rep traffic.Report, format string) error {
+	switch format {
+	case "bars":
+		return bars.WriteText(w, rep, useColor(w))
+	case "svg":
+		return bars.WriteSVG(w, rep)
+	}
+	return rep.Write(w, format)
 }
 
 // trafficInLab runs the traffic inside a host of the lab (of the only lab

@@ -1,0 +1,219 @@
+package ui_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/svclab/svclab/internal/hostprog"
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/tools/ui"
+)
+
+// trafficCount is how many connections the page sends in the test.
+const trafficCount = 200
+
+// TestIntegrationPageInChromium serves the page for a real single-node lab
+// with seed 001's nginx (3 pods) and loads it in Debian's headless Chromium,
+// which runs the page's script, presses the traffic button through the
+// page's ?token=…&send=… parameter, and dumps the DOM it built. The DOM must
+// show the node by name, the topology as an inline SVG naming the lab's
+// hosts, the nginx Service's chains with the kernel's counters (its
+// endpoint rules counting exactly the connections sent), the traffic split
+// as bars naming the three pods with a pass verdict, and "no trace yet";
+// after a trace picture appears in the lab's store, the page shows it.
+func TestIntegrationPageInChromium(t *testing.T) {
+	roottest.Require(t, "builds a lab from network namespaces")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := hostprog.Ensure(ctx, os.Stderr, hostprog.Chromium); err != nil {
+		t.Fatalf("the page test needs Debian's chromium: %v", err)
+	}
+	bin := roottest.SharedBinary(t)
+	lab := singleNodeLabWithNginx(t, bin)
+
+	served := make(chan *ui.Server, 1)
+	serveErr := make(chan error, 1)
+	go func() {
+		serveErr <- ui.Serve(ctx, "127.0.0.1:0", &ui.LabSource{Lab: lab, Binary: bin}, func(s *ui.Server) { served <- s })
+	}()
+	var srv *ui.Server
+	select {
+	case srv = <-served:
+	case err := <-serveErr:
+		t.Fatalf("ui.Serve: %v", err)
+	}
+	defer func() {
+		cancel()
+		if err := <-serveErr; err != nil {
+			t.Errorf("ui.Serve: %v", err)
+		}
+	}()
+
+	q := url.Values{"token": {srv.Token()}, "send": {"default/nginx:80"}, "count": {strconv.Itoa(trafficCount)}}
+	dom := dumpDOM(ctx, t, srv.URL()+"?"+q.Encode())
+
+	checkNodesAndTopology(t, dom, lab)
+	checkChains(t, dom)
+	checkTrafficBars(t, dom)
+	if !strings.Contains(section(dom, `id="trace"`), "no trace yet") {
+		t.Errorf("the trace panel does not say \"no trace yet\":\n%s", section(dom, `id="trace"`))
+	}
+
+	// A trace appears in the store (as `svclab trace` saves it): the page
+	// shows it as a picture.
+	if err := lab.Store.WriteFile(ui.TraceSVGFile, []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`)); err != nil {
+		t.Fatal(err)
+	}
+	dom = dumpDOM(ctx, t, srv.URL())
+	if !regexp.MustCompile(`<img src="/api/trace\.svg\?t=[^"]+" alt="the last svclab trace">`).MatchString(dom) {
+		t.Errorf("the trace panel does not show the store's trace:\n%s", section(dom, `id="trace"`))
+	}
+}
+
+// singleNodeLabWithNginx creates clusters/single-node.yaml under a unique
+// name with clusters/workloads/nginx.yaml applied, deleted at the end.
+func singleNodeLabWithNginx(t *testing.T, bin string) *labs.Lab {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	name := roottest.UniqueName("ui")
+	topo, err := os.ReadFile(filepath.Join(root, "clusters", "single-node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	topoFile := filepath.Join(t.TempDir(), "lab.yaml")
+	if err := os.WriteFile(topoFile, []byte(strings.Replace(string(topo), "name: single-node", "name: "+name, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svclab := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("svclab %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	t.Cleanup(func() { _ = exec.Command(bin, "delete", "lab", "--name", name).Run() })
+	svclab("create", "lab", "--config", topoFile)
+	svclab("apply", "--lab", name, "-f", filepath.Join(root, "clusters", "workloads", "nginx.yaml"))
+	lab, err := labs.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lab
+}
+
+// dumpDOM loads pageURL in headless Chromium and returns the DOM once the
+// page's script has run: virtual time stands still while requests are
+// pending, so the budget covers the state's and the traffic's answers.
+func dumpDOM(ctx context.Context, t *testing.T, pageURL string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hostprog.Chromium, "--headless", "--disable-gpu", "--no-sandbox",
+		"--user-data-dir="+t.TempDir(), "--virtual-time-budget=5000", "--dump-dom", pageURL)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v\n%s", err, stderr.String())
+	}
+	dom := string(out)
+	if !strings.Contains(dom, `data-loaded="1"`) {
+		t.Fatalf("the page's script did not load the state:\n%s\n%s", dom, stderr.String())
+	}
+	return dom
+}
+
+func checkNodesAndTopology(t *testing.T, dom string, lab *labs.Lab) {
+	t.Helper()
+	for _, n := range lab.Topology.Spec.Nodes {
+		if !regexp.MustCompile(`<section class="node" data-node="` + n.Name + `"><h3>` + n.Name + `<`).MatchString(dom) {
+			t.Errorf("the page shows no section for node %s", n.Name)
+		}
+	}
+	topo := section(dom, `id="topology"`)
+	if !strings.Contains(topo, "<svg") {
+		t.Fatalf("no inline SVG in the topology panel:\n%s", topo)
+	}
+	for _, h := range lab.Topology.Hosts() {
+		if !strings.Contains(topo, h.Name+" (") {
+			t.Errorf("the topology does not draw host %s", h.Name)
+		}
+	}
+	if !strings.Contains(topo, "router (router)") {
+		t.Errorf("the topology does not draw the router")
+	}
+}
+
+// checkChains: nginx's KUBE-SVC chain (upstream's hash of
+// "default/nginx:" + "tcp") with its three endpoint rules whose counters
+// add up to the connections sent.
+func checkChains(t *testing.T, dom string) {
+	t.Helper()
+	for _, chain := range []string{"KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-SVC-2CMXP7HKUVJN7L6M", "KUBE-POSTROUTING"} {
+		if !strings.Contains(dom, `data-chain="`+chain+`"><h4>`+chain+`</h4>`) {
+			t.Errorf("the page does not show chain %s", chain)
+		}
+	}
+	svc := chainSection(dom, "KUBE-SVC-2CMXP7HKUVJN7L6M")
+	rules := regexp.MustCompile(`<li data-packets="(\d+)"[^>]*>.*?→ (KUBE-[A-Z0-9-]+)`).FindAllStringSubmatch(svc, -1)
+	sum, endpoints := 0, 0
+	for _, r := range rules {
+		if strings.HasPrefix(r[2], "KUBE-SEP-") {
+			n, _ := strconv.Atoi(r[1])
+			sum += n
+			endpoints++
+		}
+	}
+	if endpoints != 3 || sum != trafficCount {
+		t.Errorf("nginx's chain shows %d endpoint rules counting %d packets, want 3 counting %d:\n%s", endpoints, sum, trafficCount, svc)
+	}
+}
+
+// checkTrafficBars: the bars SVG of the run, a pass, naming the pods.
+func checkTrafficBars(t *testing.T, dom string) {
+	t.Helper()
+	res := section(dom, `id="traffic-result"`)
+	if !strings.Contains(res, `data-verdict="pass"`) || !strings.Contains(res, "<svg") {
+		t.Fatalf("no bars of a passing run in the traffic panel:\n%s\nmessage: %s", res, section(dom, `id="traffic-message"`))
+	}
+	pods := regexp.MustCompile(`>nginx-[a-z0-9]+-[a-z0-9]+<`).FindAllString(res, -1)
+	if len(pods) != 3 {
+		t.Errorf("the bars name %d pods, want nginx's 3: %v", len(pods), pods)
+	}
+	if !strings.Contains(res, fmt.Sprintf("%d connections, %d succeeded", trafficCount, trafficCount)) {
+		t.Errorf("the bars do not say %d connections succeeded", trafficCount)
+	}
+}
+
+// section is the DOM from the element with attr up to the next section
+// element (good enough to look inside one panel of this page).
+func section(dom, attr string) string { return cut(dom, attr, `<section `) }
+
+// chainSection is the DOM of one chain, up to the next chain.
+func chainSection(dom, chain string) string {
+	return cut(dom, `data-chain="`+chain+`"`, `data-chain=`)
+}
+
+// cut is dom from the first from up to the next until.
+func cut(dom, from, until string) string {
+	i := strings.Index(dom, from)
+	if i < 0 {
+		return ""
+	}
+	rest := dom[i:]
+	if j := strings.Index(rest[len(from):], until); j >= 0 {
+		rest = rest[:len(from)+j]
+	}
+	return rest
+}
