@@ -137,8 +137,8 @@ type TrafficCheck struct {
 	Expect map[string]float64 `json:"expect,omitempty"`
 	// Backends, instead of Expect, asks for a uniform split over exactly
 	// this many backends, whatever their names (a Deployment's pods).
-	Backends int `json:"backends,omitempty"`
-	Alpha  float64            `json:"alpha,omitempty"`
+	Backends int     `json:"backends,omitempty"`
+	Alpha    float64 `json:"alpha,omitempty"`
 }
 
 // ClientIPCheck opens connections from a lab host to a target whose pods

@@ -16,9 +16,9 @@ import (
 const (
 	maxSteps        = 100
 	maxExercises    = 50
-	maxActions      = 20  // per step, solution
-	maxChecks       = 20  // per exercise
-	maxListItems    = 50  // argv, expectations, hints, keep
+	maxActions      = 20 // per step, solution
+	maxChecks       = 20 // per exercise
+	maxListItems    = 50 // argv, expectations, hints, keep
 	maxTrafficCount = 20000
 	maxClientIPs    = 100
 	maxMinutes      = 600
