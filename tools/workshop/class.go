@@ -9,8 +9,8 @@ import (
 )
 
 // Class is many students' reports at a glance: one row per student and
-// lesson, one column per exercise (every exercise any report names, in
-// the order first seen).
+// lesson, one column per exercise of a lesson (every exercise any report
+// names).
 type Class struct {
 	Exercises []ClassColumn
 	Rows      []ClassRow
@@ -28,7 +28,8 @@ type ClassRow struct {
 	Cells []*ExerciseReport
 }
 
-// NewClass aggregates reports, rows sorted by lesson then student. A
+// NewClass aggregates reports, rows sorted by lesson then student,
+// columns grouped by lesson. A
 // student's later report for the same lesson replaces an earlier one.
 func NewClass(reports []Report) Class {
 	var c Class
@@ -41,6 +42,11 @@ func NewClass(reports []Report) Class {
 				c.Exercises = append(c.Exercises, k)
 			}
 		}
+	}
+	// Columns grouped by lesson, each lesson's exercises in their order.
+	slices.SortStableFunc(c.Exercises, func(a, b ClassColumn) int { return strings.Compare(a.Lesson, b.Lesson) })
+	for i, k := range c.Exercises {
+		col[k] = i
 	}
 	byKey := map[[2]string]int{}
 	for _, r := range reports {
