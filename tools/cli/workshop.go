@@ -289,6 +289,9 @@ func newWorkshopClass() *cobra.Command {
 		Short: "For the teacher: many students' progress reports (progress -o json) in one table",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > workshop.MaxClassReports {
+				return fmt.Errorf("%d reports: at most %d", len(args), workshop.MaxClassReports)
+			}
 			var reps []workshop.Report
 			for _, a := range args {
 				rep, err := workshop.ReadReport(a)
