@@ -28,7 +28,7 @@ FUZZSMOKE ?= 3s
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | grep -v '^tools/upstream/' | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build root-check lab-nodeport lab test test-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps build root-check lab-nodeport lab lesson test test-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -53,6 +53,10 @@ lab-nodeport: root-check deps build ## seed 004 hop by hop: client → HOSTA:300
 
 lab: root-check deps build ## the single-node tour: 3000 connections over 3 pods, the 1/3, 1/2, 1 ladder (KEEP=1 keeps the lab)
 	@./$(BIN) tour single-node
+
+lesson: root-check deps build ## a workshop lesson at once, every step live, then its lab deleted (LESSON=name, see svclab workshop list; CNI=, KEEP=1)
+	@[ -n "$(LESSON)" ] || { ./$(BIN) workshop list; echo "make lesson LESSON=NAME runs one"; exit 1; }
+	@./$(BIN) tour lesson "$(LESSON)" $(if $(filter command line environment,$(origin CNI)),--cni "$(CNI)")
 
 test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
