@@ -47,6 +47,9 @@ func (l *Lesson) validate(src string) error {
 	if err := checkLabel(src, "metadata.name", l.Metadata.Name); err != nil {
 		return err
 	}
+	if len(l.Metadata.Name) > topology.MaxLabNameLen {
+		return fieldErr(src, "metadata.name", l.Metadata.Name, "at most %d characters: the lesson's lab is named after it", topology.MaxLabNameLen)
+	}
 	s := l.Spec
 	if strings.TrimSpace(s.Title) == "" {
 		return fieldErr(src, "spec.title", "", "required")

@@ -1,0 +1,213 @@
+package workshop
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/svclab/svclab/labs/traffic"
+)
+
+// CheckResult is the outcome of an exercise's check.
+type CheckResult struct {
+	Exercise string
+	Passed   bool
+	// Item is the index of the failing check item (when !Passed).
+	Item int
+	// Why says what failed: the item's why, else the exercise's first
+	// hint; Detail is what the lab showed.
+	Why    string
+	Detail string
+}
+
+// Exercise returns the exercise called name.
+func (l *Lesson) Exercise(name string) (*Exercise, bool) {
+	for i := range l.Spec.Exercises {
+		if l.Spec.Exercises[i].Name == name {
+			return &l.Spec.Exercises[i], true
+		}
+	}
+	return nil, false
+}
+
+// Check runs every item of the exercise's check against the live lab; the
+// first that does not hold makes the result a fail. An error is returned
+// only when the check could not run (a template naming a missing
+// Service is a fail: the student has not made it yet).
+func (r *Runner) Check(ctx context.Context, ex *Exercise) (CheckResult, error) {
+	res := CheckResult{Exercise: ex.Name, Passed: true}
+	for i, c := range ex.Check {
+		detail, err := r.checkItem(ctx, c)
+		if err == nil {
+			continue
+		}
+		res.Passed, res.Item, res.Detail = false, i, detail
+		res.Why = c.Why
+		if res.Why == "" && len(ex.Hints) > 0 {
+			res.Why = ex.Hints[0]
+		}
+		if res.Why == "" {
+			res.Why = err.Error()
+		} else {
+			res.Detail = strings.TrimSpace(err.Error() + "\n" + detail)
+		}
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// checkItem checks one item: nil when it holds, else why not and what
+// the lab showed.
+func (r *Runner) checkItem(ctx context.Context, c Check) (string, error) {
+	switch {
+	case c.Traffic != nil:
+		return r.checkTraffic(ctx, *c.Traffic)
+	case c.ClientIP != nil:
+		return r.checkClientIP(ctx, *c.ClientIP)
+	}
+	out, err := r.runAction(ctx, Action{Svclab: c.Svclab, Host: c.Host, Command: c.Command})
+	if err != nil {
+		return "", err
+	}
+	detail := out.Prompt + "\n" + out.Output
+	if out.Err != nil {
+		return detail, out.Err
+	}
+	for _, e := range c.Expect {
+		pattern, err := Expand(e, r.facts())
+		if err != nil {
+			return detail, err
+		}
+		if ok, err := matches(pattern, out.Output); err != nil || !ok {
+			return detail, orErr(err, "the output does not show /%s/", pattern)
+		}
+	}
+	for _, e := range c.ExpectNot {
+		pattern, err := Expand(e, r.facts())
+		if err != nil {
+			return detail, err
+		}
+		if ok, err := matches(pattern, out.Output); err != nil || ok {
+			return detail, orErr(err, "the output shows /%s/", pattern)
+		}
+	}
+	return "", nil
+}
+
+func orErr(err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf(format, args...)
+}
+
+// checkTraffic sends the connections and tests the split (see TrafficCheck).
+func (r *Runner) checkTraffic(ctx context.Context, t TrafficCheck) (string, error) {
+	from, to, err := r.expandPair(t.From, t.To)
+	if err != nil {
+		return "", err
+	}
+	var expected []string
+	for _, name := range slices.Sorted(maps.Keys(t.Expect)) {
+		expected = append(expected, name+"="+strconv.FormatFloat(t.Expect[name], 'g', -1, 64))
+	}
+	res, err := r.Lab.Traffic(from, traffic.Options{Target: to, Connections: t.Count, Expected: expected, Alpha: t.Alpha}, r.labOpts())
+	if err != nil {
+		return "", err
+	}
+	rep := res.Report()
+	var table strings.Builder
+	rep.WriteTable(&table) //nolint:errcheck // a strings.Builder does not fail
+	if !rep.Passed() {
+		return table.String(), fmt.Errorf("%d connections from %s to %s: %s", t.Count, from, to, rep.VerdictReason)
+	}
+	if t.Backends > 0 && len(rep.Backends) != t.Backends {
+		return table.String(), fmt.Errorf("%d connections from %s to %s reached %d backends, want %d", t.Count, from, to, len(rep.Backends), t.Backends)
+	}
+	return "", nil
+}
+
+// checkClientIP asks /clientip and compares the address the pod saw.
+func (r *Runner) checkClientIP(ctx context.Context, c ClientIPCheck) (string, error) {
+	from, to, err := r.expandPair(c.From, c.To)
+	if err != nil {
+		return "", err
+	}
+	want := c.Want
+	if want == "client" {
+		want, err = r.facts().HostIP(from)
+	} else {
+		want, err = Expand(want, r.facts())
+	}
+	if err != nil {
+		return "", err
+	}
+	n := c.Count
+	if n == 0 {
+		n = 3
+	}
+	res, err := r.Lab.Traffic(from, traffic.Options{Target: to, Connections: n, Path: "/clientip"}, r.labOpts())
+	if err != nil {
+		return "", err
+	}
+	var seen strings.Builder
+	bad := 0
+	for _, conn := range res.Connections {
+		got := hostOf(conn.Backend)
+		if conn.Failure != "" {
+			got = "(failed: " + conn.Error + ")"
+		}
+		fmt.Fprintf(&seen, "%s → %s: the pod saw %s\n", conn.LocalAddress, to, got)
+		if got != want {
+			bad++
+		}
+	}
+	if bad > 0 || len(res.Connections) < n {
+		return seen.String(), fmt.Errorf("%d of %d connections from %s to %s: the pod did not see %s", max(bad, n-len(res.Connections)), n, from, to, want)
+	}
+	return "", nil
+}
+
+func (r *Runner) expandPair(a, b string) (string, string, error) {
+	x, err := Expand(a, r.facts())
+	if err != nil {
+		return "", "", err
+	}
+	y, err := Expand(b, r.facts())
+	return x, y, err
+}
+
+// Solve runs the exercise's reference solution, printing each action.
+func (r *Runner) Solve(ctx context.Context, ex *Exercise) error {
+	for _, a := range ex.Solution {
+		out, err := r.runAction(ctx, a)
+		if err != nil {
+			return fmt.Errorf("exercise %s: solution: %w", ex.Name, err)
+		}
+		fmt.Fprintf(r.Out, "   %s\n", out.Prompt)
+		if out.Output != "" {
+			writeIndented(r.Out, out.Output)
+		}
+		if out.Err != nil {
+			return fmt.Errorf("exercise %s: solution: %w", ex.Name, out.Err)
+		}
+	}
+	return nil
+}
+
+// WriteResult prints a check's result as the student sees it.
+func WriteResult(w io.Writer, res CheckResult) {
+	if res.Passed {
+		fmt.Fprintf(w, "✓ %s: passed\n", res.Exercise)
+		return
+	}
+	fmt.Fprintf(w, "✗ %s: not yet (check item %d)\n", res.Exercise, res.Item+1)
+	fmt.Fprintf(w, "  hint: %s\n", res.Why)
+	if res.Detail != "" {
+		writeIndented(w, strings.TrimRight(res.Detail, "\n"))
+	}
+}

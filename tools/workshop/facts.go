@@ -1,0 +1,86 @@
+package workshop
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/network"
+)
+
+// LabFacts are a live lab's facts, read from its store and network plan
+// each time a template asks (a step may have just changed them).
+type LabFacts struct{ Lab *labs.Lab }
+
+// ClusterIP is the Service's spec.clusterIP.
+func (f LabFacts) ClusterIP(namespace, name string) (string, error) {
+	objs, _, err := f.Lab.Store.ReadObjects()
+	if err != nil {
+		return "", err
+	}
+	svc := objs.Service(namespace, name)
+	if svc == nil {
+		return "", fmt.Errorf("lab %s: no Service %s/%s", f.Lab.Name(), namespace, name)
+	}
+	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == "None" {
+		return "", fmt.Errorf("lab %s: Service %s/%s has no cluster IP", f.Lab.Name(), namespace, name)
+	}
+	return svc.Spec.ClusterIP, nil
+}
+
+// NodePort is the node port of the Service's port called port (or numbered port).
+func (f LabFacts) NodePort(namespace, name, port string) (int, error) {
+	objs, _, err := f.Lab.Store.ReadObjects()
+	if err != nil {
+		return 0, err
+	}
+	svc := objs.Service(namespace, name)
+	if svc == nil {
+		return 0, fmt.Errorf("lab %s: no Service %s/%s", f.Lab.Name(), namespace, name)
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Name == port || strconv.Itoa(int(p.Port)) == port {
+			if p.NodePort == 0 {
+				return 0, fmt.Errorf("lab %s: Service %s/%s port %s has no node port", f.Lab.Name(), namespace, name, port)
+			}
+			return int(p.NodePort), nil
+		}
+	}
+	return 0, fmt.Errorf("lab %s: Service %s/%s has no port %q", f.Lab.Name(), namespace, name, port)
+}
+
+// PodIP is the pod's status.podIP.
+func (f LabFacts) PodIP(pod string) (string, error) {
+	objs, _, err := f.Lab.Store.ReadObjects()
+	if err != nil {
+		return "", err
+	}
+	p := objs.Pod(pod)
+	if p == nil || p.Status.PodIP == "" {
+		return "", fmt.Errorf("lab %s: no pod %s with an address", f.Lab.Name(), pod)
+	}
+	return p.Status.PodIP, nil
+}
+
+// HostIP is a node's or client's LAN address.
+func (f LabFacts) HostIP(host string) (string, error) {
+	for _, h := range f.Lab.Topology.Hosts() {
+		if h.Name == host {
+			return h.IP.Addr().String(), nil
+		}
+	}
+	return "", fmt.Errorf("lab %s: no node or client %q", f.Lab.Name(), host)
+}
+
+// VTEPIP is a node's VXLAN device address.
+func (f LabFacts) VTEPIP(node string) (string, error) {
+	plan, err := network.PlanLab(f.Lab.Topology)
+	if err != nil {
+		return "", err
+	}
+	h, ok := plan.Host(node)
+	if !ok || h.Node == nil || !h.Node.VTEP.Addr.IsValid() {
+		return "", fmt.Errorf("lab %s: no node %q with a VXLAN device", f.Lab.Name(), node)
+	}
+	return h.Node.VTEP.Addr.String(), nil
+}

@@ -1,0 +1,96 @@
+package workshop
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs"
+)
+
+// TestLessons runs every lesson under clusters/lessons against the kernel,
+// on one lab per lesson: it creates the lesson's lab, runs every step
+// checking its expectations against the live output, then for each
+// exercise in order checks that its check FAILS (the lab as the steps and
+// the earlier exercises' solutions left it), applies the reference
+// solution, and checks that the check now PASSES; then it deletes the lab.
+// Traffic checks keep traffic.DefaultAlpha (1e-6) unless a lesson says
+// otherwise: a correct lab fails one such check in at most a million runs.
+func TestLessons(t *testing.T) {
+	roottest.Require(t, "builds each lesson's lab from network namespaces")
+	bin := roottest.SharedBinary(t)
+	t.Setenv("SVCLAB_WORKSHOP_DIR", t.TempDir())
+	entries, err := os.ReadDir(lessonsDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			l, err := Load(filepath.Join(lessonsDir(t), e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			runLesson(t, l, bin)
+		})
+	}
+}
+
+// runLesson runs one lesson both ways on a fresh lab and deletes it.
+func runLesson(t *testing.T, l *Lesson, bin string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	r, _, err := Start(ctx, l, StartOptions{Out: &out, Binary: bin, Student: "test"})
+	if err != nil {
+		t.Fatalf("start: %v\n%s", err, out.String())
+	}
+	t.Cleanup(func() {
+		if _, err := Reset(); err != nil {
+			t.Errorf("reset: %v", err)
+		}
+		if names, _ := labs.List(); len(names) > 0 {
+			for _, n := range names {
+				if n == r.Lab.Name() {
+					t.Errorf("lab %s still listed after reset", n)
+				}
+			}
+		}
+	})
+	for i := range l.Spec.Steps {
+		if _, err := r.RunStep(ctx, i); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+	}
+	for i := range l.Spec.Exercises {
+		ex := &l.Spec.Exercises[i]
+		res, err := r.Check(ctx, ex)
+		if err != nil {
+			t.Fatalf("exercise %s: check before the solution: %v", ex.Name, err)
+		}
+		if res.Passed {
+			t.Errorf("exercise %s: its check passes before the solution is applied: it checks nothing the student does", ex.Name)
+		}
+		if err := r.Solve(ctx, ex); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		res, err = r.Check(ctx, ex)
+		if err != nil {
+			t.Fatalf("exercise %s: check after the solution: %v", ex.Name, err)
+		}
+		if !res.Passed {
+			var b bytes.Buffer
+			WriteResult(&b, res)
+			t.Errorf("exercise %s: its check fails after the reference solution:\n%s", ex.Name, b.String())
+		}
+	}
+	if t.Failed() {
+		t.Logf("lesson output:\n%s", out.String())
+	}
+}

@@ -1,0 +1,196 @@
+package workshop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/topology"
+)
+
+// StartOptions are the options of Start.
+type StartOptions struct {
+	// CNI replaces the lab's CNI (else the lesson's spec.cni, else the lab
+	// file's).
+	CNI string
+	// Student names the student in reports (default $SUDO_USER, $USER).
+	Student string
+	Out     io.Writer
+	Binary  string
+}
+
+// Student is the default student name: the user who ran sudo, else $USER.
+func Student() string {
+	for _, v := range []string{"SUDO_USER", "USER"} {
+		if s := os.Getenv(v); s != "" {
+			return s
+		}
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "student"
+}
+
+// Start creates the lesson's lab (named after the lesson) and records the
+// lesson as the one in progress. Nothing is recorded when the lab cannot
+// be made; a lesson already in progress must be reset first.
+func Start(ctx context.Context, l *Lesson, opts StartOptions) (*Runner, *State, error) {
+	if st, err := LoadState(); err == nil {
+		return nil, nil, fmt.Errorf("lesson %s is in progress (lab %s): svclab workshop reset ends it first", st.Lesson, st.Lab)
+	} else if !errors.Is(err, ErrNoLesson) {
+		return nil, nil, err
+	}
+	if opts.Out == nil {
+		opts.Out = io.Discard
+	}
+	cni := opts.CNI
+	if cni == "" {
+		cni = l.Spec.CNI
+	}
+	labFile, err := writeLabFile(l, cni)
+	if err != nil {
+		return nil, nil, err
+	}
+	lab, took, err := labs.Create(ctx, labFile, labs.Options{Out: opts.Out, Binary: opts.Binary})
+	if err != nil {
+		removeState() //nolint:errcheck // the error that matters is Create's
+		return nil, nil, err
+	}
+	fmt.Fprintf(opts.Out, "lab %s is up in %s\n", lab.Name(), took.Round(time.Millisecond))
+	student := opts.Student
+	if student == "" {
+		student = Student()
+	}
+	st := &State{Lesson: l.Metadata.Name, LessonDir: l.Dir, Lab: lab.Name(), CNI: cni, Student: student, Started: time.Now().UTC().Truncate(time.Second), Cursor: -1}
+	for _, ex := range l.Spec.Exercises {
+		st.exercise(ex.Name)
+	}
+	if err := st.Save(); err != nil {
+		return nil, nil, errors.Join(err, labs.Delete(lab.Name()))
+	}
+	return &Runner{Lesson: l, Lab: lab, Binary: opts.Binary, Out: opts.Out}, st, nil
+}
+
+// LabYAML is the lesson's lab file with its name set to the lesson's and,
+// when cni is given, its spec.cni replaced; validated as a lab file.
+func LabYAML(l *Lesson, cni string) ([]byte, error) {
+	data, err := topology.ReadFile(l.LabFile)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := topology.Parse(data, l.LabFile); err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", l.LabFile, err)
+	}
+	meta, _ := doc["metadata"].(map[string]any)
+	spec, _ := doc["spec"].(map[string]any)
+	meta["name"] = l.Metadata.Name
+	if cni != "" {
+		spec["cni"] = cni
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := topology.Parse(out, l.LabFile+" (for lesson "+l.Metadata.Name+")"); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// writeLabFile writes LabYAML into the workshop's state directory.
+func writeLabFile(l *Lesson, cni string) (string, error) {
+	data, err := LabYAML(l, cni)
+	if err != nil {
+		return "", err
+	}
+	if err := store().WriteFile("lab.yaml", data); err != nil {
+		return "", err
+	}
+	return store().Confine("lab.yaml")
+}
+
+// Resume opens the lesson in progress and its lab.
+func Resume(out io.Writer, binary string) (*Runner, *State, error) {
+	st, err := LoadState()
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := Load(st.LessonDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	lab, err := labs.Open(st.Lab)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w (svclab workshop reset, then start the lesson again)", err)
+	}
+	return &Runner{Lesson: l, Lab: lab, Binary: binary, Out: out}, st, nil
+}
+
+// Next shows the next step: again from its saved output when it ran
+// before (after back), else live. It returns io.EOF after the last step.
+func Next(ctx context.Context, r *Runner, st *State) error {
+	i := st.Cursor + 1
+	if i >= len(r.Lesson.Spec.Steps) {
+		return io.EOF
+	}
+	if i < st.StepsDone {
+		text, err := StepOutput(i)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(r.Out, text)
+		st.Cursor = i
+		return st.Save()
+	}
+	text, err := r.RunStep(ctx, i)
+	if saveErr := saveStepOutput(i, text); saveErr != nil {
+		return errors.Join(err, saveErr)
+	}
+	if err != nil {
+		return err
+	}
+	st.Cursor, st.StepsDone = i, i+1
+	return st.Save()
+}
+
+// Back shows the step before the one shown last, as it was shown.
+func Back(r *Runner, st *State) error {
+	if st.Cursor <= 0 {
+		return errors.New("at the first step: nothing before it")
+	}
+	st.Cursor--
+	text, err := StepOutput(st.Cursor)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.Out, "(as shown before)\n%s", text)
+	return st.Save()
+}
+
+// Reset deletes the lesson's lab (if it is still there) and the workshop's
+// state.
+func Reset() (string, error) {
+	st, err := LoadState()
+	if errors.Is(err, ErrNoLesson) {
+		return "", removeState()
+	}
+	if err != nil {
+		return "", errors.Join(err, removeState())
+	}
+	if err := labs.Delete(st.Lab); err != nil {
+		return st.Lab, err
+	}
+	return st.Lab, removeState()
+}
