@@ -72,11 +72,11 @@ func (r *Runner) checkItem(ctx context.Context, c Check) (string, error) {
 	case c.ClientIP != nil:
 		return r.checkClientIP(ctx, *c.ClientIP)
 	}
-	out, err := r.runAction(ctx, Action{Svclab: c.Svclab, Host: c.Host, Command: c.Command})
+	out, err := r.runAction(ctx, Action{Svclab: c.Svclab, Host: c.Host, Command: c.Command, Keep: c.Keep})
 	if err != nil {
 		return "", err
 	}
-	detail := out.Prompt + "\n" + out.Output
+	detail := out.Prompt + "\n" + headLines(out.Output, maxDetailLines)
 	if out.Err != nil {
 		return detail, out.Err
 	}
@@ -99,6 +99,19 @@ func (r *Runner) checkItem(ctx context.Context, c Check) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// maxDetailLines bounds the output a failed check item shows.
+const maxDetailLines = 15
+
+// headLines is the first n lines of text, and a line saying how many more
+// there are.
+func headLines(text string, n int) string {
+	lines := strings.Split(text, "\n")
+	if len(lines) <= n {
+		return text
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… (%d more lines)", len(lines)-n)
 }
 
 func orErr(err error, format string, args ...any) error {

@@ -116,9 +116,11 @@ type Exercise struct {
 // or Host with Command) whose output must match every Expect and none of
 // ExpectNot, Traffic, or ClientIP.
 type Check struct {
-	Svclab    []string       `json:"svclab,omitempty"`
-	Host      string         `json:"host,omitempty"`
-	Command   []string       `json:"command,omitempty"`
+	Svclab  []string `json:"svclab,omitempty"`
+	Host    string   `json:"host,omitempty"`
+	Command []string `json:"command,omitempty"`
+	// Keep, as in Action, filters the output the expectations see.
+	Keep      []string       `json:"keep,omitempty"`
 	Expect    []string       `json:"expect,omitempty"`
 	ExpectNot []string       `json:"expectNot,omitempty"`
 	Traffic   *TrafficCheck  `json:"traffic,omitempty"`

@@ -275,7 +275,7 @@ func (c Check) validate(src, field string) error {
 	case c.ClientIP != nil:
 		return c.ClientIP.validate(src, field+".clientIP")
 	}
-	if err := (Action{Svclab: c.Svclab, Host: c.Host, Command: c.Command}).validate(src, field); err != nil {
+	if err := (Action{Svclab: c.Svclab, Host: c.Host, Command: c.Command, Keep: c.Keep}).validate(src, field); err != nil {
 		return err
 	}
 	if len(c.Expect)+len(c.ExpectNot) == 0 {

@@ -1,0 +1,334 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/svclab/svclab/internal/hostprog"
+	"github.com/svclab/svclab/tools/workshop"
+)
+
+// newWorkshop is `svclab workshop …`: classroom lessons (clusters/lessons)
+// run step by step in their own lab, exercises that check themselves, and
+// the students' reports.
+func newWorkshop() *cobra.Command {
+	var lessonsDir string
+	cmd := &cobra.Command{
+		Use:   "workshop",
+		Short: "Classroom lessons: step through a lesson in its own lab, do its exercises, check them, report progress",
+		Long: "A lesson (clusters/lessons/NAME) runs in a lab of its own, one step per `next`; every step's output is checked " +
+			"against what the lesson says, live. Its exercises are checked against the lab's real rules, counters and traffic " +
+			"(`check` exits 1 with a hint while one fails). `progress` reports the student's work (text, json, html); " +
+			"`class` puts many students' JSON reports in one table for the teacher. State is kept in " + workshop.StateDir() +
+			" ($SVCLAB_WORKSHOP_DIR).",
+		Example: "  svclab workshop list\n  svclab workshop start example-clusterip\n  svclab workshop next\n" +
+			"  svclab workshop check three-pods\n  svclab workshop progress -o html > me.html\n  svclab workshop reset",
+	}
+	cmd.PersistentFlags().StringVar(&lessonsDir, "lessons", "", "the lessons' folder (default: clusters/lessons of the checkout at or above the working directory)")
+	dir := func() (string, error) {
+		if lessonsDir != "" {
+			return lessonsDir, nil
+		}
+		return workshop.LessonsDir()
+	}
+	cmd.AddCommand(newWorkshopList(dir), newWorkshopStart(dir), newWorkshopNext(), newWorkshopBack(),
+		newWorkshopCheck(), newWorkshopProgress(), newWorkshopReset(), newWorkshopClass())
+	return cmd
+}
+
+func newWorkshopList(dir func() (string, error)) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "list [-o text|json]",
+		Short: "List the lessons",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := dir()
+			if err != nil {
+				return err
+			}
+			ls, err := workshop.ListLessons(d)
+			if err != nil {
+				return err
+			}
+			return workshop.WriteList(cmd.OutOrStdout(), workshop.Summaries(ls), output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	return cmd
+}
+
+func newWorkshopStart(dir func() (string, error)) *cobra.Command {
+	var opts workshop.StartOptions
+	var auto bool
+	cmd := &cobra.Command{
+		Use:   "start LESSON [--cni X] [--auto] [--student NAME]",
+		Short: "Create the lesson's lab and show its first step (--auto: run every step, for a demo)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := dir()
+			if err != nil && !isPath(args[0]) {
+				return err
+			}
+			l, err := workshop.FindLesson(d, args[0])
+			if err != nil {
+				return err
+			}
+			return workshopRun(cmd, func(ctx context.Context) error {
+				out := cmd.OutOrStdout()
+				opts.Out = out
+				fmt.Fprintf(out, "svclab workshop — %s (lesson %s)\n", l.Spec.Title, l.Metadata.Name)
+				r, st, err := workshop.Start(ctx, l, opts)
+				if err != nil {
+					return err
+				}
+				if l.Spec.VersionNotes != "" {
+					fmt.Fprintf(out, "\nVersion notes:\n")
+					writeIndented(out, l.Spec.VersionNotes)
+				}
+				for {
+					if err := workshop.Next(ctx, r, st); err != nil {
+						if errors.Is(err, io.EOF) {
+							break
+						}
+						return err
+					}
+					if !auto {
+						fmt.Fprintf(out, "\n(svclab workshop next: the next step)\n")
+						return nil
+					}
+				}
+				writeExercises(out, l)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&opts.CNI, "cni", "", "the lab's CNI: flannel-vxlan, calico-proxyarp or canal (default: the lesson's)")
+	cmd.Flags().StringVar(&opts.Student, "student", "", "the student's name in reports (default: $SUDO_USER or $USER)")
+	cmd.Flags().BoolVar(&auto, "auto", false, "run every step at once (a demo)")
+	return cmd
+}
+
+func isPath(s string) bool { return strings.Contains(s, "/") }
+
+func newWorkshopNext() *cobra.Command {
+	return &cobra.Command{
+		Use:   "next",
+		Short: "Run and show the lesson's next step (its output checked live)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return workshopRun(cmd, func(ctx context.Context) error {
+				out := cmd.OutOrStdout()
+				r, st, err := workshop.Resume(out, "")
+				if err != nil {
+					return err
+				}
+				err = workshop.Next(ctx, r, st)
+				if errors.Is(err, io.EOF) {
+					fmt.Fprintf(out, "That was the last step.\n")
+					writeExercises(out, r.Lesson)
+					return nil
+				}
+				return err
+			})
+		},
+	}
+}
+
+func newWorkshopBack() *cobra.Command {
+	return &cobra.Command{
+		Use:   "back",
+		Short: "Show the previous step again, as it was shown",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, st, err := workshop.Resume(cmd.OutOrStdout(), "")
+			if err != nil {
+				return err
+			}
+			return workshop.Back(r, st)
+		},
+	}
+}
+
+func newWorkshopCheck() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check [EXERCISE]",
+		Short: "Check an exercise (default: every exercise not passed yet) against the lab; exit 1 with a hint when one fails",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return workshopRun(cmd, func(ctx context.Context) error {
+				out := cmd.OutOrStdout()
+				r, st, err := workshop.Resume(out, "")
+				if err != nil {
+					return err
+				}
+				var todo []*workshop.Exercise
+				if len(args) == 1 {
+					ex, ok := r.Lesson.Exercise(args[0])
+					if !ok {
+						return fmt.Errorf("lesson %s has no exercise %q (svclab workshop progress lists them)", r.Lesson.Metadata.Name, args[0])
+					}
+					todo = append(todo, ex)
+				} else {
+					for i := range r.Lesson.Spec.Exercises {
+						ex := &r.Lesson.Spec.Exercises[i]
+						if !passed(st, ex.Name) {
+							todo = append(todo, ex)
+						}
+					}
+				}
+				failed := false
+				for _, ex := range todo {
+					res, err := r.Check(ctx, ex)
+					if err != nil {
+						return err
+					}
+					st.Record(res, time.Now())
+					workshop.WriteResult(out, res)
+					failed = failed || !res.Passed
+				}
+				if err := st.Save(); err != nil {
+					return err
+				}
+				if len(todo) == 0 {
+					fmt.Fprintf(out, "every exercise has passed\n")
+				}
+				if failed {
+					return exitCode(1)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func passed(st *workshop.State, name string) bool {
+	for _, e := range st.Exercises {
+		if e.Name == name {
+			return e.Passed
+		}
+	}
+	return false
+}
+
+func newWorkshopProgress() *cobra.Command {
+	var output, student string
+	cmd := &cobra.Command{
+		Use:   "progress [-o text|json|html] [--student NAME]",
+		Short: "The student's progress: steps done, exercises passed with attempts and time",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r, st, err := workshop.Resume(io.Discard, "")
+			if err != nil {
+				return err
+			}
+			if student != "" {
+				st.Student = student
+			}
+			rep := workshop.NewReport(r.Lesson, st)
+			switch output {
+			case "", "text":
+				return rep.WriteText(cmd.OutOrStdout())
+			case "json":
+				return rep.WriteJSON(cmd.OutOrStdout())
+			case "html":
+				pic, err := workshop.LabPicture(r.Lab)
+				if err != nil {
+					return err
+				}
+				return rep.WriteHTML(cmd.OutOrStdout(), pic)
+			}
+			return fmt.Errorf("-o %q: want text, json or html", output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text, json or html (self-contained, with the lab's picture)")
+	cmd.Flags().StringVar(&student, "student", "", "the student's name in the report (default: the one given to start)")
+	return cmd
+}
+
+func newWorkshopReset() *cobra.Command {
+	return &cobra.Command{
+		Use:   "reset",
+		Short: "Delete the lesson's lab and the workshop's state",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			lab, err := workshop.Reset()
+			if err != nil {
+				return err
+			}
+			if lab != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "lab %s deleted; the workshop's state is gone\n", lab)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "no lesson in progress; nothing to reset\n")
+			}
+			return nil
+		},
+	}
+}
+
+func newWorkshopClass() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "class REPORT.json… [-o text|html]",
+		Short: "For the teacher: many students' progress reports (progress -o json) in one table",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var reps []workshop.Report
+			for _, a := range args {
+				rep, err := workshop.ReadReport(a)
+				if err != nil {
+					return err
+				}
+				reps = append(reps, rep)
+			}
+			c := workshop.NewClass(reps)
+			switch output {
+			case "", "text":
+				return c.WriteText(cmd.OutOrStdout())
+			case "html":
+				return c.WriteHTML(cmd.OutOrStdout())
+			}
+			return fmt.Errorf("-o %q: want text or html", output)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or html")
+	return cmd
+}
+
+// writeExercises lists the lesson's exercises after its last step.
+func writeExercises(out io.Writer, l *workshop.Lesson) {
+	if len(l.Spec.Exercises) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nExercises (svclab workshop check NAME checks one):\n")
+	for _, ex := range l.Spec.Exercises {
+		fmt.Fprintf(out, "\n  %s\n", ex.Name)
+		writeIndented(out, ex.Task)
+	}
+}
+
+func writeIndented(out io.Writer, text string) {
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintf(out, "    %s\n", line)
+	}
+}
+
+// workshopRun runs a workshop command that touches the lab with a context
+// that Ctrl-C and SIGTERM cancel, after checking the host programs.
+func workshopRun(cmd *cobra.Command, run func(context.Context) error) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := hostprog.Ensure(ctx, cmd.OutOrStdout(), append(hostprog.Needs(hostprog.Lab), hostprog.Needs(hostprog.Workshop)...)...); err != nil {
+		return err
+	}
+	return run(ctx)
+}
