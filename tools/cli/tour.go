@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/tools/tour"
+	"github.com/svclab/svclab/tools/workshop"
 )
 
 func newTour() *cobra.Command {
@@ -35,6 +37,35 @@ func newTour() *cobra.Command {
 	}
 	nodeport.Flags().StringVar(&cni, "cni", os.Getenv("CNI"), "CNI variant: canal (the article's), flannel-vxlan or calico-proxyarp (also CNI=)")
 	cmd.AddCommand(nodeport)
+	var lessonCNI, lessonsDir string
+	lesson := &cobra.Command{
+		Use:   "lesson LESSON [--cni X] [--keep]",
+		Short: "A workshop lesson (clusters/lessons) run at once: every step live, its output checked, then the lab deleted",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := lessonsDir
+			if dir == "" && !isPath(args[0]) {
+				d, err := workshop.LessonsDir()
+				if err != nil {
+					return err
+				}
+				dir = d
+			}
+			l, err := workshop.FindLesson(dir, args[0])
+			if err != nil {
+				return err
+			}
+			return workshopRun(cmd, func(ctx context.Context) error {
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "svclab tour — lesson %s: %s\n", l.Metadata.Name, l.Spec.Title)
+				workshop.WriteVersionNotes(out, l)
+				return workshop.Demo(ctx, l, workshop.StartOptions{CNI: lessonCNI, Out: out}, opts.Keep)
+			})
+		},
+	}
+	lesson.Flags().StringVar(&lessonCNI, "cni", os.Getenv("CNI"), "the lab's CNI (default: the lesson's; also CNI=)")
+	lesson.Flags().StringVar(&lessonsDir, "lessons", "", "the lessons' folder (default: clusters/lessons of the checkout)")
+	cmd.AddCommand(lesson)
 	cmd.PersistentFlags().BoolVar(&opts.Keep, "keep", os.Getenv("KEEP") == "1", "keep the lab running at the end (also KEEP=1)")
 	cmd.AddCommand(single)
 	return cmd

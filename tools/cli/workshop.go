@@ -91,10 +91,7 @@ func newWorkshopStart(dir func() (string, error)) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if l.Spec.VersionNotes != "" {
-					fmt.Fprintf(out, "\nVersion notes:\n")
-					writeIndented(out, l.Spec.VersionNotes)
-				}
+				workshop.WriteVersionNotes(out, l)
 				for {
 					if err := workshop.Next(ctx, r, st); err != nil {
 						if errors.Is(err, io.EOF) {
@@ -107,7 +104,8 @@ func newWorkshopStart(dir func() (string, error)) *cobra.Command {
 						return nil
 					}
 				}
-				writeExercises(out, l)
+				workshop.WriteExercises(out, l)
+				fmt.Fprintf(out, "\nThe lab %s keeps running: svclab workshop check EXERCISE checks your work, svclab workshop reset deletes it.\n", r.Lab.Name())
 				return nil
 			})
 		},
@@ -135,7 +133,7 @@ func newWorkshopNext() *cobra.Command {
 				err = workshop.Next(ctx, r, st)
 				if errors.Is(err, io.EOF) {
 					fmt.Fprintf(out, "That was the last step.\n")
-					writeExercises(out, r.Lesson)
+					workshop.WriteExercises(out, r.Lesson)
 					return nil
 				}
 				return err
@@ -302,24 +300,6 @@ func newWorkshopClass() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or html")
 	return cmd
-}
-
-// writeExercises lists the lesson's exercises after its last step.
-func writeExercises(out io.Writer, l *workshop.Lesson) {
-	if len(l.Spec.Exercises) == 0 {
-		return
-	}
-	fmt.Fprintf(out, "\nExercises (svclab workshop check NAME checks one):\n")
-	for _, ex := range l.Spec.Exercises {
-		fmt.Fprintf(out, "\n  %s\n", ex.Name)
-		writeIndented(out, ex.Task)
-	}
-}
-
-func writeIndented(out io.Writer, text string) {
-	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(out, "    %s\n", line)
-	}
 }
 
 // workshopRun runs a workshop command that touches the lab with a context

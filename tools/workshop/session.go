@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -150,7 +151,7 @@ func Next(ctx context.Context, r *Runner, st *State) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(r.Out, text)
+		fmt.Fprintf(r.Out, "(as shown before)\n%s", text)
 		st.Cursor = i
 		return st.Save()
 	}
@@ -193,4 +194,57 @@ func Reset() (string, error) {
 		return st.Lab, err
 	}
 	return st.Lab, removeState()
+}
+
+// Demo runs a whole lesson at once, as a tour: it starts the lesson, runs
+// every step live (the first failing expectation ends it), lists the
+// exercises, and resets the workshop (deleting the lab) unless keep, and
+// always when a step fails or ctx ends.
+func Demo(ctx context.Context, l *Lesson, opts StartOptions, keep bool) (err error) {
+	r, st, err := Start(ctx, l, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if keep && err == nil {
+			fmt.Fprintf(r.Out, "\nThe lab %s keeps running: svclab workshop check EXERCISE checks your work, svclab workshop reset deletes it.\n", r.Lab.Name())
+			return
+		}
+		if _, resetErr := Reset(); resetErr != nil {
+			err = errors.Join(err, resetErr)
+			return
+		}
+		fmt.Fprintf(r.Out, "\nlab %s deleted.\n", r.Lab.Name())
+	}()
+	for {
+		if err := Next(ctx, r, st); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return err
+		}
+	}
+	WriteExercises(r.Out, l)
+	return ctx.Err()
+}
+
+// WriteExercises lists the lesson's exercises and their tasks.
+func WriteExercises(out io.Writer, l *Lesson) {
+	if len(l.Spec.Exercises) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nExercises (svclab workshop check NAME checks one):\n")
+	for _, ex := range l.Spec.Exercises {
+		fmt.Fprintf(out, "\n  %s\n", ex.Name)
+		writeIndented(out, strings.TrimRight(ex.Task, "\n"))
+	}
+}
+
+// WriteVersionNotes prints the lesson's version notes, if any.
+func WriteVersionNotes(out io.Writer, l *Lesson) {
+	if l.Spec.VersionNotes == "" {
+		return
+	}
+	fmt.Fprintf(out, "\nWhere the article's kube-proxy differs from today's:\n")
+	writeIndented(out, strings.TrimRight(l.Spec.VersionNotes, "\n"))
 }

@@ -198,9 +198,20 @@ func checkSvclab(src, field string, argv []string) error {
 	if argv[0] == "delete" && len(argv) > 1 && (argv[1] == "lab" || argv[1] == "labs") {
 		return fieldErr(src, field+"[1]", argv[1], "a lesson does not delete labs (workshop reset does)")
 	}
-	for _, a := range argv {
+	for i, a := range argv {
 		if strings.HasPrefix(a, "--lab") {
-			return fieldErr(src, field, a, "the workshop adds --lab itself")
+			return fieldErr(src, fmt.Sprintf("%s[%d]", field, i), a, "the workshop adds --lab itself")
+		}
+		file, isFile := "", false
+		switch {
+		case (a == "-f" || a == "--filename") && i+1 < len(argv):
+			file, isFile = argv[i+1], true
+		case strings.HasPrefix(a, "-f="), strings.HasPrefix(a, "--filename="):
+			_, file, _ = strings.Cut(a, "=")
+			isFile = true
+		}
+		if isFile && !insideLesson(file) {
+			return fieldErr(src, fmt.Sprintf("%s[%d]", field, i), file, "a manifest of the lesson: a path inside the lesson's folder")
 		}
 	}
 	return checkTemplates(src, field, argv)
@@ -218,6 +229,13 @@ func checkHostCommand(src, field string, argv []string) error {
 		return fieldErr(src, field+"[0]", argv[0], "want one of %v", HostPrograms)
 	}
 	return checkTemplates(src, field, argv)
+}
+
+// insideLesson reports whether p is a relative path that stays inside the
+// lesson's folder.
+func insideLesson(p string) bool {
+	c := path.Clean(p)
+	return p != "" && !path.IsAbs(c) && c != "." && c != ".." && !strings.HasPrefix(c, "../") && !strings.Contains(p, `\`)
 }
 
 func (ex Exercise) validate(src, field string, seen map[string]string) error {
