@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/internal/hostprog"
+	"github.com/svclab/svclab/labs"
 	"github.com/svclab/svclab/tools/workshop"
 )
 
@@ -225,23 +226,31 @@ func newWorkshopProgress() *cobra.Command {
 		Short: "The student's progress: steps done, exercises passed with attempts and time",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, st, err := workshop.Resume(io.Discard, "")
+			// The report needs the state and the lesson, not the lab: it
+			// is written even when the lab is gone (its picture then is).
+			st, err := workshop.LoadState()
+			if err != nil {
+				return err
+			}
+			lesson, err := workshop.Load(st.LessonDir)
 			if err != nil {
 				return err
 			}
 			if student != "" {
 				st.Student = student
 			}
-			rep := workshop.NewReport(r.Lesson, st)
+			rep := workshop.NewReport(lesson, st)
 			switch output {
 			case "", "text":
 				return rep.WriteText(cmd.OutOrStdout())
 			case "json":
 				return rep.WriteJSON(cmd.OutOrStdout())
 			case "html":
-				pic, err := workshop.LabPicture(r.Lab)
-				if err != nil {
-					return err
+				pic := ""
+				if lab, err := labs.Open(st.Lab); err == nil {
+					if pic, err = workshop.LabPicture(lab); err != nil {
+						return err
+					}
 				}
 				return rep.WriteHTML(cmd.OutOrStdout(), pic)
 			}
@@ -280,6 +289,9 @@ func newWorkshopClass() *cobra.Command {
 		Short: "For the teacher: many students' progress reports (progress -o json) in one table",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > workshop.MaxClassReports {
+				return fmt.Errorf("%d reports: at most %d", len(args), workshop.MaxClassReports)
+			}
 			var reps []workshop.Report
 			for _, a := range args {
 				rep, err := workshop.ReadReport(a)

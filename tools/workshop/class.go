@@ -8,6 +8,10 @@ import (
 	"text/tabwriter"
 )
 
+// MaxClassReports bounds how many reports `workshop class` reads (each at
+// most 1 MiB).
+const MaxClassReports = 10_000
+
 // Class is many students' reports at a glance: one row per student and
 // lesson, one column per exercise of a lesson (every exercise any report
 // names).
