@@ -184,6 +184,9 @@ func (w *nodePortWalk) hostAMasquerade() error {
 	}
 	g.hop("MASQUERADE takes the address of the outgoing device (inet_select_addr on %s): %s.", f.vxlan, f.vtepA)
 	g.hop("the packet is now %s:port -> %s:3000", f.vtepA, f.podIP)
+	g.hop("MARK xor 0x4000 cleared the mark first: the VXLAN packet that carries it passes POSTROUTING again")
+	g.hop("unmarked and RETURNs (the RETURN counter), so it is not masqueraded twice (kubernetes#92035, 1.19;")
+	g.hop("the article credits a RETURN rule of its own POSTROUTING).")
 	return nil
 }
 

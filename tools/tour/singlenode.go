@@ -31,6 +31,8 @@ func SingleNode(ctx context.Context, opts Options) error {
 		g.section("What kube-proxy wrote: iptables-save | grep nginx")
 		g.say("Every Service port gets a KUBE-SVC chain named by a hash of \"default/nginx\" + \"tcp\";")
 		g.say("every endpoint a KUBE-SEP chain that DNATs to the pod.")
+		g.say("The node port rule jumps to KUBE-EXT-… (Kubernetes 1.24+; the article jumps straight to KUBE-SVC):")
+		g.say("the Service port's chain for traffic from outside, which marks it for masquerade and jumps to KUBE-SVC.")
 		if _, err := g.show(node, []string{"nginx"}, "iptables-save", "-t", "nat"); err != nil {
 			return err
 		}

@@ -39,6 +39,9 @@ func (l *Lesson) Exercise(name string) (*Exercise, bool) {
 // only when the check could not run (a template naming a missing
 // Service is a fail: the student has not made it yet).
 func (r *Runner) Check(ctx context.Context, ex *Exercise) (CheckResult, error) {
+	if why := Unmet(ex.Requires); why != "" {
+		return CheckResult{Exercise: ex.Name, Why: "this exercise cannot be done here: " + why}, nil
+	}
 	res := CheckResult{Exercise: ex.Name, Passed: true}
 	for i, c := range ex.Check {
 		detail, err := r.checkItem(ctx, c)

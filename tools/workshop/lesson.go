@@ -61,6 +61,10 @@ type Step struct {
 	// Expect are checked, in order, against the step's whole output (every
 	// action's output, as shown).
 	Expect []Expectation `json:"expect,omitempty"`
+	// Requires names what the kernel must have for the step to run (one of
+	// Requirements, e.g. "ipvs"); where it lacks one the step is skipped,
+	// saying why.
+	Requires []string `json:"requires,omitempty"`
 }
 
 // Action is one thing a step or a solution runs: exactly one of Svclab
@@ -103,6 +107,9 @@ type Exercise struct {
 	// Solution is the reference solution the lesson ships: running it on a
 	// fresh lab makes Check pass.
 	Solution []Action `json:"solution"`
+	// Requires, as a Step's: where the kernel lacks one, the exercise
+	// cannot be done here (its check fails saying why).
+	Requires []string `json:"requires,omitempty"`
 }
 
 // Check is one condition of an exercise: exactly one of a command (Svclab,

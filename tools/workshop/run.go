@@ -50,22 +50,22 @@ type ActionOutput struct {
 // its output (filtered by Keep).
 func (r *Runner) runAction(ctx context.Context, a Action) (ActionOutput, error) {
 	f := r.facts()
+	keep, err := expandAll(a.Keep, f)
+	if err != nil {
+		return ActionOutput{}, err
+	}
 	if len(a.Svclab) > 0 {
 		argv, err := expandAll(a.Svclab, f)
 		if err != nil {
 			return ActionOutput{}, err
 		}
-		return r.runSvclab(ctx, argv, a.Keep)
+		return r.runSvclab(ctx, argv, keep)
 	}
 	host, err := Expand(a.Host, f)
 	if err != nil {
 		return ActionOutput{}, err
 	}
 	argv, err := expandAll(a.Command, f)
-	if err != nil {
-		return ActionOutput{}, err
-	}
-	keep, err := expandAll(a.Keep, f)
 	if err != nil {
 		return ActionOutput{}, err
 	}

@@ -26,6 +26,10 @@ func (r *Runner) RunStep(ctx context.Context, i int) (string, error) {
 	w := io.MultiWriter(r.Out, &b)
 	fmt.Fprintf(w, "\n%s\n", StepHeading(r.Lesson, i))
 	writeIndented(w, strings.TrimRight(st.Explain, "\n"))
+	if why := Unmet(st.Requires); why != "" {
+		fmt.Fprintf(w, "   (skipped here: %s)\n", why)
+		return b.String(), nil
+	}
 	var outputs []string
 	for _, a := range st.Run {
 		out, err := r.runAction(ctx, a)

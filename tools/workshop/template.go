@@ -41,7 +41,15 @@ const maxExpansion = 64 << 10
 // PORT is the Service port's name ("" for an unnamed port), PROTO tcp,
 // udp or sctp, as kube-proxy hashes "NS/NAME:PORT" + PROTO.
 func templateFuncs(f Facts) template.FuncMap {
-	spn := func(ns, name, port string) string { return ns + "/" + name + ":" + port }
+	// spn is the service port name kube-proxy hashes (model.ServicePortName's
+	// String): "ns/name:port", or "ns/name" for an unnamed port (the
+	// trailing ":" of unnamed ports went in Kubernetes 1.19).
+	spn := func(ns, name, port string) string {
+		if port == "" {
+			return ns + "/" + name
+		}
+		return ns + "/" + name + ":" + port
+	}
 	return template.FuncMap{
 		"svcChain": func(ns, name, port, proto string) string {
 			return iptables.ServiceChainName(spn(ns, name, port), proto)

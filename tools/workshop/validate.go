@@ -131,6 +131,9 @@ func (st Step) validate(src, field string, seen map[string]string) error {
 	if strings.TrimSpace(st.Explain) == "" {
 		return fieldErr(src, field+".explain", "", "required: what the step shows, in English")
 	}
+	if err := checkRequires(src, field+".requires", st.Requires); err != nil {
+		return err
+	}
 	if len(st.Run) > maxActions {
 		return fieldErr(src, field+".run", "", "at most %d actions", maxActions)
 	}
@@ -244,6 +247,9 @@ func (ex Exercise) validate(src, field string, seen map[string]string) error {
 	}
 	if strings.TrimSpace(ex.Task) == "" {
 		return fieldErr(src, field+".task", "", "required: what the student is to do")
+	}
+	if err := checkRequires(src, field+".requires", ex.Requires); err != nil {
+		return err
 	}
 	if len(ex.Hints) > maxListItems {
 		return fieldErr(src, field+".hints", "", "at most %d hints", maxListItems)
