@@ -54,9 +54,11 @@ lab: root-check deps build ## the single-node tour: 3000 connections over 3 pods
 	@./$(BIN) tour single-node
 
 test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly
-	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@mkdir -p _out
+	SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_SLOWEST_SPECS=$(CURDIR)/_out/slowest-specs.txt $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory test-upstream
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@cat _out/slowest-specs.txt 2>/dev/null || true
 
 # tools/upstream is a module of its own (it links k8s.io/kubernetes), so the
 # root `go test ./...` never sees it. Its first build takes minutes; Go's
