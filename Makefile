@@ -59,9 +59,11 @@ lesson: root-check deps build ## a workshop lesson at once, every step live, the
 	@./$(BIN) tour lesson "$(LESSON)" $(if $(filter command line environment,$(origin CNI)),--cni "$(CNI)")
 
 test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly
-	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@mkdir -p _out
+	SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_SLOWEST_SPECS=$(CURDIR)/_out/slowest-specs.txt $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory test-upstream
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@cat _out/slowest-specs.txt 2>/dev/null || true
 
 # tools/upstream is a module of its own (it links k8s.io/kubernetes), so the
 # root `go test ./...` never sees it. Its first build takes minutes; Go's
