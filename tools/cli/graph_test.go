@@ -51,7 +51,9 @@ func TestGraphCommand(t *testing.T) {
 		"dot":     `graph "nodeport" {`,
 		"mermaid": "flowchart TB",
 	} {
-		out, err := run("graph", "-o", format) // the only lab
+		// --lab always: labs that other packages' tests run at the same
+		// time are visible too (the lab list also reads the host's netns).
+		out, err := run("graph", "--lab", "nodeport", "-o", format)
 		if err != nil {
 			t.Fatalf("graph -o %s: %v\n%s", format, err, out)
 		}
