@@ -12,7 +12,7 @@
 //   - ServicePort              ↔ proxy.BaseServicePortInfo (serviceport.go)
 //   - Endpoint                 ↔ proxy.BaseEndpointInfo (endpoint.go)
 //   - Tracker                  ↔ ServiceChangeTracker + EndpointsChangeTracker
-//     + EndpointSliceCache (servicechangetracker.go,
+//   - EndpointSliceCache (servicechangetracker.go,
 //     endpointschangetracker.go, endpointslicecache.go): changes recorded
 //     per service, applied at Snapshot time to the changed services only.
 //   - Build                    ↔ the same from full lists (what a Tracker
