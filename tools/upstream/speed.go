@@ -47,8 +47,8 @@ func (r *recordingIPTables) RestoreAll(data []byte, _ utiliptables.FlushFlag, _ 
 // size, the counterpart of recordingIPTables.
 type recordingRunner struct{ bytes int }
 
-func (r *recordingRunner) Restore(payload []byte) error      { r.bytes = len(payload); return nil }
-func (r *recordingRunner) Save(string) ([]byte, error)       { return nil, nil }
+func (r *recordingRunner) Restore(payload []byte) error       { r.bytes = len(payload); return nil }
+func (r *recordingRunner) Save(string) ([]byte, error)        { return nil, nil }
 func (r *recordingRunner) EnsureJump(iptables.JumpRule) error { return nil }
 func (r *recordingRunner) HasRandomFully() bool               { return true }
 
