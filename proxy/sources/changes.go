@@ -36,13 +36,14 @@ type Tracking interface {
 	Changes() (*Changes, error)
 }
 
-// pending collects changes between two calls to Changes; safe for
-// concurrent use.
+// pending collects an informer's changes between two calls to Changes;
+// safe for concurrent use. An informer loses nothing (after a broken watch
+// it relists and delivers the differences, deletions as tombstones), so
+// its changes are never Lost.
 type pending struct {
 	mu       sync.Mutex
 	services map[Key]*corev1.Service
 	slices   map[Key]*discoveryv1.EndpointSlice
-	lost     bool
 }
 
 func (p *pending) service(k Key, svc *corev1.Service) {
@@ -63,17 +64,11 @@ func (p *pending) slice(k Key, s *discoveryv1.EndpointSlice) {
 	p.slices[k] = s
 }
 
-func (p *pending) markLost() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.lost = true
-}
-
 // take returns the collected changes and starts a new collection.
 func (p *pending) take() *Changes {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	c := &Changes{Services: p.services, EndpointSlices: p.slices, Lost: p.lost}
-	p.services, p.slices, p.lost = nil, nil, false
+	c := &Changes{Services: p.services, EndpointSlices: p.slices}
+	p.services, p.slices = nil, nil
 	return c
 }
