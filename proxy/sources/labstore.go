@@ -34,6 +34,9 @@ type LabStore struct {
 	// file (whose name may be a hash) names the object that went.
 	keys map[string]map[string]Key
 	lost bool
+	// seen is the latest generation whose GENERATION event was handled:
+	// every object file written before it is in dirty.
+	seen int64
 }
 
 var _ Tracking = (*LabStore)(nil)
@@ -65,37 +68,75 @@ func (s *LabStore) Run(ctx context.Context, changed func()) error {
 			return fmt.Errorf("lab store %s: watch: %w", dir, err)
 		}
 	}
-	last, _ := s.Store.Generation()
-	go func() {
-		defer w.Close()
-		poll := time.NewTicker(time.Second)
-		defer poll.Stop()
-		check := func() {
-			if gen, err := s.Store.Generation(); err == nil && gen != last {
-				last = gen
+	s.mu.Lock()
+	s.seen, _ = s.Store.Generation()
+	s.mu.Unlock()
+	go s.watch(ctx, w, changed)
+	return nil
+}
+
+// watch follows the store until ctx ends. The lab writes the object files
+// first and GENERATION last, and inotify reports the events of all of a
+// watcher's directories in one queue, in order, so when the event for GENERATION arrives every object file of that
+// generation is already marked: only then is the generation taken as seen
+// and the loop told. The poll is the safety net: a generation that moved
+// without its event for two polls in a row means lost events.
+func (s *LabStore) watch(ctx context.Context, w *fsnotify.Watcher, changed func()) {
+	defer w.Close()
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	generationFile := filepath.Clean(s.Store.Path("objects", "GENERATION"))
+	behind := false // the last poll saw a generation newer than seen
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-w.Events:
+			if filepath.Clean(ev.Name) != generationFile {
+				s.noteEvent(ev)
+				continue
+			}
+			if gen, err := s.Store.Generation(); err == nil && s.advance(gen, false) {
 				changed()
 			}
-		}
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case ev := <-w.Events:
-				s.noteEvent(ev)
-				check()
-			case err := <-w.Errors:
-				if errors.Is(err, fsnotify.ErrEventOverflow) {
-					s.mu.Lock()
-					s.lost = true
-					s.mu.Unlock()
-				}
-				check()
-			case <-poll.C:
-				check()
+		case err := <-w.Errors:
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				s.markLost()
+				changed()
 			}
+		case <-poll.C:
+			gen, err := s.Store.Generation()
+			if err != nil {
+				continue
+			}
+			s.mu.Lock()
+			ahead := gen != s.seen
+			s.mu.Unlock()
+			if ahead && behind && s.advance(gen, true) {
+				changed()
+			}
+			behind = ahead
 		}
-	}()
-	return nil
+	}
+}
+
+// advance records gen as seen (and, when lost, that the changes are
+// unknown); it reports whether gen is new.
+func (s *LabStore) advance(gen int64, lost bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if gen == s.seen {
+		return false
+	}
+	s.seen = gen
+	s.lost = s.lost || lost
+	return true
+}
+
+func (s *LabStore) markLost() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lost = true
 }
 
 // noteEvent marks an object file that was written, renamed or removed.
@@ -121,6 +162,7 @@ func (s *LabStore) List() (*Objects, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.seen = max(s.seen, gen) // the objects listed are at least that new
 	if s.keys != nil {
 		svcKeys, sliceKeys := map[string]Key{}, map[string]Key{}
 		for _, o := range st.Services {
@@ -137,13 +179,9 @@ func (s *LabStore) List() (*Objects, error) {
 // Changes implements Tracking: it reads the files that changed since the
 // previous call (a removed file is a deleted object).
 func (s *LabStore) Changes() (*Changes, error) {
-	gen, err := s.Store.Generation()
-	if err != nil {
-		return nil, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c := &Changes{Generation: gen, Lost: s.lost}
+	c := &Changes{Generation: s.seen, Lost: s.lost}
 	s.lost = false
 	if s.dirty == nil {
 		return nil, errors.New("lab store: Changes before Run")

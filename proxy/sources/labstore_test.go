@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -84,5 +85,39 @@ func TestLabStoreChangesNameOnlyWhatChanged(t *testing.T) {
 	}
 	if c.Generation != 2 {
 		t.Errorf("generation %d, want 2", c.Generation)
+	}
+}
+
+// TestLabStoreNotifiesAfterEveryFileOfAWrite: when the notification for a
+// write of many objects comes, Changes holds all of them with the write's
+// generation (the loop reports that generation as synced).
+func TestLabStoreNotifiesAfterEveryFileOfAWrite(t *testing.T) {
+	st := labstore.OpenDir(t.TempDir())
+	src := &LabStore{Store: st}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changed := make(chan struct{}, 1000)
+	if err := src.Run(ctx, func() { changed <- struct{}{} }); err != nil {
+		t.Fatal(err)
+	}
+	var svcs []*corev1.Service
+	for i := range 300 {
+		svcs = append(svcs, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "svc" + strconv.Itoa(i)}})
+	}
+	gen, err := st.WriteObjects(&labstore.State{Services: svcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no change notification within 3s of a write")
+	}
+	c, err := src.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Services) != len(svcs) || c.Generation != gen {
+		t.Fatalf("Changes after the notification: %d services at generation %d, want %d at %d", len(c.Services), c.Generation, len(svcs), gen)
 	}
 }
