@@ -28,7 +28,7 @@ FUZZSMOKE ?= 3s
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | grep -v '^tools/upstream/' | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build root-check lab-nodeport lab lesson test test-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps build root-check lab-nodeport lab lesson test test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -70,6 +70,9 @@ test: root-check deps build ## run every test: unit, kernel integration and the 
 # build cache keeps it.
 test-upstream: ## compare svclab's iptables tables with upstream kube-proxy's real proxier on the corpus (tools/upstream; root or user namespaces)
 	cd tools/upstream && $(GO) vet ./... && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+bench-upstream: ## svclab's iptables path vs upstream kube-proxy's real proxiers on the same objects, interleaved: a table of ratios (tools/upstream TestSpeedAgainstUpstream; root or user namespaces)
+	cd tools/upstream && SVCLAB_BENCH_UPSTREAM=1 nice $(GO) test -count=1 -timeout 60m -run '^TestSpeedAgainstUpstream$$' -v .
 
 fuzz-upstream: ## fuzz svclab's iptables tables against upstream kube-proxy's for FUZZTIME (the fuzz build instruments k8s.io/kubernetes: minutes the first time)
 	cd tools/upstream && $(GO) test -run '^$$' -fuzz '^FuzzIPTablesMatchesUpstream$$' -fuzztime $(FUZZTIME) .

@@ -20,3 +20,19 @@ type SyncStats struct {
 	Endpoints    int
 	Bytes        int // size of what was written to the kernel
 }
+
+// FullSyncer is a Backend that remembers what it applied and sends only
+// changes: ForceFullSync makes its next Sync rewrite everything (the
+// periodic full resync, and the resync after its canary went missing).
+// Optional: the loop asks for it with a type assertion.
+type FullSyncer interface {
+	ForceFullSync()
+}
+
+// Canaried is a Backend that keeps a canary in the kernel (an empty chain
+// or table) to notice that someone else flushed its rules. Optional.
+type Canaried interface {
+	// CanaryMissing reports whether the canary is gone; the loop then
+	// forces a full resync, whose Sync must put the canary back.
+	CanaryMissing() (bool, error)
+}

@@ -7,4 +7,10 @@
 // The loop follows upstream's shape (pkg/proxy/iptables Proxier.syncRunner):
 // changes are coalesced, syncs are at least MinSyncPeriod apart, a periodic
 // resync runs every SyncPeriod, and a failed sync is retried as a full sync.
+// A sync costs what changed: sources that implement sources.Tracking hand
+// over the changed objects, which model.Tracker applies to the changed
+// services only. Every FullSyncPeriod (an hour, as upstream), when a source
+// lost changes, and when the backend's canary is gone (Canaried, checked
+// every SyncPeriod), the loop lists everything and forces a full rewrite
+// (FullSyncer).
 package proxy

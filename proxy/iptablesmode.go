@@ -43,7 +43,22 @@ func (b *iptablesBackend) Mode() string { return string(config.ModeIPTables) }
 
 func (b *iptablesBackend) Describe() string { return b.runner.Version().String() }
 
+// ForceFullSync implements FullSyncer.
+func (b *iptablesBackend) ForceFullSync() { b.renderer.Reset() }
+
+// CanaryMissing implements Canaried: KUBE-PROXY-CANARY in mangle, nat and
+// filter.
+func (b *iptablesBackend) CanaryMissing() (bool, error) { return iptables.CanaryMissing(b.runner) }
+
 func (b *iptablesBackend) Sync(snap *model.Snapshot) (SyncStats, error) {
+	if b.renderer.NeedsFullSync() {
+		// A full sync puts the canary back first: rules restored after a
+		// flush are then watched again.
+		if err := iptables.EnsureCanary(b.runner); err != nil {
+			b.renderer.Reset()
+			return SyncStats{}, err
+		}
+	}
 	res, err := iptables.Sync(b.runner, b.renderer, snap)
 	if err != nil {
 		var rerr *iptables.RestoreError

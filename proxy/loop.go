@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/model"
 	"github.com/svclab/svclab/proxy/server"
 	"github.com/svclab/svclab/proxy/sources"
@@ -37,7 +39,22 @@ type Loop struct {
 	// Changed is called when the source reported a change that is not yet
 	// synced (upstream's "queued update" for the health server; may be nil).
 	Changed func()
+	// FullSyncPeriod is how often a sync lists every object again and
+	// rewrites every rule even when nothing asked for it (default
+	// DefaultFullSyncPeriod). Upstream: proxyutil.FullSyncPeriod.
+	FullSyncPeriod time.Duration
+
+	// tracker holds the objects and the model built from them; listed is
+	// false until it holds a full List (and again after a lost change).
+	tracker  *model.Tracker
+	listed   bool
+	lastFull time.Time
+	// forceFull makes the next sync a full one (the canary went missing).
+	forceFull bool
 }
+
+// DefaultFullSyncPeriod is upstream's proxyutil.FullSyncPeriod: one hour.
+const DefaultFullSyncPeriod = time.Hour
 
 // Run syncs until ctx ends. The first sync happens as soon as the source is
 // ready; later ones after changes (coalesced, at least MinSyncPeriod apart),
@@ -49,6 +66,10 @@ func (l *Loop) Run(ctx context.Context) error {
 	if l.Log == nil {
 		l.Log = slog.Default()
 	}
+	if l.FullSyncPeriod == 0 {
+		l.FullSyncPeriod = DefaultFullSyncPeriod
+	}
+	l.tracker = model.NewTracker(corev1.IPv4Protocol, l.NodeName)
 	kick := make(chan struct{}, 1)
 	notify := func() {
 		if l.Changed != nil {
@@ -71,6 +92,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			return nil
 		case <-kick:
 		case <-periodic.C:
+			l.checkCanary()
 		}
 		if wait := l.MinSyncPeriod - time.Since(lastSync); wait > 0 {
 			select {
@@ -102,24 +124,104 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 }
 
+// checkCanary forces a full sync when the backend's canary is gone
+// (upstream's iptables Monitor, checked on every SyncPeriod tick).
+func (l *Loop) checkCanary() {
+	c, ok := l.Backend.(Canaried)
+	if !ok {
+		return
+	}
+	missing, err := c.CanaryMissing()
+	if err != nil {
+		l.Log.Error("checking the canary failed", "err", err)
+		return
+	}
+	if missing {
+		l.Log.Info("the canary chain is gone (someone flushed the rules): full resync")
+		l.forceFull = true
+	}
+}
+
+// syncOnce is one sync:
+//
+//  1. bring the tracker up to date: a full List on the first sync, on a
+//     full resync (FullSyncPeriod, a missing canary) and when the source
+//     lost changes; otherwise only the changes the source saw;
+//  2. take the snapshot (only changed services rebuilt);
+//  3. on a full resync tell the backend to rewrite everything; sync.
 func (l *Loop) syncOnce() Outcome {
 	start := time.Now()
-	objs, err := l.Source.List()
+	full := l.forceFull || time.Since(l.lastFull) >= l.FullSyncPeriod
+	gen, err := l.updateTracker(full)
 	if err != nil {
-		l.Log.Error("listing services failed", "err", err)
+		l.Log.Error("reading services failed", "err", err)
 		return Outcome{Duration: time.Since(start), Err: err}
 	}
-	snap := model.Build(objs.Services, objs.EndpointSlices, l.NodeName)
-	stats, err := l.Backend.Sync(snap)
-	out := Outcome{Generation: objs.Generation, Duration: time.Since(start), Stats: stats, Err: err}
-	if err == nil {
-		out.HealthChecks = healthChecks(snap)
+	snap := l.tracker.Snapshot()
+	if fs, ok := l.Backend.(FullSyncer); ok && full {
+		fs.ForceFullSync()
 	}
+	stats, err := l.Backend.Sync(snap)
+	out := Outcome{Generation: gen, Duration: time.Since(start), Stats: stats, Err: err}
 	if err != nil {
 		l.Log.Error("sync failed; the previous rules stay in place and the next sync is a full one", "err", err, "retryIn", l.RetryPeriod)
 		return out
 	}
+	if full {
+		l.forceFull, l.lastFull = false, start
+	}
+	out.HealthChecks = healthChecks(snap)
 	l.Log.Info("synced", "mode", l.Backend.Mode(), "full", stats.Full, "servicePorts", stats.ServicePorts,
-		"endpoints", stats.Endpoints, "bytes", stats.Bytes, "generation", objs.Generation, "took", out.Duration.Round(time.Microsecond))
+		"endpoints", stats.Endpoints, "bytes", stats.Bytes, "generation", gen, "took", out.Duration.Round(time.Microsecond))
 	return out
+}
+
+// updateTracker feeds the tracker what changed, or everything (full, the
+// first time, or when the source lost changes), and returns the generation.
+func (l *Loop) updateTracker(full bool) (int64, error) {
+	tracking, incremental := l.Source.(sources.Tracking)
+	if incremental && l.listed && !full {
+		ch, err := tracking.Changes()
+		if err != nil {
+			return 0, err
+		}
+		if !ch.Lost {
+			applyChanges(l.tracker, ch)
+			return ch.Generation, nil
+		}
+		l.Log.Info("the source lost changes: listing everything")
+	}
+	if incremental {
+		// Changes seen before the List are in it; their objects carry
+		// the latest state, so seeing them again later does no harm.
+		if _, err := tracking.Changes(); err != nil {
+			return 0, err
+		}
+	}
+	objs, err := l.Source.List()
+	if err != nil {
+		l.listed = false
+		return 0, err
+	}
+	l.tracker.Replace(objs.Services, objs.EndpointSlices)
+	l.listed = true
+	return objs.Generation, nil
+}
+
+// applyChanges records a source's changes in the tracker.
+func applyChanges(t *model.Tracker, ch *sources.Changes) {
+	for k, svc := range ch.Services {
+		if svc == nil {
+			t.DeleteService(k.Namespace, k.Name)
+		} else {
+			t.SetService(svc)
+		}
+	}
+	for k, s := range ch.EndpointSlices {
+		if s == nil {
+			t.DeleteEndpointSlice(k.Namespace, k.Name)
+		} else {
+			t.SetEndpointSlice(s)
+		}
+	}
 }

@@ -77,22 +77,27 @@ func BenchmarkRenderFullCold(b *testing.B) {
 	}
 }
 
-// BenchmarkRenderFullWarm renders a forced full sync (after Reset) of an
-// unchanged snapshot: the periodic or after-failure full sync, which
-// reuses the cached renderings.
+// BenchmarkRenderFullWarm renders a forced full sync (after Reset) with
+// warm caches: the hourly or after-canary full resync. Each round gets a
+// fresh deep copy of the snapshot, as a full resync's List and
+// model.Tracker.Replace give new service ports, so the renderer compares
+// every one by content (reusing the same snapshot would only compare
+// pointers and measure far less).
 func BenchmarkRenderFullWarm(b *testing.B) {
 	for _, size := range benchSizes {
 		snap := benchSnapshot(size.services, size.endpoints)
+		copies := []*model.Snapshot{deepCopy(snap), deepCopy(snap)}
 		b.Run(fmt.Sprintf("services=%d/endpoints=%d", size.services, size.endpoints), func(b *testing.B) {
 			r, _ := iptables.NewRenderer(testOptions())
 			r.Applied(r.Render(snap))
 			b.ReportAllocs()
-			var bytes int
+			var bytes, i int
 			for b.Loop() {
 				r.Reset()
-				res := r.Render(snap)
+				res := r.Render(copies[i%2])
 				r.Applied(res)
 				bytes = res.Bytes()
+				i++
 			}
 			b.ReportMetric(float64(bytes), "restore-bytes")
 		})
@@ -112,16 +117,18 @@ func deepCopy(snap *model.Snapshot) *model.Snapshot {
 	return &next
 }
 
-// BenchmarkRenderOneEndpointChanged renders the partial sync after one
-// endpoint of one service changed. Each snapshot is a fresh deep copy, as
-// model.Build returns, so every unchanged service port is compared field
-// by field.
-func BenchmarkRenderOneEndpointChanged(b *testing.B) {
+// BenchmarkRenderOnlyOneEndpointChanged is the renderer alone on the
+// partial sync after one endpoint of one service changed: it starts from
+// a snapshot, leaving out reading the change and updating the model (see
+// proxy's BenchmarkWholePathOneEndpointChanged for event → payload). The
+// snapshots share every unchanged service port with the previous one, as
+// model.Tracker's do.
+func BenchmarkRenderOnlyOneEndpointChanged(b *testing.B) {
 	for _, size := range benchSizes {
 		base := benchSnapshot(size.services, size.endpoints)
 		variants := []*model.Snapshot{
-			deepCopy(withOneEndpointChanged(base, netip.MustParseAddr("10.250.0.1"))),
-			deepCopy(withOneEndpointChanged(base, netip.MustParseAddr("10.250.0.2"))),
+			withOneEndpointChanged(base, netip.MustParseAddr("10.250.0.1")),
+			withOneEndpointChanged(base, netip.MustParseAddr("10.250.0.2")),
 		}
 		b.Run(fmt.Sprintf("services=%d/endpoints=%d", size.services, size.endpoints), func(b *testing.B) {
 			r, _ := iptables.NewRenderer(testOptions())

@@ -18,10 +18,13 @@
 // The package iptablestest holds a fake Runner that validates payloads like
 // the kernel does and a packet tracer that walks rendered rules.
 //
+// canary.go keeps upstream's canary (KUBE-PROXY-CANARY in mangle, nat and
+// filter); the proxy's sync loop looks for it every syncPeriod and forces a
+// full resync when someone flushed it away.
+//
 // What upstream has and this package leaves out: IPv6 (the renderer writes
 // IPv4 forms such as "127.0.0.0/8"; proxy/model already builds IPv6
-// snapshots), topology-aware routing, nfacct counters, the iptables
-// "canary" monitor that notices a flush by someone else, and the conntrack
+// snapshots), topology-aware routing, nfacct counters, and the conntrack
 // cleanup of stale UDP entries after a sync (a sync-loop concern). Load
 // balancer IPs, source ranges (KUBE-FW chains), health check node ports,
 // external IPs, session affinity and both traffic policies are rendered.

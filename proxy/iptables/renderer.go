@@ -121,7 +121,9 @@ func (r *Renderer) Applied(res *Result) {
 
 // Reset makes the next Render a full sync. Call it when applying a payload
 // failed (the kernel may hold the old rules, the new ones, or a mix of
-// tables), or to force the periodic full sync upstream does every hour.
+// tables), and for a full resync: the proxy's sync loop forces one every
+// hour (upstream's proxyutil.FullSyncPeriod) and when the canary chain is
+// gone (see EnsureCanary).
 // Cached renderings are kept: they depend on the snapshot only.
 func (r *Renderer) Reset() {
 	r.appliedKnown = false

@@ -18,6 +18,7 @@ import (
 // KUBE-KUBELET-CANARY) are not kube-proxy's and are left alone, as
 // upstream's cleanup leaves them.
 var kubeProxyChains = map[string][]string{
+	"mangle": {"KUBE-PROXY-CANARY"}, // iptables mode's third canary
 	"nat": {
 		"KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", "KUBE-PROXY-CANARY", // iptables mode
 		ChainNodePort, ChainLoadBalancer, // ipvs mode
@@ -27,6 +28,9 @@ var kubeProxyChains = map[string][]string{
 		ChainNodePort, ChainSourceRangesFirewall, ChainIPVSFilter, ChainIPVSOutFilter,
 	},
 }
+
+// leftoverTables are the tables kube-proxy's modes write to.
+var leftoverTables = []string{"nat", "filter", "mangle"}
 
 // IsKubeProxyChain reports whether chain, in table, is one that a
 // kube-proxy mode creates.
@@ -56,7 +60,7 @@ func Cleanup(k kernel.Interface, ipt iptables.Runner) error {
 	if err := k.DeleteDummy(DummyDevice); err != nil {
 		errs = append(errs, err)
 	}
-	for _, table := range []string{"nat", "filter"} {
+	for _, table := range leftoverTables {
 		save, err := ipt.Save(table)
 		if err != nil {
 			errs = append(errs, err)

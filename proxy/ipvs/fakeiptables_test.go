@@ -29,6 +29,7 @@ type fakeTable struct {
 var fakeBuiltins = map[string][]string{
 	"nat":    {"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"},
 	"filter": {"INPUT", "FORWARD", "OUTPUT"},
+	"mangle": {"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"},
 }
 
 var fakeTargets = []string{"ACCEPT", "DROP", "RETURN", "REJECT", "MARK", "MASQUERADE", "DNAT", "SNAT"}

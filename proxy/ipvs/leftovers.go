@@ -35,7 +35,7 @@ func FindLeftovers(k kernel.Interface, ipt iptables.Runner) (*Leftovers, error) 
 	if l.DummyAddresses, l.Dummy, err = k.Addresses(DummyDevice); err != nil {
 		return nil, err
 	}
-	for _, table := range []string{"nat", "filter"} {
+	for _, table := range leftoverTables {
 		save, err := ipt.Save(table)
 		if err != nil {
 			return nil, err
@@ -60,7 +60,7 @@ func FindLeftovers(k kernel.Interface, ipt iptables.Runner) (*Leftovers, error) 
 
 // Empty reports whether nothing was left.
 func (l *Leftovers) Empty() bool {
-	return len(l.Chains["nat"]) == 0 && len(l.Chains["filter"]) == 0 && len(l.VirtualServers) == 0 && !l.Dummy && len(l.IPSets) == 0
+	return len(l.Chains["nat"]) == 0 && len(l.Chains["filter"]) == 0 && len(l.Chains["mangle"]) == 0 && len(l.VirtualServers) == 0 && !l.Dummy && len(l.IPSets) == 0
 }
 
 // Modes guesses which modes left the leftovers: "iptables" for its own
@@ -95,7 +95,7 @@ func (l *Leftovers) String() string {
 	}
 	var b strings.Builder
 	svc := 0
-	for _, table := range []string{"nat", "filter"} {
+	for _, table := range leftoverTables {
 		var fixed []string
 		for _, c := range l.Chains[table] {
 			if iptables.IsServiceChain(c) {

@@ -11,9 +11,12 @@
 //   - ServicePortName          ↔ proxy.ServicePortName (types.go)
 //   - ServicePort              ↔ proxy.BaseServicePortInfo (serviceport.go)
 //   - Endpoint                 ↔ proxy.BaseEndpointInfo (endpoint.go)
-//   - Build                    ↔ ServiceChangeTracker + EndpointSliceCache
-//     (servicechangetracker.go, endpointslicecache.go), without the
-//     incremental change tracking: Build always starts from the full lists.
+//   - Tracker                  ↔ ServiceChangeTracker + EndpointsChangeTracker
+//   - EndpointSliceCache (servicechangetracker.go,
+//     endpointschangetracker.go, endpointslicecache.go): changes recorded
+//     per service, applied at Snapshot time to the changed services only.
+//   - Build                    ↔ the same from full lists (what a Tracker
+//     fed every object gives; the property test holds them equal).
 //   - CategorizeEndpoints      ↔ proxy.CategorizeEndpoints (topology.go),
 //     without topology hints.
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -22,22 +23,20 @@ type Cluster struct {
 
 	services corelisters.ServiceLister
 	slices   discoverylisters.EndpointSliceLister
+	pending  pending
 }
+
+var _ Tracking = (*Cluster)(nil)
 
 // Run implements Source: it starts the informers and waits for their caches.
 func (c *Cluster) Run(ctx context.Context, changed func()) error {
 	factory := informers.NewSharedInformerFactory(c.Client, c.Resync)
 	svcInformer := factory.Core().V1().Services()
 	sliceInformer := factory.Discovery().V1().EndpointSlices()
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { changed() },
-		UpdateFunc: func(any, any) { changed() },
-		DeleteFunc: func(any) { changed() },
-	}
-	if _, err := svcInformer.Informer().AddEventHandler(handler); err != nil {
+	if _, err := svcInformer.Informer().AddEventHandler(handlerOf(c.pending.service, changed)); err != nil {
 		return err
 	}
-	if _, err := sliceInformer.Informer().AddEventHandler(handler); err != nil {
+	if _, err := sliceInformer.Informer().AddEventHandler(handlerOf(c.pending.slice, changed)); err != nil {
 		return err
 	}
 	c.services = svcInformer.Lister()
@@ -62,4 +61,34 @@ func (c *Cluster) List() (*Objects, error) {
 		return nil, err
 	}
 	return &Objects{Services: svcs, EndpointSlices: slices}, nil
+}
+
+// Changes implements Tracking: what the informers' handlers saw since the
+// previous call.
+func (c *Cluster) Changes() (*Changes, error) { return c.pending.take(), nil }
+
+// handlerOf records each event's object (nil for a deletion) under its
+// namespace/name, then calls changed.
+func handlerOf[T any](record func(Key, *T), changed func()) cache.ResourceEventHandlerFuncs {
+	set := func(obj any) {
+		if o, ok := obj.(*T); ok {
+			if m, err := meta.Accessor(o); err == nil {
+				record(Key{m.GetNamespace(), m.GetName()}, o)
+			}
+		}
+		changed()
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, obj any) { set(obj) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if m, err := meta.Accessor(obj); err == nil {
+				record(Key{m.GetNamespace(), m.GetName()}, nil)
+			}
+			changed()
+		},
+	}
 }

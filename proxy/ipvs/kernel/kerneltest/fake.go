@@ -19,6 +19,43 @@ var Schedulers = []string{"rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh",
 type vsState struct {
 	vs  kernel.VirtualServer
 	rss []kernel.RealServer
+	// rsAt indexes rss by address and port.
+	rsAt map[netip.AddrPort]int
+	// at is its position in Fake.services.
+	at int
+}
+
+// vsKey is what tells two virtual servers apart (VirtualServer.SameKey).
+type vsKey struct {
+	addr  netip.Addr
+	port  uint16
+	proto kernel.Protocol
+}
+
+func keyOf(vs kernel.VirtualServer) vsKey { return vsKey{vs.Address, vs.Port, vs.Protocol} }
+
+// findRS is the position of rs in s.rss, or -1.
+func (s *vsState) findRS(rs kernel.RealServer) int {
+	if i, ok := s.rsAt[netip.AddrPortFrom(rs.Address, rs.Port)]; ok {
+		return i
+	}
+	return -1
+}
+
+func (s *vsState) addRS(rs kernel.RealServer) {
+	if s.rsAt == nil {
+		s.rsAt = map[netip.AddrPort]int{}
+	}
+	s.rsAt[netip.AddrPortFrom(rs.Address, rs.Port)] = len(s.rss)
+	s.rss = append(s.rss, rs)
+}
+
+func (s *vsState) deleteRS(i int) {
+	s.rss = slices.Delete(s.rss, i, i+1)
+	clear(s.rsAt)
+	for j, r := range s.rss {
+		s.rsAt[netip.AddrPortFrom(r.Address, r.Port)] = j
+	}
 }
 
 type setState struct {
@@ -46,9 +83,14 @@ type Fake struct {
 	// equivalent command ("ipvsadm -A -t 10.96.0.10:53 -s rr").
 	Calls []string
 
-	links    map[string][]netip.Addr // device → addresses
-	dummies  map[string]bool
+	links   map[string][]netip.Addr // device → addresses
+	dummies map[string]bool
+	// services are the virtual servers in creation order, with nil where
+	// one was deleted (compacted when they are half of it); byKey indexes
+	// them, so that a sync of n services costs O(n), not O(n²), here.
 	services []*vsState
+	byKey    map[vsKey]*vsState
+	deleted  int
 	sets     map[string]*setState
 	sysctls  map[string]string
 	timeouts kernel.Timeouts
@@ -65,6 +107,7 @@ func New(nodeIPs ...string) *Fake {
 		InUse:      map[string]bool{},
 		links:      map[string][]netip.Addr{"lo": {netip.MustParseAddr("127.0.0.1")}},
 		dummies:    map[string]bool{},
+		byKey:      map[vsKey]*vsState{},
 		sets:       map[string]*setState{},
 		sysctls: map[string]string{
 			"net/ipv4/ip_forward":                   "0",
@@ -101,13 +144,12 @@ func (f *Fake) SetConnections(vs kernel.VirtualServer, rs kernel.RealServer, act
 	if s == nil {
 		return false
 	}
-	for i := range s.rss {
-		if s.rss[i].SameKey(rs) {
-			s.rss[i].ActiveConn, s.rss[i].InactiveConn = active, inactive
-			return true
-		}
+	i := s.findRS(rs)
+	if i < 0 {
+		return false
 	}
-	return false
+	s.rss[i].ActiveConn, s.rss[i].InactiveConn = active, inactive
+	return true
 }
 
 // ResetCalls forgets the recorded calls.
@@ -143,14 +185,7 @@ func (f *Fake) change(call string, fn func() error) error {
 
 // --- IPVS ---
 
-func (f *Fake) findVS(vs kernel.VirtualServer) *vsState {
-	for _, s := range f.services {
-		if s.vs.SameKey(vs) {
-			return s
-		}
-	}
-	return nil
-}
+func (f *Fake) findVS(vs kernel.VirtualServer) *vsState { return f.byKey[keyOf(vs)] }
 
 func (f *Fake) ipvsOK() error {
 	if f.NoIPVS {
@@ -166,9 +201,11 @@ func (f *Fake) VirtualServers() ([]kernel.VirtualServer, error) {
 	if err := f.ipvsOK(); err != nil {
 		return nil, err
 	}
-	out := make([]kernel.VirtualServer, 0, len(f.services))
+	out := make([]kernel.VirtualServer, 0, len(f.byKey))
 	for _, s := range f.services {
-		out = append(out, s.vs)
+		if s != nil {
+			out = append(out, s.vs)
+		}
 	}
 	return out, nil
 }
@@ -211,7 +248,9 @@ func (f *Fake) AddVirtualServer(vs kernel.VirtualServer) error {
 		if f.findVS(vs) != nil {
 			return fmt.Errorf("%w (Service already exists)", unix.EEXIST)
 		}
-		f.services = append(f.services, &vsState{vs: vs})
+		s := &vsState{vs: vs, at: len(f.services)}
+		f.services = append(f.services, s)
+		f.byKey[keyOf(vs)] = s
 		return nil
 	})
 }
@@ -241,11 +280,19 @@ func (f *Fake) DeleteVirtualServer(vs kernel.VirtualServer) error {
 		if err := f.ipvsOK(); err != nil {
 			return err
 		}
-		i := slices.IndexFunc(f.services, func(s *vsState) bool { return s.vs.SameKey(vs) })
-		if i < 0 {
+		s := f.findVS(vs)
+		if s == nil {
 			return fmt.Errorf("%w (No such service)", unix.ESRCH)
 		}
-		f.services = slices.Delete(f.services, i, i+1)
+		delete(f.byKey, keyOf(vs))
+		f.services[s.at] = nil
+		if f.deleted++; f.deleted*2 > len(f.services) {
+			f.services = slices.DeleteFunc(f.services, func(s *vsState) bool { return s == nil })
+			for i, s := range f.services {
+				s.at = i
+			}
+			f.deleted = 0
+		}
 		return nil
 	})
 }
@@ -266,7 +313,7 @@ func (f *Fake) rsOp(verb string, vs kernel.VirtualServer, rs kernel.RealServer, 
 		if !rs.Address.Is4() || rs.Weight < 0 {
 			return unix.EINVAL
 		}
-		return fn(s, slices.IndexFunc(s.rss, func(r kernel.RealServer) bool { return r.SameKey(rs) }))
+		return fn(s, s.findRS(rs))
 	})
 }
 
@@ -279,7 +326,7 @@ func (f *Fake) AddRealServer(vs kernel.VirtualServer, rs kernel.RealServer) erro
 			return fmt.Errorf("%w (Destination already exists)", unix.EEXIST)
 		}
 		rs.ActiveConn, rs.InactiveConn = 0, 0
-		s.rss = append(s.rss, rs)
+		s.addRS(rs)
 		return nil
 	})
 }
@@ -305,7 +352,7 @@ func (f *Fake) DeleteRealServer(vs kernel.VirtualServer, rs kernel.RealServer) e
 		if i < 0 {
 			return fmt.Errorf("%w (No such destination)", unix.ENOENT)
 		}
-		s.rss = slices.Delete(s.rss, i, i+1)
+		s.deleteRS(i)
 		return nil
 	})
 }
