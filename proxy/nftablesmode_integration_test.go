@@ -210,4 +210,3 @@ func twoServicesSnap(webIP string) *model.Snapshot {
 		[]*corev1.Service{svc("api", "10.96.0.21", 0), svc("web", "10.96.0.20", 30080)},
 		[]*discoveryv1.EndpointSlice{slice("api", "10.244.1.1"), slice("web", webIP)}, "node-a")
 }
-
