@@ -161,7 +161,8 @@ var _ = Describe("switching the proxy mode iptables → nftables → iptables th
 		for _, n := range []string{"hosta", "hostb"} {
 			Expect(nftTable(lab, n)).To(BeEmpty(), "%s: starting in iptables mode removed table ip kube-proxy", n)
 			rules := kit.Rules(must(lab.IPTablesSave(n, "nat", false)), webChain())
-			Expect(rules).To(HaveLen(2), "%s: two endpoints, two rules", n)
+			Expect(rules).To(HaveLen(3), "%s: the masquerade rule, then one rule per endpoint", n)
+			Expect(rules[1].Spec).To(ContainSubstring("--probability 0.50000000000"), "%s", n)
 			left, _, err := lab.Leftovers(n)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(left.NFTables).To(BeEmpty())
