@@ -65,7 +65,9 @@ const (
 )
 
 // ProxyModes lists the known proxy modes.
-func ProxyModes() []ProxyMode { return []ProxyMode{ProxyModeIPTables, ProxyModeIPVS, ProxyModeNFTables} }
+func ProxyModes() []ProxyMode {
+	return []ProxyMode{ProxyModeIPTables, ProxyModeIPVS, ProxyModeNFTables}
+}
 
 // IPTablesBackend selects which iptables binaries the lab uses.
 type IPTablesBackend string
