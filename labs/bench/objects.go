@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+
+	"github.com/svclab/svclab/labs/workload"
 )
 
 // The benchmark's lab: one node, one outside client, flannel's VXLAN CNI,
@@ -107,13 +109,29 @@ func serviceIP(i int) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }
 
-// servicesYAML are n ClusterIP Services, each selecting the pod servers:
-// the apply that is measured.
-func servicesYAML(n int) string {
+// decodeServices decodes servicesYAML(0…n-1) in parts of at most
+// workload.MaxManifestObjects, as a user's kubectl would send them, into
+// one set of manifests applied in one change.
+func decodeServices(n int) (*workload.Manifests, error) {
+	m := &workload.Manifests{}
+	for from := 0; from < n; from += workload.MaxManifestObjects {
+		to := min(n, from+workload.MaxManifestObjects)
+		part, err := workload.Decode([]byte(servicesYAML(from, to)), fmt.Sprintf("generated Services %d…%d", from, to-1))
+		if err != nil {
+			return nil, err
+		}
+		m.Append(part)
+	}
+	return m, nil
+}
+
+// servicesYAML are the ClusterIP Services from…to-1, each selecting the
+// pod servers: the apply that is measured.
+func servicesYAML(from, to int) string {
 	var b strings.Builder
-	b.Grow(n * 256)
-	for i := range n {
-		if i > 0 {
+	b.Grow((to - from) * 256)
+	for i := from; i < to; i++ {
+		if i > from {
 			b.WriteString("---\n")
 		}
 		fmt.Fprintf(&b, `apiVersion: v1

@@ -2,8 +2,8 @@ package bench
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os/exec"

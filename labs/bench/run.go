@@ -135,7 +135,7 @@ func measureOn(ctx context.Context, lab *labs.Lab, dir string, o Options, m Mode
 		return err
 	}
 	last := probe{lab: lab, mode: m, ip: serviceIP(n - 1), name: serviceName(n - 1)}
-	prog, cpu, err := programServices(ctx, lab, dir, n, last, labOptions(ctx, o.Lab))
+	prog, cpu, err := programServices(ctx, lab, n, last, labOptions(ctx, o.Lab))
 	if err != nil {
 		return err
 	}
@@ -232,9 +232,9 @@ func modeConfigMap(lab *labs.Lab, mode string) (string, error) {
 // store, and to the last Service's rule in the kernel; and the proxy's CPU
 // time meanwhile, up to the end of the apply (which waits until the proxy
 // reports the generation programmed).
-func programServices(ctx context.Context, lab *labs.Lab, dir string, n int, last probe, opts labs.Options) (*report.Programming, *report.CPU, error) {
-	file := filepath.Join(dir, "services.yaml")
-	if err := os.WriteFile(file, []byte(servicesYAML(n)), 0o644); err != nil {
+func programServices(ctx context.Context, lab *labs.Lab, n int, last probe, opts labs.Options) (*report.Programming, *report.CPU, error) {
+	m, err := decodeServices(n)
+	if err != nil {
 		return nil, nil, err
 	}
 	pid := lab.ProxyPID(nodeName)
@@ -254,7 +254,7 @@ func programServices(ctx context.Context, lab *labs.Lab, dir string, n int, last
 	watched := make(chan watchResult, 1)
 	go func() { watched <- watchKernel(watchCtx, lab, gen0, last) }()
 	start := time.Now()
-	if err := lab.Apply(ctx, file, opts); err != nil {
+	if err := lab.ApplyManifests(ctx, m, "generated Services", opts); err != nil {
 		return nil, nil, err
 	}
 	cpu1, err := readCPU(pid)
