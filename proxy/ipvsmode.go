@@ -10,6 +10,9 @@ import (
 
 // newBackend builds the Backend of the configured mode.
 func newBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (Backend, error) {
+	if cfg.Mode == config.ModeNFTables {
+		return newNFTablesBackend(cfg, log)
+	}
 	if cfg.Mode == config.ModeIPVS {
 		b, err := ipvs.NewBackend(cfg, iptablesBackend, log)
 		if err != nil {

@@ -29,7 +29,7 @@ type Options struct {
 }
 
 // SupportedModes are the proxy modes svclab implements.
-var SupportedModes = []config.Mode{config.ModeIPTables, config.ModeIPVS}
+var SupportedModes = []config.Mode{config.ModeIPTables, config.ModeIPVS, config.ModeNFTables}
 
 // Run is the proxy's main: it reads the configuration, serves /proxyMode,
 // /metrics and /healthz, and syncs until ctx ends. A configuration it cannot
@@ -51,6 +51,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	var backend Backend
 	if err == nil {
+		cleanUpOtherModes(cfg.Mode, opts.IPTablesBackend, log)
 		backend, err = newBackend(cfg, opts.IPTablesBackend, log)
 	}
 	if err != nil {

@@ -102,7 +102,7 @@ var Programs = []Program{
 	{IPTablesNFT, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
 	{IPTablesNFTSave, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
 	{IPTablesNFTRestore, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
-	{NFT, "nftables", nil, "the conformance scenarios' nftables-mode check (kind nodes; a lab has no nftables mode)"},
+	{NFT, "nftables", []Use{Lab, Proxy}, "the proxy in nftables mode writes its table through knftables, which runs nft; `svclab get leftovers` and --cleanup list and delete it; the conformance scenarios check kind nodes"},
 	{Conntrack, "conntrack", []Use{Tour}, "conntrack -L: the tours show the connections"},
 	{IPSet, "ipset", []Use{Test}, "the tests list the ipvs mode's sets (the proxy itself uses netlink)"},
 	{IPVSAdm, "ipvsadm", []Use{Test}, "the tests list IPVS services (the proxy itself uses netlink)"},

@@ -36,6 +36,9 @@ type Case struct {
 	// ExpectedDifference, when set, documents a deliberate difference: the
 	// case passes only while the tables differ, and the text says why.
 	ExpectedDifference string `json:"expectedDifference,omitempty"`
+	// ExpectedNFTablesDifference is ExpectedDifference for the nftables
+	// comparison (TestNFTablesMatchesUpstream).
+	ExpectedNFTablesDifference string `json:"expectedNFTablesDifference,omitempty"`
 	// Objects are Services and EndpointSlices, as kubectl would apply them.
 	Objects []json.RawMessage `json:"objects"`
 	// BulkEndpoints generate large EndpointSlices (large-cluster mode)
@@ -79,6 +82,10 @@ type Options struct {
 	NoRandomFully bool `json:"noRandomFully,omitempty"`
 	// ConntrackTCPBeLiberal sets net.netfilter.nf_conntrack_tcp_be_liberal.
 	ConntrackTCPBeLiberal bool `json:"conntrackTCPBeLiberal,omitempty"`
+	// ServiceCIDRs are the cluster's ServiceCIDRs (upstream's nftables
+	// proxier drops traffic to unallocated cluster IPs in them; the
+	// iptables comparison ignores them, as upstream's iptables proxier).
+	ServiceCIDRs []string `json:"serviceCIDRs,omitempty"`
 }
 
 // BulkEndpoints is a generated service backend: Count endpoints from

@@ -1,0 +1,72 @@
+package upstream
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// nftCorpusDirs are the nftables comparison's cases: the shared corpus
+// (issue 8's, also compared in iptables mode) and the cases only nftables
+// mode reads (ServiceCIDRs).
+var nftCorpusDirs = []string{"testdata/iptables", "testdata/nftables"}
+
+// TestNFTablesMatchesUpstream runs every corpus case through upstream's
+// nftables proxier and svclab's nftables renderer, each into its own
+// knftables.Fake, and compares the whole Dump() (after NormalizeNFTDump).
+// A case with expectedNFTablesDifference must differ (and says why).
+func TestNFTablesMatchesUpstream(t *testing.T) {
+	requireNetns(t)
+	var cases []*Case
+	for _, dir := range nftCorpusDirs {
+		cs, err := LoadCorpus(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, cs...)
+	}
+	if len(cases) < 70 {
+		t.Errorf("corpus has %d cases, want at least 70", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			want, got, log := compareNFTCase(t, c)
+			switch {
+			case c.ExpectedNFTablesDifference == "" && want != got:
+				t.Errorf("svclab's nftables table differs from upstream kube-proxy's (-upstream +svclab):\n%s", UnifiedDiff(want, got))
+			case c.ExpectedNFTablesDifference != "" && want == got:
+				t.Errorf("expected a documented difference (%s), but the tables are equal: remove expectedNFTablesDifference", c.ExpectedNFTablesDifference)
+			case c.ExpectedNFTablesDifference != "":
+				t.Logf("documented difference: %s\n%s", c.ExpectedNFTablesDifference, UnifiedDiff(want, got))
+			}
+			if t.Failed() && testing.Verbose() {
+				t.Logf("upstream log:\n%s", log)
+			}
+		})
+	}
+}
+
+func compareNFTCase(t *testing.T, c *Case) (want, got, log string) {
+	t.Helper()
+	up, log, err := UpstreamNFTables(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := SvclabNFTables(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got = NormalizeNFTDump(up.Dump()), NormalizeNFTDump(ours.Dump())
+	if dir := os.Getenv(dumpEnv); dir != "" {
+		for name, text := range map[string]string{c.Name + ".nft.upstream": want, c.Name + ".nft.svclab": got, c.Name + ".nft.log": log} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if !strings.Contains(want, "add chain ip kube-proxy services") {
+		t.Fatalf("upstream's table has no services chain; did it sync?\n%s\nlog:\n%s", want, log)
+	}
+	return want, got, log
+}
