@@ -38,7 +38,7 @@ func notes(m Mode, n int, prog report.Programming, what string, cpu report.CPU) 
 	}
 	switch {
 	case cpu.ChildrenSeconds > cpu.ProxySeconds:
-		out = append(out, "CPU: mostly the proxy's children (the restore programs)")
+		out = append(out, "CPU: mostly the proxy's children (iptables-restore, nft)")
 	case cpu.TotalSeconds() > 0:
 		out = append(out, "CPU: mostly the proxy itself (reading the store, building, rendering)")
 	}

@@ -29,7 +29,8 @@ func WriteTable(w io.Writer, r *Result) error {
 	if r.Stopped != "" {
 		fmt.Fprintf(w, "stopped early: %s\n", r.Stopped)
 	}
-	_, err := fmt.Fprintln(w, "p50/p99: gonum empirical quantiles of the TCP connect times; PROGRAM: apply → the last Service's rule seen in the node's kernel")
+	_, err := fmt.Fprintln(w, "PROGRAM: apply → the last Service's rule seen in the node's kernel (± the probe's polling interval), "+
+		"STORE: the lab's apply until the objects are stored, PROXY: from there to the rule; p50/p99: gonum empirical quantiles of the TCP connect times")
 	return err
 }
 
@@ -46,7 +47,7 @@ func tableRow(run Run) string {
 		if p.RuleFound {
 			rule = "found"
 		}
-		cells = append(cells, fmtMs(p.TotalMs), "("+fmtMs(p.StoreMs)+" + "+fmtMs(p.ProxyMs)+")", rule,
+		cells = append(cells, fmtMs(p.TotalMs)+" ±"+fmtMs(p.ResolutionMs), "("+fmtMs(p.StoreMs)+" + "+fmtMs(p.ProxyMs)+")", rule,
 			fmtLatency(run.Early), fmtLatency(run.Late), fmtCPU(run.CPU), strings.Join(run.Notes, "; "))
 	}
 	return strings.Join(cells, "\t")
