@@ -309,6 +309,11 @@ func unsupported(m Mode) string {
 	if m.ProxyMode == "ipvs" && !hasIPVS() {
 		return "ipvs: needs IPVS (this kernel lacks it; run under `svclab vm run`)"
 	}
+	if m.ProxyMode == "ipvs" {
+		if err := hostprog.Check(hostprog.IPVSAdm); err != nil {
+			return "ipvs: the probe needs ipvsadm: " + err.Error()
+		}
+	}
 	return ""
 }
 
