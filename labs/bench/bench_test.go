@@ -73,7 +73,7 @@ func TestServiceIPs(t *testing.T) {
 			t.Errorf("serviceIP(%d) = %s, want %s", i, got, want)
 		}
 	}
-	if sub := netip.MustParsePrefix(serviceSubnet); !sub.Contains(serviceIP(MaxServices-1)) {
+	if sub := netip.MustParsePrefix(serviceSubnet); !sub.Contains(serviceIP(MaxServices - 1)) {
 		t.Error("the last Service's IP is outside the service subnet")
 	}
 }
