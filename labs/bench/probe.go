@@ -117,7 +117,7 @@ func (p probe) waitFound(ctx context.Context) (at time.Time, resolution time.Dur
 		if ok {
 			return time.Now(), interval, nil
 		}
-		interval = max(20*time.Millisecond, min(500*time.Millisecond, 2*time.Since(start)))
+		interval = max(20*time.Millisecond, min(250*time.Millisecond, 2*time.Since(start)))
 		select {
 		case <-ctx.Done():
 			return time.Time{}, interval, ctx.Err()

@@ -17,12 +17,18 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 // sample is a result with every kind of row: measured in two modes at two
 // sizes, a mode skipped, a measurement that failed, and a stop.
 func sample() *Result {
+	timedBy := func(mode string) string {
+		if mode == "nftables" {
+			return "probe"
+		}
+		return "proxy"
+	}
 	lat := func(p50, p99 float64) *Latency {
 		return &Latency{Service: "default/bench-00001", Target: "10.96.16.1:80", From: "bench-client-x", N: 200, P50Ms: p50, P99Ms: p99, MaxMs: p99 * 1.5}
 	}
 	run := func(mode string, n int, total, store, p99 float64) Run {
 		return Run{Mode: mode, Services: n,
-			Programming: &Programming{TotalMs: total, StoreMs: store, ProxyMs: total - store, ResolutionMs: 20, RuleFound: true,
+			Programming: &Programming{TotalMs: total, StoreMs: store, ProxyMs: total - store, TimedBy: timedBy(mode), ResolutionMs: 20, RuleFound: true,
 				Probe: "iptables -t nat -S KUBE-SVC-X", KernelObjects: 8 * n},
 			Early: lat(0.05, 0.2), Late: lat(0.06, p99), CPU: &CPU{ProxySeconds: 0.5, ChildrenSeconds: 1.25},
 			Notes: []string{"program: iptables-restore of rules", "first packet: linear walk"}}

@@ -62,8 +62,14 @@ type Programming struct {
 	// ProxyMs: from the objects in the store to the rule in the kernel
 	// (the proxy's read, render and kernel update).
 	ProxyMs float64 `json:"proxyMs"`
-	// ResolutionMs is the probe's last polling interval: the times above
-	// may be late by up to this much.
+	// TimedBy says where the end of the programming time comes from:
+	// "proxy", the time the node's proxy reported its sync done (its
+	// kernel update returned), taken when it is earlier than the probe's
+	// sighting, which confirms it; or "probe", the probe's first sighting
+	// of the rule.
+	TimedBy string `json:"timedBy"`
+	// ResolutionMs is, when TimedBy is "probe", the probe's last polling
+	// interval: the times above may be late by up to this much.
 	ResolutionMs float64 `json:"resolutionMs"`
 	// RuleFound is true when the probe saw the rule.
 	RuleFound bool `json:"ruleFound"`

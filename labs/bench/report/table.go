@@ -29,7 +29,7 @@ func WriteTable(w io.Writer, r *Result) error {
 	if r.Stopped != "" {
 		fmt.Fprintf(w, "stopped early: %s\n", r.Stopped)
 	}
-	_, err := fmt.Fprintln(w, "PROGRAM: apply → the last Service's rule seen in the node's kernel (± the probe's polling interval), "+
+	_, err := fmt.Fprintln(w, "PROGRAM: apply → the last Service's rule in the node's kernel (the proxy's reported sync end, confirmed by the probe; '+≤X': the probe's sighting, late by at most its polling interval X), "+
 		"STORE: the lab's apply until the objects are stored, PROXY: from there to the rule; p50/p99: gonum empirical quantiles of the TCP connect times")
 	return err
 }
@@ -47,7 +47,11 @@ func tableRow(run Run) string {
 		if p.RuleFound {
 			rule = "found"
 		}
-		cells = append(cells, fmtMs(p.TotalMs)+" ±"+fmtMs(p.ResolutionMs), "("+fmtMs(p.StoreMs)+" + "+fmtMs(p.ProxyMs)+")", rule,
+		total := fmtMs(p.TotalMs)
+		if p.TimedBy != "proxy" {
+			total += " +≤" + fmtMs(p.ResolutionMs)
+		}
+		cells = append(cells, total, "("+fmtMs(p.StoreMs)+" + "+fmtMs(p.ProxyMs)+")", rule,
 			fmtLatency(run.Early), fmtLatency(run.Late), fmtCPU(run.CPU), strings.Join(run.Notes, "; "))
 	}
 	return strings.Join(cells, "\t")
