@@ -142,13 +142,20 @@ type panel struct {
 func drawPanel(b *strings.Builder, p panel, all []series, xs []int) {
 	top, bottom, right := panelTop, panelTop+panelHeight, p.x+panelWidth
 	fmt.Fprintf(b, `<text x="%s" y="%s" font-weight="bold">%s</text>`+"\n", num(p.x-axisGap+8), num(top-14), esc(p.title))
+	value := func(run Run) (float64, bool) { // drawable values only
+		v, ok := p.value(run)
+		return v, ok && v >= 0 && v <= maxPlotted && !math.IsNaN(v)
+	}
 	maxY := 0.0
 	for _, s := range all {
 		for _, run := range s.runs {
-			if v, ok := p.value(run); ok {
+			if v, ok := value(run); ok {
 				maxY = math.Max(maxY, v)
 			}
 		}
+	}
+	if maxY < minPlotted {
+		maxY = 0 // an axis of 0…1: nothing measurable to scale to
 	}
 	step := niceStep(maxY / 4)
 	ceil := step * math.Ceil(maxY/step)
@@ -157,7 +164,7 @@ func drawPanel(b *strings.Builder, p panel, all []series, xs []int) {
 	}
 	maxX := 1
 	if len(xs) > 0 {
-		maxX = xs[len(xs)-1]
+		maxX = max(1, xs[len(xs)-1])
 	}
 	px := func(n int) float64 { return p.x + panelWidth*float64(n)/float64(maxX) }
 	py := func(v float64) float64 { return bottom - panelHeight*v/ceil }
@@ -174,7 +181,7 @@ func drawPanel(b *strings.Builder, p panel, all []series, xs []int) {
 	for _, s := range all {
 		var pts []string
 		for _, run := range s.runs {
-			if v, ok := p.value(run); ok {
+			if v, ok := value(run); ok {
 				pts = append(pts, num(px(run.Services))+","+num(py(v)))
 			}
 		}
@@ -198,6 +205,13 @@ func drawLegend(b *strings.Builder, all []series) {
 	}
 }
 
+// The values a panel draws: seconds or milliseconds from a microsecond
+// (smaller ones count as 0) to a year; others are left out.
+const (
+	minPlotted = 1e-3
+	maxPlotted = 3.2e10
+)
+
 // niceStep rounds a step up to 1, 2 or 5 times a power of ten.
 func niceStep(raw float64) float64 {
 	if raw <= 0 || math.IsNaN(raw) || math.IsInf(raw, 0) {
@@ -216,7 +230,7 @@ func niceStep(raw float64) float64 {
 func tickLabel(v, step float64) string {
 	dec := 0
 	if step < 1 {
-		dec = int(math.Ceil(-math.Log10(step)))
+		dec = min(6, int(math.Ceil(-math.Log10(step))))
 	}
 	return strconv.FormatFloat(v, 'f', dec, 64)
 }
