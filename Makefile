@@ -61,11 +61,12 @@ test: root-check deps build ## run every test: unit, kernel integration and the 
 # tools/upstream is a module of its own (it links k8s.io/kubernetes), so the
 # root `go test ./...` never sees it. Its first build takes minutes; Go's
 # build cache keeps it.
-test-upstream: ## compare svclab's iptables tables with upstream kube-proxy's real proxier on the corpus (tools/upstream; root or user namespaces)
+test-upstream: ## compare svclab's iptables tables and nftables table with upstream kube-proxy's real proxiers on the corpus (tools/upstream; root or user namespaces)
 	cd tools/upstream && $(GO) vet ./... && $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 
-fuzz-upstream: ## fuzz svclab's iptables tables against upstream kube-proxy's for FUZZTIME (the fuzz build instruments k8s.io/kubernetes: minutes the first time)
+fuzz-upstream: ## fuzz svclab's iptables tables and nftables table against upstream kube-proxy's, FUZZTIME each (the fuzz build instruments k8s.io/kubernetes: minutes the first time)
 	cd tools/upstream && $(GO) test -run '^$$' -fuzz '^FuzzIPTablesMatchesUpstream$$' -fuzztime $(FUZZTIME) .
+	cd tools/upstream && $(GO) test -run '^$$' -fuzz '^FuzzNFTablesMatchesUpstream$$' -fuzztime $(FUZZTIME) .
 
 test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/

@@ -1,14 +1,18 @@
 package labs
 
 import (
+	"context"
+
 	"github.com/svclab/svclab/labs/network"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/ipvs"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
+	"github.com/svclab/svclab/proxy/nftables"
 )
 
 // Leftovers reads what kube-proxy modes left in a node (iptables chains,
-// IPVS virtual servers, kube-ipvs0 and its addresses, ipsets), and the mode
+// IPVS virtual servers, kube-ipvs0 and its addresses, ipsets, the
+// nftables mode's kube-proxy tables), and the mode
 // its proxy runs now, so a caller can show what the other mode left behind
 // after a switch (Leftovers.ForeignTo(mode)).
 func (l *Lab) Leftovers(node string) (left *ipvs.Leftovers, mode string, err error) {
@@ -27,6 +31,16 @@ func (l *Lab) Leftovers(node string) (left *ipvs.Leftovers, mode string, err err
 		return nil, "", err
 	}
 	left, err = ipvs.FindLeftovers(k, ipt)
+	if err != nil {
+		return nil, "", err
+	}
+	err = network.Do(ns, func() error { // nft runs in the node's namespace
+		families, err := nftables.FindTables(context.Background())
+		for _, f := range families {
+			left.NFTables = append(left.NFTables, string(f))
+		}
+		return err
+	})
 	if err != nil {
 		return nil, "", err
 	}

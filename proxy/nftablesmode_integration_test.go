@@ -131,6 +131,27 @@ func TestIntegrationModeSwitchCleansOtherModes(t *testing.T) {
 		if out := nft(t, ns); strings.Contains(out, "kube-proxy") {
 			return fmt.Errorf("nftables table left after starting in iptables mode:\n%s", out)
 		}
+
+		// `svclab proxy --cleanup` removes every mode's state, the table too.
+		if _, err := nb.Sync(twoServicesSnap("10.244.1.1")); err != nil {
+			return err
+		}
+		ipt2, err := newIPTablesBackend(parseConfig(t, ""), "", log) // a new proxy: its first sync is a full one
+		if err != nil {
+			return err
+		}
+		if _, err := ipt2.Sync(twoServicesSnap("10.244.1.1")); err != nil {
+			return err
+		}
+		if err := Cleanup(""); err != nil {
+			return err
+		}
+		if out := nft(t, ns); strings.Contains(out, "kube-proxy") {
+			return fmt.Errorf("nftables table left after Cleanup:\n%s", out)
+		}
+		if out := iptablesSave(t, ns); strings.Contains(out, "KUBE-SERVICES") {
+			return fmt.Errorf("iptables chains left after Cleanup:\n%s", out)
+		}
 		return nil
 	})
 }

@@ -228,6 +228,24 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 		Expect(err).NotTo(HaveOccurred())
 		Expect(left.ForeignTo("iptables").Dummy).To(BeTrue(), "kube-ipvs0 is left by the IPVS mode")
 	})
+
+	It("switches to nftables, which removes the IPVS and iptables state, and on to ipvs, which removes the nftables table", func(ctx SpecContext) {
+		switchMode(ctx, lab, "nftables", "")
+		Expect(nftTable(lab, "hosta")).To(ContainSubstring("numgen random mod 3"), "web's three pods in the service chain")
+		left, _, err := lab.Leftovers("hosta")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(left.ForeignTo("nftables").Empty()).To(BeTrue(), "starting in nftables mode cleaned the other modes: %s", left.ForeignTo("nftables"))
+		res, err := lab.Traffic("client", vip.String(), 30)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Succeeded).To(Equal(30), kit.DescribeTraffic(res))
+
+		switchMode(ctx, lab, "ipvs", "")
+		Expect(nftTable(lab, "hosta")).To(BeEmpty(), "starting in ipvs mode deleted table ip kube-proxy")
+		Expect(virtualServer(lab, "hosta", vip).RealServers).To(HaveLen(3))
+		res, err = lab.Traffic("client", vip.String(), 30)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Succeeded).To(Equal(30), kit.DescribeTraffic(res))
+	})
 })
 
 var _ = Describe("IPVS schedulers and graceful termination", Ordered, Label("ipvs"), func() {

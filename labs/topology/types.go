@@ -60,10 +60,14 @@ const (
 	ProxyModeIPTables ProxyMode = "iptables"
 	// ProxyModeIPVS is kube-proxy's ipvs mode.
 	ProxyModeIPVS ProxyMode = "ipvs"
+	// ProxyModeNFTables is kube-proxy's nftables mode.
+	ProxyModeNFTables ProxyMode = "nftables"
 )
 
 // ProxyModes lists the known proxy modes.
-func ProxyModes() []ProxyMode { return []ProxyMode{ProxyModeIPTables, ProxyModeIPVS} }
+func ProxyModes() []ProxyMode {
+	return []ProxyMode{ProxyModeIPTables, ProxyModeIPVS, ProxyModeNFTables}
+}
 
 // IPTablesBackend selects which iptables binaries the lab uses.
 type IPTablesBackend string

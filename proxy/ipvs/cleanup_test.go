@@ -136,9 +136,26 @@ func TestLeftoversForeignTo(t *testing.T) {
 	if inIPVS.Dummy || len(inIPVS.IPSets) > 0 || !slices.Equal(inIPVS.Chains["filter"], []string{"KUBE-EXTERNAL-SERVICES"}) {
 		t.Errorf("foreign to ipvs: %+v", inIPVS)
 	}
+	if len(inIPVS.NFTables) != 0 {
+		t.Errorf("foreign to ipvs: nftables tables %v out of nowhere", inIPVS.NFTables)
+	}
 	inIPTables := l.ForeignTo("iptables")
 	if !inIPTables.Dummy || len(inIPTables.IPSets) != 1 || !slices.Equal(inIPTables.Chains["nat"], []string{"KUBE-NODE-PORT"}) ||
 		!slices.Equal(inIPTables.Chains["filter"], []string{"KUBE-IPVS-FILTER"}) {
 		t.Errorf("foreign to iptables: %+v", inIPTables)
+	}
+}
+
+func TestLeftoversNFTables(t *testing.T) {
+	l := &Leftovers{Chains: map[string][]string{"nat": {"KUBE-SERVICES"}}, NFTables: []string{"ip"}}
+	if got := l.ForeignTo("iptables").NFTables; !slices.Equal(got, []string{"ip"}) {
+		t.Errorf("foreign to iptables: nftables %v, want [ip]", got)
+	}
+	inNFT := l.ForeignTo("nftables")
+	if len(inNFT.NFTables) != 0 || !slices.Equal(inNFT.Chains["nat"], []string{"KUBE-SERVICES"}) {
+		t.Errorf("foreign to nftables: %+v, want the iptables chains and no nftables table", inNFT)
+	}
+	if !slices.Contains(l.Modes(), "nftables") || !strings.Contains(l.String(), "nftables table: ip kube-proxy") || l.Empty() {
+		t.Errorf("modes %v, string %q, empty %v", l.Modes(), l.String(), l.Empty())
 	}
 }

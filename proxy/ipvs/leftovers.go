@@ -22,7 +22,15 @@ type Leftovers struct {
 	DummyAddresses []netip.Addr
 	// IPSets are the IPVS mode's ipsets.
 	IPSets []string
+	// NFTables are the nftables families ("ip", "ip6") whose kube-proxy
+	// table exists: the nftables mode's state. FindLeftovers does not fill
+	// it (this package speaks iptables and netlink); the caller does, from
+	// nftables.FindTables.
+	NFTables []string
 }
+
+// nftablesMode is the nftables mode's name, as /proxyMode answers it.
+const nftablesMode = "nftables"
 
 // FindLeftovers lists what kube-proxy's modes left in the node whose
 // kernel and iptables are given (nothing is changed).
@@ -60,7 +68,8 @@ func FindLeftovers(k kernel.Interface, ipt iptables.Runner) (*Leftovers, error) 
 
 // Empty reports whether nothing was left.
 func (l *Leftovers) Empty() bool {
-	return len(l.Chains["nat"]) == 0 && len(l.Chains["filter"]) == 0 && len(l.VirtualServers) == 0 && !l.Dummy && len(l.IPSets) == 0
+	return len(l.Chains["nat"]) == 0 && len(l.Chains["filter"]) == 0 && len(l.VirtualServers) == 0 && !l.Dummy &&
+		len(l.IPSets) == 0 && len(l.NFTables) == 0
 }
 
 // Modes guesses which modes left the leftovers: "iptables" for its own
@@ -84,6 +93,9 @@ func (l *Leftovers) Modes() []string {
 		slices.Contains(l.Chains["nat"], ChainNodePort) || slices.Contains(l.Chains["filter"], ChainIPVSFilter)
 	if ipvsMode {
 		modes = append(modes, "ipvs")
+	}
+	if len(l.NFTables) > 0 {
+		modes = append(modes, nftablesMode)
 	}
 	return modes
 }
@@ -120,14 +132,26 @@ func (l *Leftovers) String() string {
 	if len(l.IPSets) > 0 {
 		fmt.Fprintf(&b, "ipsets: %s\n", strings.Join(l.IPSets, " "))
 	}
+	for _, f := range l.NFTables {
+		fmt.Fprintf(&b, "nftables table: %s kube-proxy\n", f)
+	}
 	return b.String()
 }
 
-// ForeignTo keeps only what the given mode ("iptables" or "ipvs") would not
-// have made itself: after a switch to that mode, the other mode's leftovers,
-// which upstream kube-proxy (since 1.15) does not clean when it starts.
+// ForeignTo keeps only what the given mode ("iptables", "ipvs" or
+// "nftables") would not have made itself: after a switch to that mode, the
+// other mode's leftovers. Between iptables and ipvs upstream kube-proxy
+// (since 1.15) does not clean them when it starts; a proxy starting in
+// nftables mode removes the iptables-based modes' state and one starting in
+// an iptables-based mode removes the nftables tables, so after a finished
+// switch to or from nftables this is empty.
 func (l *Leftovers) ForeignTo(mode string) *Leftovers {
-	out := &Leftovers{Chains: map[string][]string{}}
+	if mode == nftablesMode { // everything but the nftables tables
+		out := *l
+		out.NFTables = nil
+		return &out
+	}
+	out := &Leftovers{Chains: map[string][]string{}, NFTables: l.NFTables}
 	if mode != Mode { // running iptables mode: IPVS state is foreign
 		out.VirtualServers, out.Dummy, out.DummyAddresses, out.IPSets = l.VirtualServers, l.Dummy, l.DummyAddresses, l.IPSets
 	}

@@ -11,13 +11,14 @@ import (
 //
 // Each assertion is a chi-square goodness-of-fit test (ExpectUniform,
 // ExpectShares) that fails when its p-value is below Alpha = 1e-8. One
-// `make test` run makes at most 7 such tests: the scenarios 1 (the IPVS
-// mode switch's iptables split), the conformance suite on netns labs 5 (the
+// `make test` run makes at most 10 such tests: the scenarios 4 (the IPVS
+// mode switch's iptables split; nftables mode's two-pod split on each of
+// the three CNIs), the conformance suite on netns labs 5 (the
 // two-pod split from a pod and from outside; the three-pod ladder's first
 // rule, second rule — those two only in iptables mode — and backends), and
 // tools/cli's acceptance walk 1, which asserts the traffic report's p-value
 // at its own 1e-7 (n is fixed at 3000 there). So a correct proxy fails a
-// run with probability below 6 × 1e-8 + 1e-7 = 1.6e-7 < 1e-6 (Bonferroni),
+// run with probability below 9 × 1e-8 + 1e-7 = 1.9e-7 < 1e-6 (Bonferroni),
 // with room for the chi-square approximation's exact tail (for two backends
 // at n = 2748 the exact binomial false-alarm rate is 0.91 × 1e-8).
 //

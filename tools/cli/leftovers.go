@@ -7,15 +7,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// newGetLeftovers lists, per node, the state the other proxy mode left: a
-// proxy does not clean the other mode's state when it starts (upstream
-// since 1.15); `svclab proxy --cleanup` does.
+// newGetLeftovers lists, per node, the state the other proxy modes left:
+// between iptables and ipvs a proxy does not clean the other mode's state
+// when it starts (upstream since 1.15); to or from nftables it does, as
+// upstream's platformCleanup; `svclab proxy --cleanup` removes all.
 func newGetLeftovers() *cobra.Command {
 	var labName string
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "leftovers --lab NAME [--all]",
-		Short: "Per node, what the other proxy mode left behind (KUBE-SVC chains, IPVS virtual servers, kube-ipvs0, ipsets)",
+		Short: "Per node, what the other proxy modes left behind (KUBE-SVC chains, IPVS virtual servers, kube-ipvs0, ipsets, nftables table kube-proxy)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := openLab(labName)

@@ -18,7 +18,7 @@ func newProxy() *cobra.Command {
 		Use:   "proxy (--lab-dir DIR --node NAME | --kubeconfig FILE --hostname-override NAME) [--config FILE]",
 		Short: "Run the embedded kube-proxy (a lab starts one per node)",
 		Long: "Runs svclab's kube-proxy: watches Services and EndpointSlices (a lab's store, or a cluster's API server) " +
-			"and writes iptables rules with one iptables-restore per sync. Serves /proxyMode and /metrics on the " +
+			"and programs the kernel in the configured mode: iptables rules with one iptables-restore per sync, IPVS, or one nftables transaction per sync. Serves /proxyMode and /metrics on the " +
 			"metricsBindAddress (default 127.0.0.1:10249) and /healthz on the healthzBindAddress (default 0.0.0.0:10256).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -26,7 +26,7 @@ func newProxy() *cobra.Command {
 				if err := proxy.Cleanup(opts.IPTablesBackend); err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), "removed what kube-proxy's iptables and ipvs modes made in this network namespace")
+				fmt.Fprintln(cmd.OutOrStdout(), "removed what kube-proxy's iptables, ipvs and nftables modes made in this network namespace")
 				return nil
 			}
 			if opts.LabDir != "" && opts.NodeName == "" {

@@ -4,7 +4,10 @@
 // svclab builds) behind upstream's fake iptables, feeds it the Services and
 // EndpointSlices of a corpus case, and compares the whole nat and filter
 // tables with what svclab's renderer programs for the same objects, byte for
-// byte after the few normalizations listed in Normalize.
+// byte after the few normalizations listed in Normalize. It does the same
+// for nftables mode: upstream's real nftables proxier and svclab's
+// nftables renderer, each into a knftables.Fake, whole Dump()s compared
+// (nftables.go, NormalizeNFTDump).
 //
 // It is a module of its own (tools/upstream/go.mod) so that svclab itself
 // never links k8s.io/kubernetes; `make test-upstream` runs it.

@@ -77,3 +77,18 @@ func FuzzIPTablesMatchesUpstream(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNFTablesMatchesUpstream is FuzzIPTablesMatchesUpstream for nftables
+// mode: svclab's first sync and upstream's nftables proxier's, each into
+// its own knftables.Fake, must dump the same table (NormalizeNFTDump).
+func FuzzNFTablesMatchesUpstream(f *testing.F) {
+	modeltest.AddSeeds(f)
+	f.Fuzz(func(t *testing.T, o byte, first, _ []byte) {
+		requireNetns(t)
+		c := fuzzCase(o, first)
+		want, got, log := compareNFTCase(t, c)
+		if want != got {
+			t.Errorf("svclab's nftables table differs from upstream kube-proxy's (-upstream +svclab):\n%s\nupstream log:\n%s", UnifiedDiff(want, got), log)
+		}
+	})
+}
