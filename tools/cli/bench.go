@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -99,8 +100,8 @@ func writeSVGFile(path string, res *report.Result) error {
 func failedRuns(res *report.Result) error {
 	failed := 0
 	for _, r := range res.Runs {
-		if r.Error != "" {
-			failed++
+		if r.Error != "" && (res.Stopped == "" || !strings.HasPrefix(r.Error, res.Stopped)) {
+			failed++ // not the measurement the timeout or an interrupt cut short
 		}
 	}
 	switch {
