@@ -264,7 +264,13 @@ func programServices(ctx context.Context, lab *labs.Lab, n int, last probe, opts
 	if lab.ProxyPID(nodeName) != pid {
 		return nil, nil, fmt.Errorf("the proxy on %s restarted during the apply", nodeName)
 	}
-	w := <-watched
+	var w watchResult
+	select {
+	case w = <-watched:
+	case <-time.After(probeGrace):
+		return nil, nil, fmt.Errorf("the proxy on %s reports the Services programmed, but %s has not shown the last one's rule %s later",
+			nodeName, strings.Join(last.command(), " "), probeGrace)
+	}
 	if w.err != nil {
 		return nil, nil, fmt.Errorf("probe %s: %w", strings.Join(last.command(), " "), w.err)
 	}
@@ -296,6 +302,10 @@ func proxySynced(lab *labs.Lab, stored time.Time) (time.Time, bool) {
 	}
 	return st.LastSync, true
 }
+
+// probeGrace bounds how long after the apply (which waits for the proxy
+// to report the generation programmed) the probe may take to see the rule.
+const probeGrace = 30 * time.Second
 
 type watchResult struct {
 	store, rule time.Time
