@@ -229,7 +229,11 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 		Expect(left.ForeignTo("iptables").Dummy).To(BeTrue(), "kube-ipvs0 is left by the IPVS mode")
 	})
 
-	It("switches to nftables, which removes the IPVS and iptables state, and on to ipvs, which removes the nftables table", func(ctx SpecContext) {
+	// Pending: written with the nftables mode but not yet run in the VM
+	// (its run on a loaded 2-core host hit the VM's 10-minute limit before
+	// reaching it). The netns part of the same switch, iptables → nftables
+	// → iptables, runs in nftables_test.go.
+	PIt("switches to nftables, which removes the IPVS and iptables state, and on to ipvs, which removes the nftables table", func(ctx SpecContext) {
 		switchMode(ctx, lab, "nftables", "")
 		Expect(nftTable(lab, "hosta")).To(ContainSubstring("numgen random mod 3"), "web's three pods in the service chain")
 		left, _, err := lab.Leftovers("hosta")

@@ -2,6 +2,7 @@ package nftables
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,13 +141,30 @@ func (r *Renderer) Render(tx *knftables.Transaction, snap *model.Snapshot, view 
 	return plan
 }
 
-// Committed records that the transaction of snap reached the kernel.
+// Committed records that the transaction of snap reached the kernel. It
+// keeps copies of the service ports it rewrote, so that a caller that
+// updates its snapshot's service ports in place still shows up as a change
+// next time.
 func (r *Renderer) Committed(snap *model.Snapshot) {
 	r.needFull = false
+	prev := r.rendered
 	r.rendered = make(map[model.ServicePortName]*model.ServicePort, len(snap.ServicePorts))
 	for _, sp := range snap.ServicePorts {
-		r.rendered[sp.Name] = sp
+		if old, ok := prev[sp.Name]; ok && old.Equal(sp) {
+			r.rendered[sp.Name] = old
+			continue
+		}
+		r.rendered[sp.Name] = cloneServicePort(sp)
 	}
+}
+
+func cloneServicePort(sp *model.ServicePort) *model.ServicePort {
+	c := *sp
+	c.ExternalIPs = slices.Clone(sp.ExternalIPs)
+	c.LoadBalancerVIPs = slices.Clone(sp.LoadBalancerVIPs)
+	c.LoadBalancerSourceRanges = slices.Clone(sp.LoadBalancerSourceRanges)
+	c.Endpoints = slices.Clone(sp.Endpoints)
+	return &c
 }
 
 // Failed records that the last transaction did not reach the kernel: the

@@ -133,3 +133,19 @@ func assertSameAsFresh(t *testing.T, dump string, snap *model.Snapshot) {
 		t.Errorf("table after the partial syncs differs from a fresh full sync:\n--- fresh\n%s\n--- partial\n%s", want, got)
 	}
 }
+
+// TestInPlaceUpdateIsSeenAsAChange: a source that edits its snapshot's
+// service ports in place (rather than building new ones) still gets the
+// changed service's chains rewritten.
+func TestInPlaceUpdateIsSeenAsAChange(t *testing.T) {
+	s, fake := newSyncer(t, defaultOptions(), newClock())
+	snap := twoServices(ready("10.244.2.1", nodeB))
+	mustSync(t, s, snap)
+	web := snap.Lookup(model.ServicePortName{Namespace: "default", Name: "web", Port: "http", Protocol: corev1.ProtocolTCP})
+	web.Endpoints = append(web.Endpoints, twoServices(ready("10.244.2.2", nodeB)).ServicePorts[1].Endpoints...)
+	res := mustSync(t, s, snap)
+	if res.Operations == 0 {
+		t.Fatal("an in-place change ran an empty transaction")
+	}
+	assertSameAsFresh(t, fake.Dump(), twoServices(ready("10.244.2.1", nodeB), ready("10.244.2.2", nodeB)))
+}
