@@ -27,11 +27,20 @@ func (l *Lab) Apply(ctx context.Context, manifestFile string, opts Options) erro
 	if err != nil {
 		return err
 	}
+	return l.ApplyManifests(ctx, m, manifestFile, opts)
+}
+
+// ApplyManifests is Apply for manifests already decoded, source naming
+// them in errors: the same controllers, transaction and wait. svclab bench
+// dataplane applies its thousands of generated Services this way, decoded
+// in parts (workload.Manifests.Append), in one change the proxies see at
+// once.
+func (l *Lab) ApplyManifests(ctx context.Context, m *workload.Manifests, source string, opts Options) error {
 	if err := hostprog.Ensure(ctx, opts.Out, hostprog.Needs(hostprog.Lab)...); err != nil {
 		return err
 	}
 	return l.update(ctx, opts, labstore.OpApply, func(cur *labstore.State) (*labstore.State, error) {
-		return l.Cluster().Apply(cur, m, manifestFile)
+		return l.Cluster().Apply(cur, m, source)
 	})
 }
 

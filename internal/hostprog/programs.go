@@ -109,7 +109,7 @@ var Programs = []Program{
 	{NFT, "nftables", []Use{Lab, Proxy}, "the proxy in nftables mode writes its table through knftables, which runs nft; `svclab get leftovers` and --cleanup list and delete it; the conformance scenarios check kind nodes"},
 	{Conntrack, "conntrack", []Use{Tour, Workshop}, "conntrack -L: the tours show the connections"},
 	{IPSet, "ipset", []Use{Test, Workshop}, "the tests list the ipvs mode's sets (the proxy itself uses netlink)"},
-	{IPVSAdm, "ipvsadm", []Use{Test, Workshop}, "the tests list IPVS services (the proxy itself uses netlink)"},
+	{IPVSAdm, "ipvsadm", []Use{Test, Workshop}, "the tests list IPVS services (the proxy itself uses netlink); svclab bench dataplane's probe in ipvs mode"},
 	{Modprobe, "kmod", nil, "modprobe -q ip_vs, br_netfilter, dummy: best effort, the kernel call after it says"},
 	{Depmod, "kmod", nil, "the VM image's modules.dep, when the guest's own depmod cannot run"},
 	{Sysctl, "procps", nil, "the labs' plans print their steps as `ip netns exec NS sysctl -qw …` for a reader to replay (svclab itself writes /proc/sys)"},

@@ -73,6 +73,8 @@ var dynamicSites = map[string]struct {
 	// Programs chosen at run time.
 	"internal/vm/qemu.go:qemuCommand":                     {programs: []string{QEMU}, why: "qemuBinary's path from LookPath"},
 	"internal/vm/rootfs.go:depmod":                        {programs: []string{Depmod}, why: "the guest's ld.so running its kmod, else the host's depmod"},
+	"labs/bench/probe.go:probe.found":                     {programs: []string{IPTables, IPTablesLegacy, IPTablesNFT, NFT, IPVSAdm}, why: "the mode's probe (probe.command): iptables -S of the backend, nft get element, ipvsadm -Ln"},
+	"labs/bench/probe.go:probe.count":                     {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave, NFT, IPVSAdm}, why: "the mode's listing: iptables-save of the backend, nft list table, ipvsadm -Ln"},
 	"labs/network/step_iptables.go:IptablesRestore.apply": {programs: []string{IPTablesRestore, IPTablesLegacyRestore, IPTablesNFTRestore}, why: "the lab backend's RestoreCommand()"},
 	"proxy/iptables/execrunner.go:ExecRunner.command":     {programs: []string{IPTables, IPTablesSave, IPTablesRestore, IPTablesLegacy, IPTablesLegacySave, IPTablesLegacyRestore, IPTablesNFT, IPTablesNFTSave, IPTablesNFTRestore}, why: "Backend.binary(tool)"},
 	"scenarios/kit/iptables.go:Lab.IPTablesSave":          {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "the lab backend's Command()+\"-save\""},

@@ -149,12 +149,6 @@ func (c Cluster) assignClusterIP(svc, old *corev1.Service, others []*corev1.Serv
 		svc.Spec.ClusterIPs = []string{corev1.ClusterIPNone}
 		return nil
 	}
-	used := map[netip.Addr]bool{}
-	for _, s := range others {
-		if a, err := netip.ParseAddr(s.Spec.ClusterIP); err == nil {
-			used[a] = true
-		}
-	}
 	if want != "" {
 		ip, err := netip.ParseAddr(want)
 		if err != nil {
@@ -163,11 +157,22 @@ func (c Cluster) assignClusterIP(svc, old *corev1.Service, others []*corev1.Serv
 		if !c.ServiceSubnet.Contains(ip) {
 			return errorf(source, "%s: spec.clusterIP %s: outside the lab's serviceSubnet %s", where, ip, c.ServiceSubnet)
 		}
-		if used[ip] {
-			return errorf(source, "%s: spec.clusterIP %s: already allocated to another Service", where, ip)
+		// A scan, not a set of every allocated IP: thousands of Services
+		// with their IPs given (svclab bench dataplane) would build that
+		// set once per Service. Stored cluster IPs are canonical.
+		for _, s := range others {
+			if s.Spec.ClusterIP == ip.String() {
+				return errorf(source, "%s: spec.clusterIP %s: already allocated to another Service", where, ip)
+			}
 		}
 		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip.String(), []string{ip.String()}
 		return nil
+	}
+	used := map[netip.Addr]bool{}
+	for _, s := range others {
+		if a, err := netip.ParseAddr(s.Spec.ClusterIP); err == nil {
+			used[a] = true
+		}
 	}
 	// Allocate from the tenth address up: .1 is kubernetes, .10 kube-dns by
 	// convention; svclab hands out the lowest free one so labs are repeatable.

@@ -43,6 +43,6 @@ func newRoot() *cobra.Command {
 	create.AddCommand(newCreateCluster())
 	get.AddCommand(newGetClusters())
 	del.AddCommand(newDeleteCluster())
-	root.AddCommand(create, get, del, newDescribe(), newLogs(), newVersion(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newDNS(), newTour(), newEdit(), newVM(), newKind(), newCNI(), newLoadBalancer(), newNode(), newConformance(), newSupervise(), newGraph(), newTrace(), newUI(), newWorkshop())
+	root.AddCommand(create, get, del, newDescribe(), newLogs(), newVersion(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newDNS(), newTour(), newEdit(), newVM(), newKind(), newCNI(), newLoadBalancer(), newNode(), newConformance(), newSupervise(), newGraph(), newTrace(), newUI(), newWorkshop(), newBench())
 	return root
 }
