@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"flag"
 	"io"
 	"net/netip"
 	"os"
@@ -12,10 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/labs/conntrack"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // loadCapture reads testdata/NAME.capture.json.
 func loadCapture(t *testing.T, name string) *Capture {
@@ -32,22 +30,9 @@ func loadCapture(t *testing.T, name string) *Capture {
 }
 
 // golden compares got with testdata/file, or rewrites it under -update.
-func golden(t *testing.T, file string, got []byte) {
+func checkGolden(t *testing.T, file string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", file)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the current output (go test -update rewrites it); got:\n%s", path, got)
-	}
+	golden.Check(t, file, got)
 }
 
 // TestGoldenOutputs analyses each capture in testdata and compares the
@@ -69,11 +54,11 @@ func TestGoldenOutputs(t *testing.T) {
 				if err := Render(&b, r, Format(format)); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, name+"."+format+".golden", b.Bytes())
+				checkGolden(t, name+"."+format+".golden", b.Bytes())
 				if format == "svg" {
 					assertSVG(t, b.Bytes(), hostNames(r))
 					if name == "nodeport-canal" { // the README's picture
-						golden(t, "../../../docs/trace-nodeport.svg", b.Bytes())
+						checkGolden(t, "../../../docs/trace-nodeport.svg", b.Bytes())
 					}
 				}
 			}

@@ -1,11 +1,7 @@
 package nftables_test
 
 import (
-	"bytes"
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +12,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/knftables"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/proxy/model"
 	"github.com/svclab/svclab/proxy/nftables"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 const (
 	nodeA = "node-a"
@@ -30,20 +25,7 @@ const (
 // checkGolden compares got with testdata/NAME.golden; -update rewrites it.
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading %s (run `go test -run %s -update` to create it): %v", path, t.Name(), err)
-	}
-	if !bytes.Equal([]byte(got), want) {
-		t.Errorf("output differs from %s (rerun with -update if intended):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
+	golden.Check(t, name+".golden", []byte(got))
 }
 
 // fakeClock is a clock the test moves.

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,33 +10,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/internal/labstore"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
 // golden compares v, as indented JSON, with testdata/name.
-func golden(t *testing.T, name string, v any) {
+func checkGolden(t *testing.T, name string, v any) {
 	t.Helper()
 	got, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", path, got)
-	}
+	golden.Check(t, name, got)
 }
 
 // TestParseNATCounters reads a real `iptables-save -c -t nat` of a
@@ -54,7 +39,7 @@ func TestParseNATCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "nat-counters.golden", chains)
+	checkGolden(t, "nat-counters.golden", chains)
 
 	var names []string
 	for _, c := range chains {
@@ -124,7 +109,7 @@ func TestParseIPVSStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "ipvs-stats.golden", vs)
+	checkGolden(t, "ipvs-stats.golden", vs)
 	if len(vs) != 4 || vs[0].Stats.Conns != 300 || len(vs[0].Real) != 3 || vs[0].Real[1].Stats.InPkts != 672 || len(vs[3].Real) != 0 {
 		t.Errorf("virtual servers %+v", vs)
 	}

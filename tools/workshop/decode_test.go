@@ -34,7 +34,7 @@ func TestParseErrors(t *testing.T) {
 		}
 		b.WriteString(err.Error() + "\n")
 	}
-	golden(t, "bad.golden", b.String())
+	checkGolden(t, "bad.golden", b.String())
 }
 
 // TestParseGood decodes testdata/tiny.yaml and the example lesson into
@@ -56,7 +56,7 @@ func TestParseGood(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		golden(t, c.golden, string(js)+"\n")
+		checkGolden(t, c.golden, string(js)+"\n")
 	}
 }
 

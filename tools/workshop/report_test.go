@@ -41,15 +41,15 @@ func TestReportGolden(t *testing.T) {
 	if err := rep.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.json.golden", js.String())
+	checkGolden(t, "report.json.golden", js.String())
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.txt.golden", text.String())
+	checkGolden(t, "report.txt.golden", text.String())
 	if err := rep.WriteHTML(&html, `<svg xmlns="http://www.w3.org/2000/svg"><text>node1</text></svg>`); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.html.golden", html.String())
+	checkGolden(t, "report.html.golden", html.String())
 	checkSelfContained(t, html.String())
 }
 
@@ -121,10 +121,10 @@ func TestClassGolden(t *testing.T) {
 	if err := c.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "class.txt.golden", text.String())
+	checkGolden(t, "class.txt.golden", text.String())
 	if err := c.WriteHTML(&html); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "class.html.golden", html.String())
+	checkGolden(t, "class.html.golden", html.String())
 	checkSelfContained(t, html.String())
 }

@@ -82,7 +82,7 @@ func TestExpandGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "%s\n  → %s\n", text, got)
 	}
-	golden(t, "expand.golden", b.String())
+	checkGolden(t, "expand.golden", b.String())
 }
 
 // TestExpandIsBounded: a template cannot expand without bound.

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+	"github.com/svclab/svclab/internal/golden"
+)
 
 // sample is a result with every kind of row: measured in two modes at two
 // sizes, a mode skipped, a measurement that failed, and a stop.
@@ -63,27 +60,14 @@ func TestRenderersMatchGoldens(t *testing.T) {
 			if err := tc.write(&b, sample()); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.file, b.Bytes())
+			checkGolden(t, tc.file, b.Bytes())
 		})
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (go test -update rewrites it); got:\n%s", path, got)
-	}
+	golden.Check(t, name, got)
 }
 
 // TestSVGIsWellFormedXML parses the plot with encoding/xml and checks it

@@ -4,18 +4,14 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
-	"flag"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/labs/traffic"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // cases are Results whose reports cover what the bars must show: a fair
 // 3-way split, a weighted split, a missing and an unexpected backend,
@@ -54,29 +50,16 @@ func TestGolden(t *testing.T) {
 			if err := WriteSVG(&svg, rep); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, c.name+".txt", plain.Bytes())
-			golden(t, c.name+".color.txt", color.Bytes())
-			golden(t, c.name+".svg", svg.Bytes())
+			checkGolden(t, c.name+".txt", plain.Bytes())
+			checkGolden(t, c.name+".color.txt", color.Bytes())
+			checkGolden(t, c.name+".svg", svg.Bytes())
 		})
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (go test -update rewrites it); got:\n%s", path, got)
-	}
+	golden.Check(t, name+".golden", got)
 }
 
 // TestTextShowsEveryBackendAgainstItsExpectedShare: per backend a solid bar
