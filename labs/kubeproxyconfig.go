@@ -42,6 +42,12 @@ iptables:
   syncPeriod: 0s
 ipvs:
   scheduler: ""
+nftables:
+  masqueradeAll: false
+  masqueradeBit: null
+  # svclab lab, not upstream: as iptables.minSyncPeriod above.
+  minSyncPeriod: 100ms
+  syncPeriod: 0s
 `, t.Spec.PodSubnet, mode)
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},

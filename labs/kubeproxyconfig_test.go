@@ -37,10 +37,16 @@ func TestKubeProxyConfigMapIsUpstreamDefaults(t *testing.T) {
 		}
 		text := cm.Data[config.ConfigMapKey]
 		deliberate := map[string]bool{}
-		if mode == topology.ProxyModeIPTables {
+		switch mode {
+		case topology.ProxyModeIPTables:
 			deliberate["MinSyncPeriod"] = true // iptables.minSyncPeriod
 			if got.MinSyncPeriod != 100*time.Millisecond || !strings.Contains(text, "# svclab lab, not upstream: 100ms instead of the default 1s") {
 				t.Errorf("minSyncPeriod %v without the comment that says it is the lab's own:\n%s", got.MinSyncPeriod, text)
+			}
+		case topology.ProxyModeNFTables:
+			deliberate["MinSyncPeriod"] = true // nftables.minSyncPeriod
+			if got.MinSyncPeriod != 100*time.Millisecond || !strings.Contains(text, "# svclab lab, not upstream: as iptables.minSyncPeriod above.") {
+				t.Errorf("nftables minSyncPeriod %v without the comment that says it is the lab's own:\n%s", got.MinSyncPeriod, text)
 			}
 		}
 		gv, wv := reflect.ValueOf(got), reflect.ValueOf(want)
