@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -40,8 +41,7 @@ func Run(ctx context.Context, opts Options) (int, error) {
 		r.prepareCommand,
 		r.lockImage,
 		r.makeRunDir,
-		r.startQemu,
-		r.waitForQemu,
+		r.bootUntilStarted,
 		r.readExitCode,
 	} {
 		if err := step(); err != nil {
@@ -215,6 +215,44 @@ func (r *vmRun) startQemu() error {
 	stdout.copyTo(r.opts.Stdout)
 	stderr.copyTo(r.opts.Stderr)
 	return nil
+}
+
+// qemuBoots bounds the boots of one Run: qemu 7.2 under TCG has been seen to
+// die of SIGSEGV during the guest's PCI probe (about 1 run in 300 of
+// svclab's suite); such a crash, before the guest started the command, is
+// retried with a fresh qemu and logged.
+const qemuBoots = 3
+
+// bootUntilStarted starts qemu and waits for it; when qemu died of a signal
+// before the guest started the command, it boots again (up to qemuBoots).
+func (r *vmRun) bootUntilStarted() error {
+	for boot := 1; ; boot++ {
+		if err := r.startQemu(); err != nil {
+			return err
+		}
+		if err := r.waitForQemu(); err != nil {
+			return err
+		}
+		sig, crashed := signalled(r.waitErr)
+		if !crashed || exists(filepath.Join(r.runDir, "started")) || boot == qemuBoots {
+			return nil
+		}
+		r.logf("vm: qemu died of %v before the guest started the command (boot %d of %d), booting again; console's last lines:\n%s",
+			sig, boot, qemuBoots, lastLines(r.con.String(), 5))
+	}
+}
+
+// signalled reports whether qemu's exit status is a death by a signal.
+func signalled(waitErr error) (syscall.Signal, bool) {
+	var exit *exec.ExitError
+	if !errors.As(waitErr, &exit) {
+		return 0, false
+	}
+	ws, ok := exit.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return 0, false
+	}
+	return ws.Signal(), true
 }
 
 // waitForQemu waits until qemu exits, or kills it when ctx ends.

@@ -2,7 +2,8 @@
 # busybox at /run/svclab/busybox. Sets up the system (/dev/pts, /tmp, lo,
 # cgroup2), mounts the shares listed in the run directory, runs cmd.sh with
 # stdout and stderr on the virtio-serial ports svclab.stdout and
-# svclab.stderr, writes its exit code to the run directory's "exit" file and
+# svclab.stderr (having written the run directory's "started" file, so that
+# the host knows a qemu crash came after), writes its exit code to the run directory's "exit" file and
 # powers off. cmd.sh runs under the root filesystem's /bin/sh (dash): a
 # busybox sh would run its own applets (ip, ps, modprobe…) instead of the
 # real tools.
@@ -56,6 +57,7 @@ while :; do
 	$bb sleep 0.1
 done
 
+: >$host/started
 $bb env -i /bin/sh $host/cmd.sh </dev/null >/dev/virtio-ports/svclab.stdout 2>/dev/virtio-ports/svclab.stderr
 echo $? >$host/exit
 $bb sync
