@@ -42,12 +42,22 @@ func TestLessons(t *testing.T) {
 	}
 }
 
+// labTimeout bounds the wait for a new lesson lab's proxies and servers:
+// as scenarios/kit.ProgramTimeout, since TestLessonsInVM runs lessons in a
+// VM under TCG, where a loaded 2-core host can make a new lab's first
+// sync take over the labs package's default minute. lessonTimeout bounds
+// one whole lesson (seed-002 takes about 4 minutes in that VM).
+const (
+	labTimeout    = 3 * time.Minute
+	lessonTimeout = 20 * time.Minute
+)
+
 // runLesson runs one lesson both ways on a fresh lab and deletes it.
 func runLesson(t *testing.T, l *Lesson, bin string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), lessonTimeout)
 	defer cancel()
 	var out bytes.Buffer
-	r, _, err := Start(ctx, l, StartOptions{Out: &out, Binary: bin, Student: "test"})
+	r, _, err := Start(ctx, l, StartOptions{Out: &out, Binary: bin, Student: "test", Timeout: labTimeout})
 	if err != nil {
 		t.Fatalf("start: %v\n%s", err, out.String())
 	}
