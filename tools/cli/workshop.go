@@ -93,6 +93,7 @@ func newWorkshopStart(dir func() (string, error)) *cobra.Command {
 					return err
 				}
 				workshop.WriteVersionNotes(out, l)
+				workshop.WriteUnmet(out, l)
 				for {
 					if err := workshop.Next(ctx, r, st); err != nil {
 						if errors.Is(err, io.EOF) {

@@ -22,6 +22,9 @@ type CheckResult struct {
 	// hint; Detail is what the lab showed.
 	Why    string
 	Detail string
+	// CannotRun: this kernel lacks what the exercise requires (Why says
+	// what, and where it runs); the check did not run.
+	CannotRun bool
 }
 
 // Exercise returns the exercise called name.
@@ -40,7 +43,7 @@ func (l *Lesson) Exercise(name string) (*Exercise, bool) {
 // Service is a fail: the student has not made it yet).
 func (r *Runner) Check(ctx context.Context, ex *Exercise) (CheckResult, error) {
 	if why := Unmet(ex.Requires); why != "" {
-		return CheckResult{Exercise: ex.Name, Why: "this exercise cannot be done here: " + why}, nil
+		return CheckResult{Exercise: ex.Name, CannotRun: true, Why: "this exercise cannot be done here: " + unmetNote(r.Lesson, why)}, nil
 	}
 	res := CheckResult{Exercise: ex.Name, Passed: true}
 	for i, c := range ex.Check {
@@ -219,6 +222,11 @@ func (r *Runner) Solve(ctx context.Context, ex *Exercise) error {
 func WriteResult(w io.Writer, res CheckResult) {
 	if res.Passed {
 		fmt.Fprintf(w, "✓ %s: passed\n", res.Exercise)
+		return
+	}
+	if res.CannotRun {
+		fmt.Fprintf(w, "✗ %s: cannot be checked on this machine\n", res.Exercise)
+		fmt.Fprintf(w, "  %s\n", res.Why)
 		return
 	}
 	fmt.Fprintf(w, "✗ %s: not yet (check item %d)\n", res.Exercise, res.Item+1)

@@ -42,12 +42,22 @@ func TestLessons(t *testing.T) {
 	}
 }
 
+// labTimeout bounds the wait for a new lesson lab's proxies and servers:
+// as scenarios/kit.ProgramTimeout, since TestLessonsInVM runs lessons in a
+// VM under TCG, where a loaded 2-core host can make a new lab's first
+// sync take over the labs package's default minute. lessonTimeout bounds
+// one whole lesson (seed-002 takes about 4 minutes in that VM).
+const (
+	labTimeout    = 3 * time.Minute
+	lessonTimeout = 20 * time.Minute
+)
+
 // runLesson runs one lesson both ways on a fresh lab and deletes it.
 func runLesson(t *testing.T, l *Lesson, bin string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), lessonTimeout)
 	defer cancel()
 	var out bytes.Buffer
-	r, _, err := Start(ctx, l, StartOptions{Out: &out, Binary: bin, Student: "test"})
+	r, _, err := Start(ctx, l, StartOptions{Out: &out, Binary: bin, Student: "test", Timeout: labTimeout})
 	if err != nil {
 		t.Fatalf("start: %v\n%s", err, out.String())
 	}
@@ -64,37 +74,62 @@ func runLesson(t *testing.T, l *Lesson, bin string) {
 		}
 	})
 	for i := range l.Spec.Steps {
-		if _, err := r.RunStep(ctx, i); err != nil {
-			t.Fatalf("%v\n%s", err, out.String())
+		st := &l.Spec.Steps[i]
+		if !t.Run(stepTestName(st.Name), func(t *testing.T) {
+			if why := Unmet(st.Requires); why != "" {
+				t.Skipf("step %s not run: %s", st.Name, why)
+			}
+			if _, err := r.RunStep(ctx, i); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+		}) {
+			t.Fatalf("step %s failed: the later steps and the exercises need it", st.Name)
 		}
 	}
 	for i := range l.Spec.Exercises {
 		ex := &l.Spec.Exercises[i]
-		if why := Unmet(ex.Requires); why != "" {
-			t.Logf("exercise %s not run: %s", ex.Name, why)
-			continue
-		}
-		res, err := r.Check(ctx, ex)
-		if err != nil {
-			t.Fatalf("exercise %s: check before the solution: %v", ex.Name, err)
-		}
-		if res.Passed {
-			t.Errorf("exercise %s: its check passes before the solution is applied: it checks nothing the student does", ex.Name)
-		}
-		if err := r.Solve(ctx, ex); err != nil {
-			t.Fatalf("%v\n%s", err, out.String())
-		}
-		res, err = r.Check(ctx, ex)
-		if err != nil {
-			t.Fatalf("exercise %s: check after the solution: %v", ex.Name, err)
-		}
-		if !res.Passed {
-			var b bytes.Buffer
-			WriteResult(&b, res)
-			t.Errorf("exercise %s: its check fails after the reference solution:\n%s", ex.Name, b.String())
+		solved := false
+		if !t.Run(exerciseTestName(ex.Name), func(t *testing.T) { runExercise(ctx, t, r, ex, &out, &solved) }) && !solved {
+			t.Fatalf("exercise %s: its solution was not applied, and the later exercises start from the lab it leaves", ex.Name)
 		}
 	}
 	if t.Failed() {
 		t.Logf("lesson output:\n%s", out.String())
 	}
 }
+
+// runExercise checks one exercise both ways: its check fails on the lab as
+// the steps and the earlier exercises left it, and passes after its
+// reference solution. *solved says whether the lab is as the solution
+// leaves it (or untouched, when the exercise is skipped).
+func runExercise(ctx context.Context, t *testing.T, r *Runner, ex *Exercise, out *bytes.Buffer, solved *bool) {
+	if why := Unmet(ex.Requires); why != "" {
+		*solved = true
+		t.Skipf("exercise %s not run: %s", ex.Name, why)
+	}
+	res, err := r.Check(ctx, ex)
+	if err != nil {
+		t.Fatalf("exercise %s: check before the solution: %v", ex.Name, err)
+	}
+	if res.Passed {
+		t.Errorf("exercise %s: its check passes before the solution is applied: it checks nothing the student does", ex.Name)
+	}
+	if err := r.Solve(ctx, ex); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	*solved = true
+	res, err = r.Check(ctx, ex)
+	if err != nil {
+		t.Fatalf("exercise %s: check after the solution: %v", ex.Name, err)
+	}
+	if !res.Passed {
+		var b bytes.Buffer
+		WriteResult(&b, res)
+		t.Errorf("exercise %s: its check fails after the reference solution:\n%s", ex.Name, b.String())
+	}
+}
+
+// stepTestName and exerciseTestName name a lesson's steps and exercises as
+// subtests of TestLessons/LESSON (TestLessonsInVM looks for them).
+func stepTestName(step string) string         { return "step-" + step }
+func exerciseTestName(exercise string) string { return "exercise-" + exercise }

@@ -2,6 +2,7 @@ package workshop
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,8 +17,8 @@ import (
 //	ipvs   the IP Virtual Server (CONFIG_IP_VS, built in or as the ip_vs module)
 //
 // Many kernels (this project's CI machine's among them) have no IPVS; the
-// IPVS parts of a lesson are then skipped, and `svclab vm run` is where
-// they can be tried.
+// IPVS parts of a lesson are then skipped, and svclab's VM (`svclab vm
+// run`, Debian's stock kernel) is where they run: VMCommand.
 var Requirements = []string{"ipvs"}
 
 // checkRequires checks a requires list: known names, each once.
@@ -42,7 +43,7 @@ func Unmet(req []string) string {
 	var why []string
 	for _, r := range req {
 		if r == "ipvs" && !kernelHasIPVS() {
-			why = append(why, "the kernel has no IPVS (no /proc/net/ip_vs and no ip_vs module for "+kernelRelease()+"); `sudo bin/svclab vm run -- …` runs a Debian kernel that has it")
+			why = append(why, "the kernel has no IPVS (no /proc/net/ip_vs and no ip_vs module for "+kernelRelease()+")")
 		}
 	}
 	return strings.Join(why, "; ")
@@ -71,4 +72,50 @@ func kernelRelease() string {
 		return ""
 	}
 	return unix.ByteSliceToString(u.Release[:])
+}
+
+// VMCommand is the command, run from the svclab checkout, that runs the
+// whole lesson (every step, with its expectations checked) in svclab's VM,
+// whose Debian kernel has what Requirements name.
+func VMCommand(l *Lesson) string {
+	return `sudo bin/svclab vm run --share "$PWD:ro" -- svclab workshop start ` + l.Metadata.Name + ` --auto`
+}
+
+// unmetNote is what a skipped step or an exercise that cannot be checked
+// says: why, and where it runs.
+func unmetNote(l *Lesson, why string) string {
+	return why + "; it runs in svclab's VM: " + VMCommand(l)
+}
+
+// WriteUnmet tells, before a lesson's first step, which of its steps and
+// exercises this kernel cannot run, why, and how to run them in svclab's
+// VM. It writes nothing when the kernel has all the lesson requires.
+func WriteUnmet(out io.Writer, l *Lesson) {
+	var parts, whys []string
+	note := func(kind, name string, req []string) {
+		why := Unmet(req)
+		if why == "" {
+			return
+		}
+		parts = append(parts, kind+" "+name)
+		if !slices.Contains(whys, why) {
+			whys = append(whys, why)
+		}
+	}
+	for _, st := range l.Spec.Steps {
+		note("step", st.Name, st.Requires)
+	}
+	for _, ex := range l.Spec.Exercises {
+		note("exercise", ex.Name, ex.Requires)
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\nNot all of this lesson runs on this machine: %s.\n", strings.Join(whys, "; "))
+	writeIndented(out, "Skipped here: "+strings.Join(parts, ", ")+".")
+	fmt.Fprintf(out, "They run in svclab's VM (Debian's stock kernel under qemu; without KVM a step can take a minute or more).\n")
+	fmt.Fprintf(out, "From the svclab checkout, the whole lesson, every step checked:\n")
+	writeIndented(out, VMCommand(l))
+	fmt.Fprintf(out, "Each `svclab vm run` is one command in a fresh VM: to try an exercise there, chain the start, your commands and\n"+
+		"`svclab workshop check EXERCISE` in one `sh -c '…'` after the --.\n")
 }

@@ -25,6 +25,9 @@ type StartOptions struct {
 	Student string
 	Out     io.Writer
 	Binary  string
+	// Timeout bounds how long creating the lab waits for its proxies and
+	// servers (default: the labs package's).
+	Timeout time.Duration
 }
 
 // Student is the default student name: the user who ran sudo, else $USER.
@@ -60,7 +63,7 @@ func Start(ctx context.Context, l *Lesson, opts StartOptions) (*Runner, *State, 
 	if err != nil {
 		return nil, nil, err
 	}
-	lab, took, err := labs.Create(ctx, labFile, labs.Options{Out: opts.Out, Binary: opts.Binary})
+	lab, took, err := labs.Create(ctx, labFile, labs.Options{Out: opts.Out, Binary: opts.Binary, Timeout: opts.Timeout})
 	if err != nil {
 		removeState() //nolint:errcheck // the error that matters is Create's
 		return nil, nil, err

@@ -97,10 +97,10 @@ func (st *State) exercise(name string) *ExerciseState {
 }
 
 // Record counts one attempt at an exercise and, the first time it
-// passes, when.
+// passes, when. A check that could not run on this kernel is no attempt.
 func (st *State) Record(res CheckResult, at time.Time) {
 	e := st.exercise(res.Exercise)
-	if e.Passed {
+	if e.Passed || res.CannotRun {
 		return // attempts after a pass do not count
 	}
 	e.Attempts++
