@@ -106,7 +106,7 @@ var Programs = []Program{
 	{IPTablesNFT, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
 	{IPTablesNFTSave, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
 	{IPTablesNFTRestore, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
-	{NFT, "nftables", []Use{Lab, Proxy}, "the proxy in nftables mode writes its table through knftables, which runs nft; `svclab get leftovers` and --cleanup list and delete it; the conformance scenarios check kind nodes"},
+	{NFT, "nftables", []Use{Lab, Proxy, Workshop}, "the proxy in nftables mode writes its table through knftables, which runs nft; `svclab get leftovers` and --cleanup list and delete it; the conformance scenarios check kind nodes; seed-002's lesson lists the table"},
 	{Conntrack, "conntrack", []Use{Tour, Workshop}, "conntrack -L: the tours show the connections"},
 	{IPSet, "ipset", []Use{Test, Workshop}, "the tests list the ipvs mode's sets (the proxy itself uses netlink)"},
 	{IPVSAdm, "ipvsadm", []Use{Test, Workshop}, "the tests list IPVS services (the proxy itself uses netlink); svclab bench dataplane's probe in ipvs mode"},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/svclab/svclab/labs"
@@ -89,8 +90,12 @@ func (r *Runner) runSvclab(ctx context.Context, argv, keep []string) (ActionOutp
 	}, nil
 }
 
-// withLab adds --lab=NAME to an svclab argv, before a "--" if there is one.
+// withLab adds --lab=NAME to an svclab argv, before a "--" if there is one;
+// the LabFreeCommands get none.
 func withLab(argv []string, lab string) []string {
+	if len(argv) > 0 && slices.Contains(LabFreeCommands, argv[0]) {
+		return argv
+	}
 	flag := "--lab=" + lab
 	for i, a := range argv {
 		if a == "--" {

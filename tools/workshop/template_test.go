@@ -111,11 +111,13 @@ func TestHostProgramsAreDeclared(t *testing.T) {
 	}
 }
 
-// TestWithLab: --lab goes before a "--" (svclab exec HOST -- CMD).
+// TestWithLab: --lab goes before a "--" (svclab exec HOST -- CMD); bench,
+// which builds labs of its own, gets none.
 func TestWithLab(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"apply -f web.yaml", "apply -f web.yaml --lab=l"},
 		{"exec node1 -- ip route", "exec node1 --lab=l -- ip route"},
+		{"bench dataplane --services 20", "bench dataplane --services 20"},
 	} {
 		if got := strings.Join(withLab(strings.Fields(c.in), "l"), " "); got != c.want {
 			t.Errorf("withLab(%s) = %s, want %s", c.in, got, c.want)

@@ -25,13 +25,19 @@ const (
 )
 
 // SvclabCommands are the svclab subcommands a lesson may run (with --lab
-// added): the ones that read or change one lab's workload. A lesson never
-// creates or deletes labs itself (workshop start and reset do).
-var SvclabCommands = []string{"apply", "delete", "describe", "exec", "get", "graph", "leftovers", "logs", "traffic"}
+// added): the ones that read or change one lab's workload, and bench. A
+// lesson never creates or deletes labs itself (workshop start and reset
+// do); bench builds one-node labs of its own and deletes them before it
+// returns, and is run without --lab (see LabFreeCommands).
+var SvclabCommands = []string{"apply", "bench", "delete", "describe", "exec", "get", "graph", "leftovers", "logs", "traffic"}
+
+// LabFreeCommands are the SvclabCommands that do not act on the lesson's
+// lab, and get no --lab.
+var LabFreeCommands = []string{"bench"}
 
 // HostPrograms are the programs a lesson may run in a lab host: the ones
 // internal/hostprog declares for the tours and lessons.
-var HostPrograms = []string{"bridge", "cat", "conntrack", "ip", "ipset", "iptables", "iptables-save", "ipvsadm", "sh"}
+var HostPrograms = []string{"bridge", "cat", "conntrack", "ip", "ipset", "iptables", "iptables-save", "ipvsadm", "nft", "sh"}
 
 var seedPattern = regexp.MustCompile(`^[0-9]{3}$`)
 
