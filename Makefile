@@ -48,10 +48,10 @@ build: ## build the CLI into bin/svclab and the conformance suite into bin/svcla
 root-check:
 	@[ "$$(id -u)" = 0 ] || { echo "this target needs root (network namespaces, iptables): run sudo make $(MAKECMDGOALS)"; exit 1; }
 
-lab-nodeport: root-check deps build ## seed 004 hop by hop: client → HOSTA:30000 → VXLAN → pod on HOSTB, SNAT (CNI=canal|flannel-vxlan|calico-proxyarp, KEEP=1)
+lab-nodeport: root-check deps build ## seed 004 hop by hop: client → HOSTA:30000 → VXLAN → pod on HOSTB, SNAT; the lesson seed-004-nodeport at once (CNI=canal|flannel-vxlan|calico-proxyarp, KEEP=1)
 	@./$(BIN) tour nodeport --cni "$(CNI)"
 
-lab: root-check deps build ## the single-node tour: 3000 connections over 3 pods, the 1/3, 1/2, 1 ladder (KEEP=1 keeps the lab)
+lab: root-check deps build ## the single-node tour, the lesson seed-001-ladder at once: 3000 connections over 3 pods, the 1/3, 1/2, 1 ladder (KEEP=1 keeps the lab)
 	@./$(BIN) tour single-node
 
 lesson: root-check deps build ## a workshop lesson at once, every step live, then its lab deleted (LESSON=name, see svclab workshop list; CNI=, KEEP=1)

@@ -28,7 +28,11 @@ func (l *Lab) Health() string {
 			if ok && st.Error != "" {
 				why += ": " + st.Error
 			}
-			problems = append(problems, fmt.Sprintf("%s: %s is %s", n.Name, proxyPodName(n.Name), why))
+			verb := "is" // "is CrashLoopBackOff: last exit …"
+			if ps.SupervisorGone {
+				verb = "does not run:"
+			}
+			problems = append(problems, fmt.Sprintf("%s: %s %s %s", n.Name, proxyPodName(n.Name), verb, why))
 		case !ps.running():
 			problems = append(problems, n.Name+": proxy not running")
 		case !ok || st.PID != ps.PID:

@@ -138,7 +138,7 @@ func TestProgramsTable(t *testing.T) {
 			t.Errorf("%s: no Debian package", p.Name)
 		}
 	}
-	for _, u := range []Use{Lab, Proxy, Tour, Cluster, Flannel, VM, Test} {
+	for _, u := range []Use{Lab, Proxy, Workshop, Cluster, Flannel, VM, Test} {
 		if len(Needs(u)) == 0 {
 			t.Errorf("use %q needs nothing", u)
 		}
@@ -149,7 +149,7 @@ func TestProgramsTable(t *testing.T) {
 }
 
 // TestMakefileInstallsWhatMakeTestNeeds: `make deps` (APT_PKGS) installs
-// the packages of every program that the labs, the proxy, the tours, the
+// the packages of every program that the labs, the proxy, the lessons, the
 // VM tests and the tests need, and nothing undeclared.
 func TestMakefileInstallsWhatMakeTestNeeds(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(moduleRoot(t), "Makefile"))
@@ -167,7 +167,7 @@ func TestMakefileInstallsWhatMakeTestNeeds(t *testing.T) {
 			t.Errorf("Makefile APT_PKGS installs %s, which no program in hostprog.Programs comes from", p)
 		}
 	}
-	for _, p := range Packages(Lab, Proxy, Tour, VM, Test) {
+	for _, p := range Packages(Lab, Proxy, Workshop, VM, Test) {
 		if !slices.Contains(apt, p) && !slices.Contains(Essential, p) {
 			t.Errorf("Makefile APT_PKGS lacks %s, which make test needs (programs %v)", p, programsOf(p))
 		}

@@ -16,10 +16,8 @@ const (
 	// ipvs mode alike: ipvs mode writes its filter rules with
 	// iptables-restore; IPVS and ipset go through netlink).
 	Proxy Use = "svclab proxy"
-	// Tour is `svclab tour` (make lab, make lab-nodeport): it shows rules,
-	// routes and conntrack entries in the lab's namespaces.
-	Tour Use = "svclab tour"
-	// Workshop is `svclab workshop`: a lesson's steps and checks run these
+	// Workshop is `svclab workshop` and `svclab tour` (make lab, make
+	// lab-nodeport, make lesson): a lesson's steps and checks run these
 	// programs in the lab's namespaces (tools/workshop.HostPrograms).
 	Workshop Use = "svclab workshop"
 	// Cluster is `svclab create cluster` and `svclab kind build-image`: the
@@ -95,10 +93,10 @@ type Program struct {
 
 // Programs is every external program svclab runs on the host.
 var Programs = []Program{
-	{IP, "iproute2", []Use{Lab, Proxy, Tour, Cluster, Workshop}, "ip netns exec/add/delete: every command in a lab namespace, svclab's dockerd namespace"},
-	{Bridge, "iproute2", []Use{Tour, Workshop}, "bridge fdb: the VXLAN forwarding entries the nodeport tour shows"},
-	{IPTables, "iptables", []Use{Lab, Proxy, Tour, Workshop}, "the proxy's version probe and chain checks; the tours show chains"},
-	{IPTablesSave, "iptables", []Use{Lab, Proxy, Tour, Workshop}, "the proxy reads its rules back; the tours and scenarios show them"},
+	{IP, "iproute2", []Use{Lab, Proxy, Cluster, Workshop}, "ip netns exec/add/delete: every command in a lab namespace, svclab's dockerd namespace"},
+	{Bridge, "iproute2", []Use{Workshop}, "bridge fdb and bridge link: the VXLAN forwarding entries and cni0's ports seed 004's lesson shows"},
+	{IPTables, "iptables", []Use{Lab, Proxy, Workshop}, "the proxy's version probe and chain checks; the lessons show chains"},
+	{IPTablesSave, "iptables", []Use{Lab, Proxy, Workshop}, "the proxy reads its rules back; the lessons and scenarios show them"},
 	{IPTablesRestore, "iptables", []Use{Lab, Proxy}, "the proxy writes its rules in one iptables-restore --noflush call"},
 	{IPTablesLegacy, "iptables", []Use{Lab}, "the proxy with iptablesBackend: legacy"},
 	{IPTablesLegacySave, "iptables", []Use{Lab}, "the proxy with iptablesBackend: legacy"},
@@ -107,7 +105,7 @@ var Programs = []Program{
 	{IPTablesNFTSave, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
 	{IPTablesNFTRestore, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
 	{NFT, "nftables", []Use{Lab, Proxy, Workshop}, "the proxy in nftables mode writes its table through knftables, which runs nft; `svclab get leftovers` and --cleanup list and delete it; the conformance scenarios check kind nodes; seed-002's lesson lists the table"},
-	{Conntrack, "conntrack", []Use{Tour, Workshop}, "conntrack -L: the tours show the connections"},
+	{Conntrack, "conntrack", []Use{Workshop}, "conntrack -L: the lessons show the connections"},
 	{IPSet, "ipset", []Use{Test, Workshop}, "the tests list the ipvs mode's sets (the proxy itself uses netlink)"},
 	{IPVSAdm, "ipvsadm", []Use{Test, Workshop}, "the tests list IPVS services (the proxy itself uses netlink); svclab bench dataplane's probe in ipvs mode"},
 	{Modprobe, "kmod", nil, "modprobe -q ip_vs, br_netfilter, dummy: best effort, the kernel call after it says"},
@@ -115,8 +113,8 @@ var Programs = []Program{
 	{Sysctl, "procps", nil, "the labs' plans print their steps as `ip netns exec NS sysctl -qw …` for a reader to replay (svclab itself writes /proc/sys)"},
 	{Curl, "curl", []Use{Test}, "the tests fetch from pods and metrics endpoints"},
 	{Getent, "libc-bin", []Use{Test}, "the cluster DNS tests resolve names in lab hosts through libc, as a pod's program does (getent hosts)"},
-	{Sh, "dash", []Use{Tour, Workshop}, "sh -c: a tour's pipelines, `svclab edit configmap`'s $EDITOR"},
-	{Cat, "coreutils", []Use{Tour, Workshop}, "cat /proc/sys/…: the nodeport tour shows a sysctl in a namespace"},
+	{Sh, "dash", []Use{Workshop}, "sh -c: a lesson's pipelines, `svclab edit configmap`'s $EDITOR"},
+	{Cat, "coreutils", []Use{Workshop}, "cat /proc/sys/…: a lesson shows a sysctl in a namespace"},
 	{Chroot, "coreutils", []Use{Cluster}, "the node image's root filesystem is set up with chroot"},
 	{Tar, "tar", []Use{Cluster}, "the node root filesystem is packed as rootfs.tar"},
 	{Ldd, "libc-bin", []Use{Cluster}, "the component images check that a binary is static"},

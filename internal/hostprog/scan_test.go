@@ -39,7 +39,6 @@ var execCalls = map[string]int{
 	"lab.Command":          1,
 	"l.Run":                1,
 	"lab.Run":              1,
-	"g.show":               2,  // tools/tour: (host, keep, args…)
 	"Lab.Command":          1,  // tools/workshop (r.Lab.Command): a lesson's (host, argv…)
 	"hostCommand":          -1, // labs/kind/cni: (ctx, hostRoot, argv…), a kind node's program (chroot)
 	"containerExec":        -1,
@@ -64,8 +63,7 @@ var dynamicSites = map[string]struct {
 	"labs/kind/dockerhost/daemon.go:Daemon.NetnsCommand": {why: "wrapper (d.NetnsCommand)"},
 	"internal/vm/apt.go:runCmd":                          {why: "wrapper (runCmd)"},
 	"scenarios/kit/lab.go:Lab.Run":                       {why: "wrapper (l.Run, lab.Run)"},
-	"tools/tour/tour.go:guide.show":                      {why: "wrapper (g.show)"},
-	"tools/workshop/run.go:Runner.runHost":               {programs: []string{Bridge, Cat, Conntrack, IP, IPSet, IPTables, IPTablesSave, IPVSAdm, Sh}, why: "a lesson's host commands: the lesson decoder accepts only workshop.HostPrograms"},
+	"tools/workshop/run.go:Runner.runHost":               {programs: []string{Bridge, Cat, Conntrack, IP, IPSet, IPTables, IPTablesSave, IPVSAdm, NFT, Sh}, why: "a lesson's host commands: the lesson decoder accepts only workshop.HostPrograms"},
 	"tools/workshop/run.go:Runner.runSvclab":             {why: "svclab itself: a lesson's svclab actions (--lab added)"},
 	"internal/hostprog/ensure.go:lookPath":               {why: "Ensure looks the declared programs up"},
 	"internal/hostprog/ensure.go:run":                    {programs: []string{AptGet}, why: "Ensure's apt-get update and install"},

@@ -4,80 +4,74 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
-
-	"github.com/svclab/svclab/internal/hostprog"
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/tools/tour"
 	"github.com/svclab/svclab/tools/workshop"
 )
 
+// The tours are workshop lessons run at once (workshop.Demo): make lab is
+// seed 001's, make lab-nodeport seed 004's.
+const (
+	singleNodeLesson = "seed-001-ladder"
+	nodePortLesson   = "seed-004-nodeport"
+)
+
 func newTour() *cobra.Command {
-	opts := tour.Options{Out: os.Stdout} // a terminal gets colours
-	cmd := &cobra.Command{Use: "tour", Short: "Guided walk-throughs: bring up a lab, send traffic, show what the kernel did"}
-	single := &cobra.Command{
-		Use:   "single-node",
-		Short: "Seed 001's nginx over 3 pods: the 1/3, 1/2, 1 probability ladder",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return tourRun(cmd, func(ctx context.Context) error { return tour.SingleNode(ctx, opts) })
-		},
+	var keep bool
+	var cni, lessonsDir string
+	cmd := &cobra.Command{
+		Use:   "tour",
+		Short: "Guided walk-throughs: a workshop lesson run at once, every step live and its output checked, then the lab deleted",
 	}
-	var cni string
-	nodeport := &cobra.Command{
-		Use:   "nodeport [--cni canal|flannel-vxlan|calico-proxyarp]",
-		Short: "Seed 004: a NodePort request from an outside client, across nodes over VXLAN, SNATed, hop by hop",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return tourRun(cmd, func(ctx context.Context) error { return tour.NodePort(ctx, opts, cni) })
-		},
+	cmd.PersistentFlags().BoolVar(&keep, "keep", os.Getenv("KEEP") == "1", "keep the lab running at the end (also KEEP=1): svclab workshop check, then svclab workshop reset")
+	cmd.PersistentFlags().StringVar(&cni, "cni", os.Getenv("CNI"), "the lab's CNI: canal, flannel-vxlan or calico-proxyarp (default: the lesson's; also CNI=)")
+	cmd.PersistentFlags().StringVar(&lessonsDir, "lessons", "", "the lessons' folder (default: clusters/lessons of the checkout)")
+	run := func(cmd *cobra.Command, lesson string) error {
+		return runTourLesson(cmd, lessonsDir, lesson, cni, keep)
 	}
-	nodeport.Flags().StringVar(&cni, "cni", os.Getenv("CNI"), "CNI variant: canal (the article's), flannel-vxlan or calico-proxyarp (also CNI=)")
-	cmd.AddCommand(nodeport)
-	var lessonCNI, lessonsDir string
-	lesson := &cobra.Command{
-		Use:   "lesson LESSON [--cni X] [--keep]",
-		Short: "A workshop lesson (clusters/lessons) run at once: every step live, its output checked, then the lab deleted",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := lessonsDir
-			if dir == "" && !isPath(args[0]) {
-				d, err := workshop.LessonsDir()
-				if err != nil {
-					return err
-				}
-				dir = d
-			}
-			l, err := workshop.FindLesson(dir, args[0])
-			if err != nil {
-				return err
-			}
-			return workshopRun(cmd, func(ctx context.Context) error {
-				out := cmd.OutOrStdout()
-				fmt.Fprintf(out, "svclab tour — lesson %s: %s\n", l.Metadata.Name, l.Spec.Title)
-				workshop.WriteVersionNotes(out, l)
-				return workshop.Demo(ctx, l, workshop.StartOptions{CNI: lessonCNI, Out: out}, opts.Keep)
-			})
+	cmd.AddCommand(
+		&cobra.Command{
+			Use:   "lesson LESSON",
+			Short: "A workshop lesson (clusters/lessons) run at once",
+			Args:  cobra.ExactArgs(1),
+			RunE:  func(cmd *cobra.Command, args []string) error { return run(cmd, args[0]) },
 		},
-	}
-	lesson.Flags().StringVar(&lessonCNI, "cni", os.Getenv("CNI"), "the lab's CNI (default: the lesson's; also CNI=)")
-	lesson.Flags().StringVar(&lessonsDir, "lessons", "", "the lessons' folder (default: clusters/lessons of the checkout)")
-	cmd.AddCommand(lesson)
-	cmd.PersistentFlags().BoolVar(&opts.Keep, "keep", os.Getenv("KEEP") == "1", "keep the lab running at the end (also KEEP=1)")
-	cmd.AddCommand(single)
+		&cobra.Command{
+			Use:   "single-node",
+			Short: "Seed 001's nginx over 3 pods: the 1/3, 1/2, 1 probability ladder (lesson " + singleNodeLesson + ")",
+			Args:  cobra.NoArgs,
+			RunE:  func(cmd *cobra.Command, _ []string) error { return run(cmd, singleNodeLesson) },
+		},
+		&cobra.Command{
+			Use:   "nodeport",
+			Short: "Seed 004: a NodePort request from an outside client, across nodes over VXLAN, SNATed, hop by hop (lesson " + nodePortLesson + ")",
+			Args:  cobra.NoArgs,
+			RunE:  func(cmd *cobra.Command, _ []string) error { return run(cmd, nodePortLesson) },
+		},
+	)
 	return cmd
 }
 
-// tourRun runs a tour with a context that Ctrl-C and SIGTERM cancel: the
-// tour then deletes its lab before it returns.
-func tourRun(cmd *cobra.Command, run func(context.Context) error) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := hostprog.Ensure(ctx, cmd.OutOrStdout(), append(hostprog.Needs(hostprog.Lab), hostprog.Needs(hostprog.Tour)...)...); err != nil {
+// runTourLesson finds the lesson (a name in the lessons' folder, or a
+// path) and runs it at once; Ctrl-C deletes its lab.
+func runTourLesson(cmd *cobra.Command, lessonsDir, name, cni string, keep bool) error {
+	dir := lessonsDir
+	if dir == "" && !isPath(name) {
+		d, err := workshop.LessonsDir()
+		if err != nil {
+			return err
+		}
+		dir = d
+	}
+	l, err := workshop.FindLesson(dir, name)
+	if err != nil {
 		return err
 	}
-	return run(ctx)
+	return workshopRun(cmd, func(ctx context.Context) error {
+		out := cmd.OutOrStdout()
+		fmt.Fprintf(out, "svclab tour — lesson %s: %s\n", l.Metadata.Name, l.Spec.Title)
+		workshop.WriteVersionNotes(out, l)
+		return workshop.Demo(ctx, l, workshop.StartOptions{CNI: cni, Out: out}, keep)
+	})
 }

@@ -74,13 +74,43 @@ func (f LabFacts) HostIP(host string) (string, error) {
 
 // VTEPIP is a node's VXLAN device address.
 func (f LabFacts) VTEPIP(node string) (string, error) {
-	plan, err := network.PlanLab(f.Lab.Topology)
+	v, err := f.vtep(node)
 	if err != nil {
 		return "", err
 	}
+	return v.Addr.String(), nil
+}
+
+// VXLANDevice is a node's VXLAN device: flannel.1, or vxlan.calico.
+func (f LabFacts) VXLANDevice(node string) (string, error) {
+	v, err := f.vtep(node)
+	return v.Device, err
+}
+
+// VNI is a node's VXLAN network identifier.
+func (f LabFacts) VNI(node string) (int, error) {
+	v, err := f.vtep(node)
+	return v.VNI, err
+}
+
+// VXLANPort is a node's VXLAN UDP port.
+func (f LabFacts) VXLANPort(node string) (int, error) {
+	v, err := f.vtep(node)
+	return v.Port, err
+}
+
+// CNI is the lab's CNI.
+func (f LabFacts) CNI() string { return string(f.Lab.Topology.Spec.CNI) }
+
+// vtep is a node's VXLAN device as the lab's network plan makes it.
+func (f LabFacts) vtep(node string) (network.VTEP, error) {
+	plan, err := network.PlanLab(f.Lab.Topology)
+	if err != nil {
+		return network.VTEP{}, err
+	}
 	h, ok := plan.Host(node)
 	if !ok || h.Node == nil || !h.Node.VTEP.Addr.IsValid() {
-		return "", fmt.Errorf("lab %s: no node %q with a VXLAN device", f.Lab.Name(), node)
+		return network.VTEP{}, fmt.Errorf("lab %s: no node %q with a VXLAN device", f.Lab.Name(), node)
 	}
-	return h.Node.VTEP.Addr.String(), nil
+	return h.Node.VTEP, nil
 }

@@ -42,6 +42,10 @@ type Spec struct {
 	Lab string `json:"lab"`
 	// CNI, when set, replaces the lab file's spec.cni (start --cni wins).
 	CNI string `json:"cni,omitempty"`
+	// CNIs, when set, are the CNIs the lesson is written for (its
+	// templates tell them apart with {{ cni }}): start --cni takes one of
+	// them, and TestLessons runs the lesson on each. CNI must be one.
+	CNIs []string `json:"cnis,omitempty"`
 	// Minutes is how long the lesson takes in class.
 	Minutes int `json:"minutes,omitempty"`
 	// VersionNotes says where the article's kube-proxy differs from

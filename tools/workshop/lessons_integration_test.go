@@ -10,10 +10,12 @@ import (
 
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/network"
 )
 
 // TestLessons runs every lesson under clusters/lessons against the kernel,
-// on one lab per lesson: it creates the lesson's lab, runs every step
+// on one lab per lesson (and per CNI of a lesson's spec.cnis, as
+// TestLessons/LESSON/CNI): it creates the lesson's lab, runs every step
 // checking its expectations against the live output, then for each
 // exercise in order checks that its check FAILS (the lab as the steps and
 // the earlier exercises' solutions left it), applies the reference
@@ -22,6 +24,12 @@ import (
 // otherwise: a correct lab fails one such check in at most a million runs.
 func TestLessons(t *testing.T) {
 	roottest.Require(t, "builds each lesson's lab from network namespaces")
+	host := roottest.SnapshotHost()
+	t.Cleanup(func() {
+		if diff := host.Diff(roottest.SnapshotHost()); diff != "" {
+			t.Errorf("the lessons changed the host's root namespace:\n%s", diff)
+		}
+	})
 	bin := roottest.SharedBinary(t)
 	t.Setenv("SVCLAB_WORKSHOP_DIR", t.TempDir())
 	entries, err := os.ReadDir(lessonsDir(t))
@@ -37,7 +45,13 @@ func TestLessons(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runLesson(t, l, bin)
+			if len(l.Spec.CNIs) == 0 {
+				runLesson(t, l, bin, "")
+				return
+			}
+			for _, cni := range l.Spec.CNIs {
+				t.Run(cni, func(t *testing.T) { runLesson(t, l, bin, cni) })
+			}
 		})
 	}
 }
@@ -52,12 +66,13 @@ const (
 	lessonTimeout = 20 * time.Minute
 )
 
-// runLesson runs one lesson both ways on a fresh lab and deletes it.
-func runLesson(t *testing.T, l *Lesson, bin string) {
+// runLesson runs one lesson both ways on a fresh lab (of the given CNI, ""
+// for the lesson's) and deletes it.
+func runLesson(t *testing.T, l *Lesson, bin, cni string) {
 	ctx, cancel := context.WithTimeout(context.Background(), lessonTimeout)
 	defer cancel()
 	var out bytes.Buffer
-	r, _, err := Start(ctx, l, StartOptions{Out: &out, Binary: bin, Student: "test", Timeout: labTimeout})
+	r, _, err := Start(ctx, l, StartOptions{Out: &out, Binary: bin, Student: "test", Timeout: labTimeout, CNI: cni})
 	if err != nil {
 		t.Fatalf("start: %v\n%s", err, out.String())
 	}
@@ -71,6 +86,9 @@ func runLesson(t *testing.T, l *Lesson, bin string) {
 					t.Errorf("lab %s still listed after reset", n)
 				}
 			}
+		}
+		if ns, _ := network.Namespaces(r.Lab.Name()); len(ns) != 0 {
+			t.Errorf("reset left the lab's namespaces: %v", ns)
 		}
 	})
 	for i := range l.Spec.Steps {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,9 @@ func Start(ctx context.Context, l *Lesson, opts StartOptions) (*Runner, *State, 
 	cni := opts.CNI
 	if cni == "" {
 		cni = l.Spec.CNI
+	}
+	if len(l.Spec.CNIs) > 0 && !slices.Contains(l.Spec.CNIs, cni) {
+		return nil, nil, fmt.Errorf("lesson %s is written for the CNIs %s, not %q", l.Metadata.Name, strings.Join(l.Spec.CNIs, ", "), cni)
 	}
 	labFile, err := writeLabFile(l, cni)
 	if err != nil {

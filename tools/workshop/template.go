@@ -21,8 +21,15 @@ type Facts interface {
 	PodIP(pod string) (string, error)
 	// HostIP is the address of a node or client on its LAN.
 	HostIP(host string) (string, error)
-	// VTEPIP is a node's VXLAN (flannel.1) address.
+	// VTEPIP is a node's VXLAN device's address.
 	VTEPIP(node string) (string, error)
+	// VXLANDevice, VNI and VXLANPort are a node's VXLAN device's name
+	// (flannel.1, vxlan.calico), network identifier and UDP port.
+	VXLANDevice(node string) (string, error)
+	VNI(node string) (int, error)
+	VXLANPort(node string) (int, error)
+	// CNI is the lab's CNI (flannel-vxlan, calico-proxyarp, canal).
+	CNI() string
 }
 
 // maxExpansion bounds one template's expansion.
@@ -36,6 +43,8 @@ const maxExpansion = 64 << 10
 //	xlbChain NS NAME PORT PROTO      KUBE-SVL-… (externalTrafficPolicy/internalTrafficPolicy Local)
 //	sepChain NS NAME PORT PROTO POD TARGETPORT   KUBE-SEP-… of one endpoint
 //	clusterIP NS NAME, nodePort NS NAME PORT, podIP POD, nodeIP HOST, hostIP HOST, vtepIP NODE
+//	vxlanDevice NODE, vni NODE, vxlanPort NODE   the node's VXLAN device
+//	cni                              the lab's CNI, for {{ if eq cni "flannel-vxlan" }}…{{ else }}…{{ end }}
 //	re S                             S with regexp metacharacters escaped
 //
 // PORT is the Service port's name ("" for an unnamed port), PROTO tcp,
@@ -78,11 +87,15 @@ func templateFuncs(f Facts) template.FuncMap {
 		"nodePort": func(ns, name string, port any) (int, error) {
 			return f.NodePort(ns, name, fmt.Sprint(port))
 		},
-		"podIP":  f.PodIP,
-		"nodeIP": f.HostIP,
-		"hostIP": f.HostIP,
-		"vtepIP": f.VTEPIP,
-		"re":     regexp.QuoteMeta,
+		"podIP":       f.PodIP,
+		"nodeIP":      f.HostIP,
+		"hostIP":      f.HostIP,
+		"vtepIP":      f.VTEPIP,
+		"vxlanDevice": f.VXLANDevice,
+		"vni":         f.VNI,
+		"vxlanPort":   f.VXLANPort,
+		"cni":         f.CNI,
+		"re":          regexp.QuoteMeta,
 	}
 }
 
@@ -146,3 +159,7 @@ func (placeholderFacts) NodePort(string, string, string) (int, error) { return 3
 func (placeholderFacts) PodIP(string) (string, error)                 { return "10.244.1.2", nil }
 func (placeholderFacts) HostIP(string) (string, error)                { return "192.168.16.73", nil }
 func (placeholderFacts) VTEPIP(string) (string, error)                { return "10.244.1.0", nil }
+func (placeholderFacts) VXLANDevice(string) (string, error)           { return "flannel.1", nil }
+func (placeholderFacts) VNI(string) (int, error)                      { return 1, nil }
+func (placeholderFacts) VXLANPort(string) (int, error)                { return 8472, nil }
+func (placeholderFacts) CNI() string                                  { return "canal" }

@@ -36,7 +36,11 @@ func (fakeFacts) HostIP(host string) (string, error) {
 	return map[string]string{"hosta": "192.168.16.73", "hostb": "192.168.16.139", "client": "192.168.55.230"}[host], nil
 }
 
-func (fakeFacts) VTEPIP(string) (string, error) { return "10.100.40.0", nil }
+func (fakeFacts) VTEPIP(string) (string, error)      { return "10.100.40.0", nil }
+func (fakeFacts) VXLANDevice(string) (string, error) { return "flannel.1", nil }
+func (fakeFacts) VNI(string) (int, error)            { return 1, nil }
+func (fakeFacts) VXLANPort(string) (int, error)      { return 8472, nil }
+func (fakeFacts) CNI() string                        { return "canal" }
 
 // TestExpandUpstreamVectors: the chain functions give upstream
 // kube-proxy's names (pkg/proxy/iptables' known vectors).

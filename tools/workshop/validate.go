@@ -69,6 +69,17 @@ func (l *Lesson) validate(src string) error {
 	if s.CNI != "" && !slices.Contains(topology.CNIs(), topology.CNI(s.CNI)) {
 		return fieldErr(src, "spec.cni", s.CNI, "want one of %v", topology.CNIs())
 	}
+	for k, c := range s.CNIs {
+		if !slices.Contains(topology.CNIs(), topology.CNI(c)) {
+			return fieldErr(src, fmt.Sprintf("spec.cnis[%d]", k), c, "want one of %v", topology.CNIs())
+		}
+		if slices.Contains(s.CNIs[:k], c) {
+			return fieldErr(src, fmt.Sprintf("spec.cnis[%d]", k), c, "named twice")
+		}
+	}
+	if len(s.CNIs) > 0 && !slices.Contains(s.CNIs, s.CNI) {
+		return fieldErr(src, "spec.cni", s.CNI, "want one of spec.cnis %v", s.CNIs)
+	}
 	if s.Minutes < 0 || s.Minutes > maxMinutes {
 		return fieldErr(src, "spec.minutes", fmt.Sprint(s.Minutes), "want 0..%d", maxMinutes)
 	}

@@ -40,7 +40,8 @@ func TestLessonsInVM(t *testing.T) {
 }
 
 // ipvsLessons returns the lessons that have steps or exercises requiring
-// IPVS, and those parts' full subtest names (TestLessons/LESSON/step-NAME).
+// IPVS, and those parts' full subtest names (TestLessons/LESSON/step-NAME,
+// or TestLessons/LESSON/CNI/step-NAME for a lesson with spec.cnis).
 func ipvsLessons(t *testing.T) (lessons, parts []string) {
 	t.Helper()
 	entries, err := os.ReadDir(lessonsDir(t))
@@ -55,16 +56,24 @@ func ipvsLessons(t *testing.T) (lessons, parts []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		prefix := "TestLessons/" + e.Name() + "/"
-		var mine []string
-		for _, st := range l.Spec.Steps {
-			if slices.Contains(st.Requires, "ipvs") {
-				mine = append(mine, prefix+stepTestName(st.Name))
+		prefixes := []string{"TestLessons/" + e.Name() + "/"}
+		if len(l.Spec.CNIs) > 0 {
+			prefixes = nil
+			for _, cni := range l.Spec.CNIs {
+				prefixes = append(prefixes, "TestLessons/"+e.Name()+"/"+cni+"/")
 			}
 		}
-		for _, ex := range l.Spec.Exercises {
-			if slices.Contains(ex.Requires, "ipvs") {
-				mine = append(mine, prefix+exerciseTestName(ex.Name))
+		var mine []string
+		for _, prefix := range prefixes {
+			for _, st := range l.Spec.Steps {
+				if slices.Contains(st.Requires, "ipvs") {
+					mine = append(mine, prefix+stepTestName(st.Name))
+				}
+			}
+			for _, ex := range l.Spec.Exercises {
+				if slices.Contains(ex.Requires, "ipvs") {
+					mine = append(mine, prefix+exerciseTestName(ex.Name))
+				}
 			}
 		}
 		if len(mine) > 0 {

@@ -26,7 +26,7 @@ func literal(ctx context.Context) {
 	exec.Command(hostprog.Debootstrap)
 	exec.Command(name)
 	process.Start(process.Spec{Args: []string{"spec"}})
-	g.show("host", nil, "shown", "-a")
+	lab.Run("host", "shown", "-a")
 	d.Command("subcommand")
 }
 
