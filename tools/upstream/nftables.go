@@ -78,19 +78,8 @@ func UpstreamNFTables(c *Case) (*knftables.Fake, string, error) {
 	if len(c.Options.ServiceCIDRs) > 0 {
 		proxier.OnServiceCIDRsChanged(c.Options.ServiceCIDRs)
 	}
-	if c.Node.Labels != nil {
-		proxier.OnTopologyChange(c.Node.Labels)
-	}
-	for _, s := range c.Services {
-		proxier.OnServiceAdd(s.DeepCopy())
-	}
-	for _, s := range c.EndpointSlices {
-		proxier.OnEndpointSliceAdd(s.DeepCopy())
-	}
-	proxier.OnServiceSynced()
-	proxier.OnEndpointSlicesSynced()
-	if strings.Contains(log.String(), "Sync failed") {
-		return fake, log.String(), fmt.Errorf("upstream sync failed:\n%s", log.String())
+	if err := feed(proxier, c, log.String); err != nil {
+		return fake, log.String(), err
 	}
 	return fake, log.String(), nil
 }
@@ -160,23 +149,9 @@ func SvclabNFTOptions(o Options) (nftables.Options, error) {
 			opts.ServiceCIDRs = append(opts.ServiceCIDRs, p)
 		}
 	}
-	cidrs, err := nodePortCIDRs(o)
-	if err != nil {
-		return opts, err
-	}
-	for _, c := range cidrs {
-		p, err := netip.ParsePrefix(c)
-		if err != nil {
-			return opts, fmt.Errorf("options.nodePortAddresses: %w", err)
-		}
-		opts.NodePortCIDRs = append(opts.NodePortCIDRs, p)
-	}
-	addrs, err := resolveNodePortAddresses(cidrs)
-	if err != nil {
-		return opts, err
-	}
-	opts.NodePortAddresses = addrs
-	return opts, nil
+	var err error
+	opts.NodePortCIDRs, opts.NodePortAddresses, err = nodePortOptions(o)
+	return opts, err
 }
 
 // NormalizeNFTDump sorts each run of "add element" lines of a

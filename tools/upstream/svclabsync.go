@@ -87,23 +87,28 @@ func SvclabOptions(o Options) (iptables.Options, error) {
 	case o.BridgeInterface != "":
 		opts.LocalDetector = iptables.DetectLocalByBridgeInterface(o.BridgeInterface)
 	}
+	var err error
+	opts.NodePortCIDRs, opts.NodePortAddresses, err = nodePortOptions(o)
+	return opts, err
+}
+
+// nodePortOptions resolves options.nodePortAddresses into the renderers'
+// two fields: the CIDRs, and this host's addresses inside them.
+func nodePortOptions(o Options) ([]netip.Prefix, []netip.Addr, error) {
 	cidrs, err := nodePortCIDRs(o)
 	if err != nil {
-		return opts, err
+		return nil, nil, err
 	}
+	var prefixes []netip.Prefix
 	for _, c := range cidrs {
 		p, err := netip.ParsePrefix(c)
 		if err != nil {
-			return opts, fmt.Errorf("options.nodePortAddresses: %w", err)
+			return nil, nil, fmt.Errorf("options.nodePortAddresses: %w", err)
 		}
-		opts.NodePortCIDRs = append(opts.NodePortCIDRs, p)
+		prefixes = append(prefixes, p)
 	}
 	addrs, err := resolveNodePortAddresses(cidrs)
-	if err != nil {
-		return opts, err
-	}
-	opts.NodePortAddresses = addrs
-	return opts, nil
+	return prefixes, addrs, err
 }
 
 // resolveNodePortAddresses gives the IPv4 interface addresses inside the

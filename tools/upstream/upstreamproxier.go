@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/client-go/tools/events"
 	sysctltest "k8s.io/component-helpers/node/util/sysctl/testing"
 	"k8s.io/klog/v2"
@@ -86,21 +88,41 @@ func UpstreamTables(c *Case) (*iptablestest.FakeIPTables, string, error) {
 	if err != nil {
 		return nil, log.String(), fmt.Errorf("upstream NewProxier: %w", err)
 	}
-	if c.Node.Labels != nil {
-		proxier.OnTopologyChange(c.Node.Labels)
-	}
-	for _, s := range c.Services {
-		proxier.OnServiceAdd(s.DeepCopy())
-	}
-	for _, s := range c.EndpointSlices {
-		proxier.OnEndpointSliceAdd(s.DeepCopy())
-	}
-	proxier.OnServiceSynced()
-	proxier.OnEndpointSlicesSynced()
-	if strings.Contains(log.String(), "Sync failed") {
-		return fake, log.String(), fmt.Errorf("upstream sync failed:\n%s", log.String())
+	if err := feed(proxier, c, log.String); err != nil {
+		return fake, log.String(), err
 	}
 	return fake, log.String(), nil
+}
+
+// caseHandler is what feed calls on an upstream proxier (iptables or
+// nftables): its informer event handlers.
+type caseHandler interface {
+	OnTopologyChange(map[string]string)
+	OnServiceAdd(*corev1.Service)
+	OnEndpointSliceAdd(*discoveryv1.EndpointSlice)
+	OnServiceSynced()
+	OnEndpointSlicesSynced()
+}
+
+// feed gives an upstream proxier the case's node labels, Services and
+// EndpointSlices as its informers would, then both "synced" calls (the
+// second runs the sync); a "Sync failed" in the proxier's log is the error.
+func feed(p caseHandler, c *Case, log func() string) error {
+	if c.Node.Labels != nil {
+		p.OnTopologyChange(c.Node.Labels)
+	}
+	for _, s := range c.Services {
+		p.OnServiceAdd(s.DeepCopy())
+	}
+	for _, s := range c.EndpointSlices {
+		p.OnEndpointSliceAdd(s.DeepCopy())
+	}
+	p.OnServiceSynced()
+	p.OnEndpointSlicesSynced()
+	if strings.Contains(log(), "Sync failed") {
+		return fmt.Errorf("upstream sync failed:\n%s", log())
+	}
+	return nil
 }
 
 // nodePortCIDRs resolves "primary" as kube-proxy's server does: this node's
