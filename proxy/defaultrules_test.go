@@ -47,7 +47,7 @@ func TestDefaultConfigRulesGolden(t *testing.T) {
 		Ports:       []discoveryv1.EndpointPort{{Name: &name, Protocol: &tcp, Port: &port}},
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.81.180"}, NodeName: &other}},
 	}
-	got := r.Render(model.Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice}, "hosta")).Payload
+	got := r.Render(model.Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{slice}, "hosta")).Payload()
 
 	path := filepath.Join("testdata", "default_config_nodeport.golden")
 	if *update {

@@ -102,7 +102,7 @@ func TestSetUpIPTablesKernel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			payload := string(r.Render(model.Build(nil, nil, "node1")).Payload)
+			payload := string(r.Render(model.Build(nil, nil, "node1")).Payload())
 			firewall := strings.Contains(payload, `-A KUBE-FIREWALL -m comment --comment "block incoming localnet connections" -d 127.0.0.0/8 ! -s 127.0.0.0/8`)
 			unrestricted := strings.Contains(payload, nodePortsJump+" -j KUBE-NODEPORTS\n")
 			restricted := strings.Contains(payload, nodePortsJump+" ! -d 127.0.0.0/8 -j KUBE-NODEPORTS\n")

@@ -211,7 +211,7 @@ func checkRenders(t *testing.T, st *labstore.State, node string) {
 		t.Fatal(err)
 	}
 	res := r.Render(model.Build(st.Services, st.EndpointSlices, node))
-	if err := iptablestest.NewFakeRunner().Restore(res.Payload); err != nil {
+	if err := iptablestest.NewFakeRunner().Restore(res.Payload()); err != nil {
 		t.Fatalf("node %s: the rendered rules do not restore: %v", node, err)
 	}
 }

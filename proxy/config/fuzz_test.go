@@ -128,7 +128,7 @@ func checkConfig(t *testing.T, c config.Config) {
 		t.Fatalf("a valid config gives no iptables renderer: %v", err)
 	}
 	res := r.Render(model.Build(nil, nil, "node"))
-	if err := iptablestest.NewFakeRunner().Restore(res.Payload); err != nil {
+	if err := iptablestest.NewFakeRunner().Restore(res.Payload()); err != nil {
 		t.Fatalf("the fixed rules of a valid config do not restore: %v", err)
 	}
 }

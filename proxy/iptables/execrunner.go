@@ -120,6 +120,32 @@ func (r *ExecRunner) Restore(payload []byte) error {
 	return nil
 }
 
+// RestoreResult implements ResultRestorer: the same iptables-restore call
+// as Restore, with the result's parts streamed to its stdin (joined only
+// to name the offending line when it is rejected).
+func (r *ExecRunner) RestoreResult(res *Result) error {
+	bin := r.backend.binary("iptables-restore")
+	cmd := r.command(bin, slices.Concat(waitArgs, []string{"--noflush", "--counters"})...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return NewRestoreError(bin, nil, res.Payload(), err)
+	}
+	_, werr := res.WriteTo(stdin)
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		return NewRestoreError(bin, out.Bytes(), res.Payload(), err)
+	}
+	if werr != nil {
+		return NewRestoreError(bin, out.Bytes(), res.Payload(), werr)
+	}
+	return nil
+}
+
 // Save implements Runner.
 func (r *ExecRunner) Save(table string) ([]byte, error) {
 	bin := r.backend.binary("iptables-save")

@@ -133,12 +133,17 @@ func TestGoldenFullSync(t *testing.T) {
 			if !res.FullSync {
 				t.Error("first render of a renderer must be a full sync")
 			}
-			checkGolden(t, c.name, res.Payload)
-			checkAllJumpTargetsDeclared(t, res.Payload)
+			checkGolden(t, c.name, res.Payload())
+			checkAllJumpTargetsDeclared(t, res.Payload())
+			// What Sync streams to iptables-restore is the same payload.
+			var streamed bytes.Buffer
+			if n, err := res.WriteTo(&streamed); err != nil || n != int64(res.Bytes()) || !bytes.Equal(streamed.Bytes(), res.Payload()) {
+				t.Errorf("WriteTo wrote %d bytes (err %v), Bytes() is %d: not the joined payload", n, err, res.Bytes())
+			}
 
 			// The kernel (here the fake) must accept it.
 			fake := iptablestest.NewFakeRunner()
-			if err := fake.Restore(res.Payload); err != nil {
+			if err := fake.Restore(res.Payload()); err != nil {
 				t.Fatalf("fake iptables-restore rejected the payload: %v", err)
 			}
 		})

@@ -164,24 +164,34 @@ func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 
 			// A rejected payload leaves the rules as they were.
 			before := saveTables(t, runner)
-			bad := string(newRenderer(t, opts).Render(c.snapshot()).Payload)
+			bad := string(newRenderer(t, opts).Render(c.snapshot()).Payload())
 			const badRule = "-A KUBE-SERVICES -j KUBE-SVC-DOESNOTEXIST0000"
 			natCommit := strings.LastIndex(bad, "COMMIT\n")
 			bad = bad[:natCommit] + badRule + "\n" + bad[natCommit:]
-			err = runner.Restore([]byte(bad))
-			var re *iptables.RestoreError
-			if !errors.As(err, &re) {
-				t.Fatalf("bad payload: want a RestoreError, got %v", err)
-			}
-			badLine := strings.Count(bad[:natCommit], "\n") + 1
-			if re.Line != badLine && re.Line != badLine+1 { // nf_tables blames the COMMIT after it
-				t.Errorf("RestoreError.Line = %d, want %d or %d: %v", re.Line, badLine, badLine+1, re)
-			}
-			if !slices.ContainsFunc(re.Context, func(l iptables.PayloadLine) bool { return l.Text == badRule }) {
-				t.Errorf("RestoreError.Context %v does not show the bad rule", re.Context)
-			}
-			if after := saveTables(t, runner); after != before {
-				t.Errorf("a rejected payload changed the rules:\n%s", lineDiff(before, after))
+			// Whole (Restore), and streamed in three parts (RestoreResult,
+			// what Sync uses), split inside lines.
+			third := len(bad) / 3
+			for how, restore := range map[string]func() error{
+				"Restore": func() error { return runner.Restore([]byte(bad)) },
+				"RestoreResult": func() error {
+					return runner.RestoreResult(iptables.ResultOfParts([]byte(bad[:third]), []byte(bad[third:2*third]), []byte(bad[2*third:])))
+				},
+			} {
+				err = restore()
+				var re *iptables.RestoreError
+				if !errors.As(err, &re) {
+					t.Fatalf("%s of a bad payload: want a RestoreError, got %v", how, err)
+				}
+				badLine := strings.Count(bad[:natCommit], "\n") + 1
+				if re.Line != badLine && re.Line != badLine+1 { // nf_tables blames the COMMIT after it
+					t.Errorf("%s: RestoreError.Line = %d, want %d or %d: %v", how, re.Line, badLine, badLine+1, re)
+				}
+				if !slices.ContainsFunc(re.Context, func(l iptables.PayloadLine) bool { return l.Text == badRule }) {
+					t.Errorf("%s: RestoreError.Context %v does not show the bad rule", how, re.Context)
+				}
+				if after := saveTables(t, runner); after != before {
+					t.Errorf("%s: a rejected payload changed the rules:\n%s", how, lineDiff(before, after))
+				}
 			}
 
 			// A forced full sync deletes stale service chains, keeps the

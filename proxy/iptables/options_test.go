@@ -83,7 +83,7 @@ func TestOptionsShapeTheFixedRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRenderer(t, c.opts)
-			payload := string(r.Render(clusterIPService(1).snapshot()).Payload)
+			payload := string(r.Render(clusterIPService(1).snapshot()).Payload())
 			for _, s := range c.contains {
 				if !strings.Contains(payload, s) {
 					t.Errorf("payload lacks %q:\n%s", s, payload)

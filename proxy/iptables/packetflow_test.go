@@ -195,7 +195,7 @@ func TestPacketFlowUpstreamOverall(t *testing.T) {
 	opts := testOptions()
 	upstreamOverallOptions(&opts)
 	fake := iptablestest.NewFakeRunner()
-	if err := fake.Restore(newRenderer(t, opts).Render(upstreamOverallCluster().snapshot()).Payload); err != nil {
+	if err := fake.Restore(newRenderer(t, opts).Render(upstreamOverallCluster().snapshot()).Payload()); err != nil {
 		t.Fatal(err)
 	}
 	tracer := &iptablestest.Tracer{Dump: fake.Dump(), NodeIPs: []netip.Addr{netip.MustParseAddr("192.168.0.2")}}

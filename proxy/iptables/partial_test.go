@@ -37,8 +37,8 @@ func threeServices() cluster {
 // applyOrFail restores res on fake and confirms it to the renderer.
 func applyOrFail(t *testing.T, fake *iptablestest.FakeRunner, r *iptables.Renderer, res *iptables.Result) {
 	t.Helper()
-	if err := fake.Restore(res.Payload); err != nil {
-		t.Fatalf("restore (full=%v) failed: %v\n%s", res.FullSync, err, res.Payload)
+	if err := fake.Restore(res.Payload()); err != nil {
+		t.Fatalf("restore (full=%v) failed: %v\n%s", res.FullSync, err, res.Payload())
 	}
 	r.Applied(res)
 }
@@ -58,7 +58,7 @@ func assertSameAsFreshFullSync(t *testing.T, fake *iptablestest.FakeRunner, opts
 			}
 		}
 	}
-	if err := fresh.Restore(renderer.Render(snap).Payload); err != nil {
+	if err := fresh.Restore(renderer.Render(snap).Payload()); err != nil {
 		t.Fatalf("fresh full sync rejected: %v", err)
 	}
 	for _, table := range []string{iptables.TableFilter, iptables.TableNAT} {
@@ -88,7 +88,7 @@ func TestPartialSyncAfterOneEndpointChanged(t *testing.T) {
 	if !slices.Equal(res.DeletedChains, []string{oldSEP}) {
 		t.Errorf("DeletedChains = %v, want [%s]", res.DeletedChains, oldSEP)
 	}
-	checkGolden(t, "partial_endpoint_changed", res.Payload)
+	checkGolden(t, "partial_endpoint_changed", res.Payload())
 	applyOrFail(t, fake, r, res)
 	assertSameAsFreshFullSync(t, fake, testOptions(), c.snapshot())
 }
@@ -113,7 +113,7 @@ func TestPartialSyncAfterServiceDeleted(t *testing.T) {
 	if !slices.Equal(res.DeletedChains, wantDeleted) {
 		t.Errorf("DeletedChains = %v, want %v", res.DeletedChains, wantDeleted)
 	}
-	checkGolden(t, "partial_service_deleted", res.Payload)
+	checkGolden(t, "partial_service_deleted", res.Payload())
 	applyOrFail(t, fake, r, res)
 	assertSameAsFreshFullSync(t, fake, testOptions(), c.snapshot())
 }
@@ -128,11 +128,11 @@ func TestPartialSyncWithoutChangesWritesOnlySharedChains(t *testing.T) {
 	if res.FullSync || res.ChangedServicePorts != 0 || len(res.DeletedChains) != 0 {
 		t.Fatalf("FullSync=%v Changed=%d Deleted=%v, want an empty partial sync", res.FullSync, res.ChangedServicePorts, res.DeletedChains)
 	}
-	if strings.Contains(string(res.Payload), ":KUBE-SVC-") || strings.Contains(string(res.Payload), ":KUBE-SEP-") {
-		t.Errorf("unchanged service chains were rewritten:\n%s", res.Payload)
+	if strings.Contains(string(res.Payload()), ":KUBE-SVC-") || strings.Contains(string(res.Payload()), ":KUBE-SEP-") {
+		t.Errorf("unchanged service chains were rewritten:\n%s", res.Payload())
 	}
-	if !strings.Contains(string(res.Payload), "-A KUBE-SERVICES -m comment --comment \"default/db:sql cluster IP\"") {
-		t.Errorf("KUBE-SERVICES must be rewritten whole, with the unchanged services too:\n%s", res.Payload)
+	if !strings.Contains(string(res.Payload()), "-A KUBE-SERVICES -m comment --comment \"default/db:sql cluster IP\"") {
+		t.Errorf("KUBE-SERVICES must be rewritten whole, with the unchanged services too:\n%s", res.Payload())
 	}
 	if res.ServicePorts != 3 || res.Endpoints != 5 || res.NATChains != 9 {
 		t.Errorf("counts: ServicePorts=%d Endpoints=%d NATChains=%d, want 3, 5, 9", res.ServicePorts, res.Endpoints, res.NATChains)
@@ -240,7 +240,7 @@ func TestLargeClusterModeDropsEndpointCommentsAndForcesFullSync(t *testing.T) {
 	if !res.FullSync || !res.LargeCluster {
 		t.Fatalf("FullSync=%v LargeCluster=%v, want both when crossing the threshold", res.FullSync, res.LargeCluster)
 	}
-	text := string(res.Payload)
+	text := string(res.Payload())
 	if strings.Contains(text, " -> 10.") {
 		t.Error("large cluster mode must drop the per-endpoint \"svc -> ep\" comments")
 	}

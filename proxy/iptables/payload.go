@@ -1,7 +1,6 @@
 package iptables
 
 import (
-	"bytes"
 	"slices"
 )
 
@@ -131,8 +130,12 @@ func (r *Renderer) assemble(res *Result, writeChains []bool) {
 	}
 	parts = append(parts, deletedRules.b, r.natFooter.b)
 
-	// bytes.Join sizes the payload exactly and does not zero it first.
-	res.Payload = bytes.Join(parts, nil)
+	// The result keeps its own copy of the list (a slice header per part);
+	// the parts themselves are never written again.
+	res.parts = slices.Clone(parts)
+	for _, p := range parts {
+		res.size += len(p)
+	}
 	clear(parts)
 	r.parts = parts[:0]
 }

@@ -31,10 +31,25 @@ func Sync(runner Runner, renderer *Renderer, snap *model.Snapshot) (*Result, err
 		}
 	}
 	res := renderer.Render(snap)
-	if err := runner.Restore(res.Payload); err != nil {
+	if err := restore(runner, res); err != nil {
 		renderer.Reset()
 		return res, fmt.Errorf("sync of %d service ports (full=%v): %w", res.ServicePorts, res.FullSync, err)
 	}
 	renderer.Applied(res)
 	return res, nil
+}
+
+// ResultRestorer is a Runner that takes a Result whole and streams its
+// payload (ExecRunner): the payload is never joined into one buffer.
+type ResultRestorer interface {
+	RestoreResult(res *Result) error
+}
+
+// restore applies res through runner: streamed when runner is a
+// ResultRestorer, else as one joined payload.
+func restore(runner Runner, res *Result) error {
+	if rr, ok := runner.(ResultRestorer); ok {
+		return rr.RestoreResult(res)
+	}
+	return runner.Restore(res.Payload())
 }

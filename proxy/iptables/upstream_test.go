@@ -200,7 +200,7 @@ func TestUpstreamOverallRules(t *testing.T) {
 	opts := testOptions()
 	upstreamOverallOptions(&opts)
 	res := newRenderer(t, opts).Render(upstreamOverallCluster().snapshot())
-	got := strings.ReplaceAll(string(res.Payload), "0x00004000", "0x4000")
+	got := strings.ReplaceAll(string(res.Payload()), "0x00004000", "0x4000")
 
 	want, have := chainsOf(upstreamOverallExpected), chainsOf(got)
 	for key, rules := range want {

@@ -47,7 +47,15 @@ func (r *recordingIPTables) RestoreAll(data []byte, _ utiliptables.FlushFlag, _ 
 // size, the counterpart of recordingIPTables.
 type recordingRunner struct{ bytes int }
 
-func (r *recordingRunner) Restore(payload []byte) error       { r.bytes = len(payload); return nil }
+func (r *recordingRunner) Restore(payload []byte) error { r.bytes = len(payload); return nil }
+
+// RestoreResult records the size of the payload svclab's ExecRunner would
+// stream to iptables-restore, as upstream's recording fake records its
+// buffer's: neither is parsed, neither side's bytes are copied again.
+func (r *recordingRunner) RestoreResult(res *iptables.Result) error {
+	r.bytes = res.Bytes()
+	return nil
+}
 func (r *recordingRunner) Save(string) ([]byte, error)        { return nil, nil }
 func (r *recordingRunner) EnsureJump(iptables.JumpRule) error { return nil }
 func (r *recordingRunner) HasRandomFully() bool               { return true }
