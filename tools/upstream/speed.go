@@ -151,10 +151,24 @@ func (s *svclabPath) cold(svcs []*corev1.Service, slices []*discoveryv1.Endpoint
 	return s.sync()
 }
 
-// full is the forced full sync (the loop's ForceFullSync).
+// full is the forced full sync (the loop's ForceFullSync) from the
+// tracker's state: every rule rewritten, from the fragments cached for
+// service ports that did not change (the canary's and a failed sync's
+// full sync, as upstream's forceSyncProxyRules).
 func (s *svclabPath) full() error {
 	s.renderer.Reset()
 	return s.sync()
+}
+
+// resync is svclab's hourly full resync (and the one after the source
+// lost changes): the loop lists everything again into the tracker
+// (Replace: every service port rebuilt, new pointers, so the renderer
+// compares each by content), then the forced full sync. Upstream's full
+// sync has no such step: it rewrites the rules from its change trackers'
+// maps as they are.
+func (s *svclabPath) resync(svcs []*corev1.Service, slices []*discoveryv1.EndpointSlice) error {
+	s.tracker.Replace(svcs, slices)
+	return s.full()
 }
 
 // changed is one EndpointSlice update, event to payload.
