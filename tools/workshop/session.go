@@ -29,6 +29,8 @@ type StartOptions struct {
 	// Timeout bounds how long creating the lab waits for its proxies and
 	// servers (default: the labs package's).
 	Timeout time.Duration
+	// Tour marks the lesson as run by Demo (see State.Tour).
+	Tour bool
 }
 
 // Student is the default student name: the user who ran sudo, else $USER.
@@ -67,23 +69,27 @@ func Start(ctx context.Context, l *Lesson, opts StartOptions) (*Runner, *State, 
 	if err != nil {
 		return nil, nil, err
 	}
+	student := opts.Student
+	if student == "" {
+		student = Student()
+	}
+	// The state is recorded before the lab is made, so that a start killed
+	// half way leaves a lesson that reset (or, for a tour, the next tour)
+	// ends, deleting whatever of the lab was made.
+	st := &State{Lesson: l.Metadata.Name, LessonDir: l.Dir, Lab: l.Metadata.Name, CNI: cni, Student: student,
+		Started: time.Now().UTC().Truncate(time.Second), Cursor: -1, Tour: opts.Tour}
+	for _, ex := range l.Spec.Exercises {
+		st.exercise(ex.Name)
+	}
+	if err := st.Save(); err != nil {
+		return nil, nil, err
+	}
 	lab, took, err := labs.Create(ctx, labFile, labs.Options{Out: opts.Out, Binary: opts.Binary, Timeout: opts.Timeout})
 	if err != nil {
 		removeState() //nolint:errcheck // the error that matters is Create's
 		return nil, nil, err
 	}
 	fmt.Fprintf(opts.Out, "lab %s is up in %s\n", lab.Name(), took.Round(time.Millisecond))
-	student := opts.Student
-	if student == "" {
-		student = Student()
-	}
-	st := &State{Lesson: l.Metadata.Name, LessonDir: l.Dir, Lab: lab.Name(), CNI: cni, Student: student, Started: time.Now().UTC().Truncate(time.Second), Cursor: -1}
-	for _, ex := range l.Spec.Exercises {
-		st.exercise(ex.Name)
-	}
-	if err := st.Save(); err != nil {
-		return nil, nil, errors.Join(err, labs.Delete(lab.Name()))
-	}
 	return &Runner{Lesson: l, Lab: lab, Binary: opts.Binary, Out: opts.Out}, st, nil
 }
 
@@ -203,11 +209,31 @@ func Reset() (string, error) {
 	return st.Lab, removeState()
 }
 
+// endUnfinishedTour resets the workshop when the lesson in progress is a
+// tour's (one that was killed, or kept with --keep): a tour replaces it. A
+// student's lesson in progress is left alone (Start then refuses).
+func endUnfinishedTour(out io.Writer) error {
+	st, err := LoadState()
+	if err != nil || !st.Tour {
+		return nil
+	}
+	if out == nil {
+		out = io.Discard
+	}
+	fmt.Fprintf(out, "an earlier tour of %s did not end (lab %s): deleting it first\n", st.Lesson, st.Lab)
+	_, err = Reset()
+	return err
+}
+
 // Demo runs a whole lesson at once, as a tour: it starts the lesson, runs
 // every step live (the first failing expectation ends it), lists the
 // exercises, and resets the workshop (deleting the lab) unless keep, and
 // always when a step fails or ctx ends.
 func Demo(ctx context.Context, l *Lesson, opts StartOptions, keep bool) (err error) {
+	if err := endUnfinishedTour(opts.Out); err != nil {
+		return err
+	}
+	opts.Tour = true
 	r, st, err := Start(ctx, l, opts)
 	if err != nil {
 		return err

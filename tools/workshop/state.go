@@ -22,6 +22,10 @@ type State struct {
 	CNI       string    `json:"cni,omitempty"`
 	Student   string    `json:"student"`
 	Started   time.Time `json:"started"`
+	// Tour is set when the lesson runs as a tour (Demo: svclab tour, make
+	// lab, make lab-nodeport): the next tour ends one that did not finish
+	// (killed, its terminal closed) instead of refusing to start.
+	Tour bool `json:"tour,omitempty"`
 	// Cursor is the step shown last (-1 before the first); StepsDone how
 	// many steps have run and passed, in order.
 	Cursor    int             `json:"cursor"`

@@ -58,3 +58,55 @@ func TestIntegrationTours(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationTourAfterAKilledTour: a tour killed half way (SIGKILL, a
+// closed terminal) leaves its lab; the next tour deletes it, saying so,
+// and runs; then nothing is left.
+func TestIntegrationTourAfterAKilledTour(t *testing.T) {
+	roottest.Require(t, "builds the tour's lab from network namespaces")
+	bin := roottest.SharedBinary(t)
+	root := filepath.Dir(filepath.Dir(lessonsDir(t)))
+	env := append(os.Environ(), "SVCLAB_WORKSHOP_DIR="+t.TempDir(), "KEEP=", "CNI=")
+	t.Cleanup(func() {
+		cmd := exec.Command(bin, "workshop", "reset")
+		cmd.Env = env
+		cmd.Run() //nolint:errcheck // best effort: the test has failed already if anything is left
+	})
+
+	first := exec.Command(bin, "tour", "single-node")
+	first.Dir, first.Env = root, env
+	stdout, err := first.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill it once it has shown its second step: the lab is up, the
+	// workload applied.
+	var seen strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(seen.String(), "Step 2/") {
+		n, err := stdout.Read(buf)
+		seen.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("the first tour ended before step 2: %v\n%s", err, seen.String())
+		}
+	}
+	first.Process.Kill()
+	first.Wait() //nolint:errcheck // killed
+	if ns, _ := network.Namespaces("seed-001-ladder"); len(ns) == 0 {
+		t.Fatal("the killed tour left no lab: the test did not kill it half way")
+	}
+
+	again := exec.Command(bin, "tour", "single-node")
+	again.Dir, again.Env = root, env
+	out, err := again.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the tour after a killed one: %v\n%s", err, out)
+	}
+	mustContain(t, string(out), "an earlier tour of seed-001-ladder did not end (lab seed-001-ladder): deleting it first", "lab seed-001-ladder deleted")
+	if ns, _ := network.Namespaces("seed-001-ladder"); len(ns) != 0 {
+		t.Errorf("namespaces left: %v", ns)
+	}
+}
