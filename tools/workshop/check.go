@@ -43,7 +43,7 @@ func (l *Lesson) Exercise(name string) (*Exercise, bool) {
 // Service is a fail: the student has not made it yet).
 func (r *Runner) Check(ctx context.Context, ex *Exercise) (CheckResult, error) {
 	if why := Unmet(ex.Requires); why != "" {
-		return CheckResult{Exercise: ex.Name, CannotRun: true, Why: "this exercise cannot be done here: " + unmetNote(r.Lesson, why)}, nil
+		return CheckResult{Exercise: ex.Name, CannotRun: true, Why: "this exercise cannot be done here: " + unmetNote(r.Lesson, ex.Requires)}, nil
 	}
 	res := CheckResult{Exercise: ex.Name, Passed: true}
 	for i, c := range ex.Check {

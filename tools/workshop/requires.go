@@ -14,12 +14,15 @@ import (
 // Requirements are what a step or exercise may require of the kernel
 // (Step.Requires, Exercise.Requires):
 //
-//	ipvs   the IP Virtual Server (CONFIG_IP_VS, built in or as the ip_vs module)
+//	ipvs    the IP Virtual Server (CONFIG_IP_VS, built in or as the ip_vs module)
+//	native  not inside svclab's VM (SVCLAB_VM=1): for steps whose output is
+//	        timings, which there would be the VM's (under TCG, an
+//	        emulator's), not the machine's
 //
 // Many kernels (this project's CI machine's among them) have no IPVS; the
 // IPVS parts of a lesson are then skipped, and svclab's VM (`svclab vm
 // run`, Debian's stock kernel) is where they run: VMCommand.
-var Requirements = []string{"ipvs"}
+var Requirements = []string{"ipvs", "native"}
 
 // checkRequires checks a requires list: known names, each once.
 func checkRequires(src, field string, req []string) error {
@@ -44,6 +47,9 @@ func Unmet(req []string) string {
 	for _, r := range req {
 		if r == "ipvs" && !kernelHasIPVS() {
 			why = append(why, "the kernel has no IPVS (no /proc/net/ip_vs and no ip_vs module for "+kernelRelease()+")")
+		}
+		if r == "native" && os.Getenv("SVCLAB_VM") == "1" {
+			why = append(why, "this is svclab's VM (SVCLAB_VM=1): its timings would be the VM's, not this machine's")
 		}
 	}
 	return strings.Join(why, "; ")
@@ -82,21 +88,33 @@ func VMCommand(l *Lesson) string {
 }
 
 // unmetNote is what a skipped step or an exercise that cannot be checked
-// says: why, and where it runs.
-func unmetNote(l *Lesson, why string) string {
-	return why + "; it runs in svclab's VM: " + VMCommand(l)
+// says: why, and, when svclab's VM has what this kernel lacks, how to run
+// it there.
+func unmetNote(l *Lesson, req []string) string {
+	why := Unmet(req)
+	if inVM(req) {
+		why += "; it runs in svclab's VM: " + VMCommand(l)
+	}
+	return why
+}
+
+// inVM reports whether req is unmet here for want of IPVS, which svclab's
+// VM has.
+func inVM(req []string) bool {
+	return slices.Contains(req, "ipvs") && Unmet([]string{"ipvs"}) != ""
 }
 
 // WriteUnmet tells, before a lesson's first step, which of its steps and
-// exercises this kernel cannot run, why, and how to run them in svclab's
-// VM. It writes nothing when the kernel has all the lesson requires.
+// exercises this kernel cannot run for want of IPVS, and how to run them
+// in svclab's VM. It writes nothing when the kernel has IPVS (other unmet
+// requirements are said at their step).
 func WriteUnmet(out io.Writer, l *Lesson) {
 	var parts, whys []string
 	note := func(kind, name string, req []string) {
-		why := Unmet(req)
-		if why == "" {
+		if !inVM(req) {
 			return
 		}
+		why := Unmet([]string{"ipvs"})
 		parts = append(parts, kind+" "+name)
 		if !slices.Contains(whys, why) {
 			whys = append(whys, why)

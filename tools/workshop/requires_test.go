@@ -72,3 +72,22 @@ func TestCannotRunIsNoAttempt(t *testing.T) {
 		t.Errorf("after a check that could not run: %+v, want no attempt", *e)
 	}
 }
+
+// TestUnmetNative: a step that requires native timings is skipped inside
+// svclab's VM, without pointing to the VM as where it runs.
+func TestUnmetNative(t *testing.T) {
+	t.Setenv("SVCLAB_VM", "")
+	if why := Unmet([]string{"native"}); why != "" {
+		t.Errorf("outside the VM: Unmet(native) = %q", why)
+	}
+	t.Setenv("SVCLAB_VM", "1")
+	why := Unmet([]string{"native"})
+	if !strings.Contains(why, "svclab's VM") {
+		t.Errorf("inside the VM: Unmet(native) = %q, want the reason", why)
+	}
+	l := &Lesson{}
+	l.Metadata.Name = "demo"
+	if note := unmetNote(l, []string{"native"}); strings.Contains(note, VMCommand(l)) {
+		t.Errorf("the note for a native step sends the student to the VM: %q", note)
+	}
+}

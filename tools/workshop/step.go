@@ -27,7 +27,7 @@ func (r *Runner) RunStep(ctx context.Context, i int) (string, error) {
 	fmt.Fprintf(w, "\n%s\n", StepHeading(r.Lesson, i))
 	writeIndented(w, strings.TrimRight(st.Explain, "\n"))
 	if why := Unmet(st.Requires); why != "" {
-		fmt.Fprintf(w, "   (skipped here: %s)\n", unmetNote(r.Lesson, why))
+		fmt.Fprintf(w, "   (skipped here: %s)\n", unmetNote(r.Lesson, st.Requires))
 		return b.String(), nil
 	}
 	var outputs []string
