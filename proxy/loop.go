@@ -49,7 +49,9 @@ type Loop struct {
 	tracker  *model.Tracker
 	listed   bool
 	lastFull time.Time
-	// forceFull makes the next sync a full one (the canary went missing).
+	// forceFull makes the next sync rewrite every rule (the canary went
+	// missing), from the tracker as it is, as upstream's
+	// forceSyncProxyRules does.
 	forceFull bool
 }
 
@@ -144,15 +146,18 @@ func (l *Loop) checkCanary() {
 
 // syncOnce is one sync:
 //
-//  1. bring the tracker up to date: a full List on the first sync, on a
-//     full resync (FullSyncPeriod, a missing canary) and when the source
-//     lost changes; otherwise only the changes the source saw;
+//  1. bring the tracker up to date: a full List on the first sync, every
+//     FullSyncPeriod (svclab's safety net; upstream relies on its
+//     informers) and when the source lost changes; otherwise only the
+//     changes the source saw;
 //  2. take the snapshot (only changed services rebuilt);
-//  3. on a full resync tell the backend to rewrite everything; sync.
+//  3. every FullSyncPeriod and when the canary went missing, tell the
+//     backend to rewrite every rule; sync.
 func (l *Loop) syncOnce() Outcome {
 	start := time.Now()
-	full := l.forceFull || time.Since(l.lastFull) >= l.FullSyncPeriod
-	gen, err := l.updateTracker(full)
+	relist := time.Since(l.lastFull) >= l.FullSyncPeriod
+	full := relist || l.forceFull
+	gen, err := l.updateTracker(relist)
 	if err != nil {
 		l.Log.Error("reading services failed", "err", err)
 		return Outcome{Duration: time.Since(start), Err: err}
@@ -168,7 +173,10 @@ func (l *Loop) syncOnce() Outcome {
 		return out
 	}
 	if full {
-		l.forceFull, l.lastFull = false, start
+		l.forceFull = false
+	}
+	if relist {
+		l.lastFull = start
 	}
 	out.HealthChecks = healthChecks(snap)
 	l.Log.Info("synced", "mode", l.Backend.Mode(), "full", stats.Full, "servicePorts", stats.ServicePorts,

@@ -150,6 +150,8 @@ func TestLoopFullResyncEveryFullSyncPeriod(t *testing.T) {
 	}
 }
 
+// TestLoopFullResyncWhenTheCanaryIsGone: a missing canary forces a full
+// rewrite of the rules, without listing the source again.
 func TestLoopFullResyncWhenTheCanaryIsGone(t *testing.T) {
 	src, be := newTrackingSource(), &fullSyncBackend{}
 	ch := startLoop(t, &Loop{Source: src, Backend: be, SyncPeriod: 50 * time.Millisecond})
@@ -158,11 +160,17 @@ func TestLoopFullResyncWhenTheCanaryIsGone(t *testing.T) {
 	if n := be.forcedCount(); n != 1 {
 		t.Fatalf("%d forced full syncs before the canary went, want 1", n)
 	}
+	lists := src.listCount()
 	be.mu.Lock()
 	be.canaryMissing = true
 	be.mu.Unlock()
 	next(t, ch)
 	if n := be.forcedCount(); n != 2 {
 		t.Errorf("%d forced full syncs after the canary went, want 2", n)
+	}
+	// The kernel lost the rules, not the tracker its objects: the rewrite
+	// comes from the tracker, as upstream's forceSyncProxyRules.
+	if n := src.listCount(); n != lists {
+		t.Errorf("the canary's full sync listed the source (%d Lists, was %d)", n, lists)
 	}
 }
