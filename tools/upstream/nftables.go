@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	upstreamnft "k8s.io/kubernetes/pkg/proxy/nftables"
-	proxyutil "k8s.io/kubernetes/pkg/proxy/util"
 	"sigs.k8s.io/knftables"
 
 	"github.com/svclab/svclab/proxy/model"
@@ -41,15 +40,7 @@ func UpstreamNFTables(c *Case) (*knftables.Fake, string, error) {
 	defer klog.ClearLogger()
 	ctx := klog.NewContext(context.Background(), logger)
 
-	detector := proxyutil.NewNoOpLocalDetector()
-	switch {
-	case c.Options.InterfaceNamePrefix != "":
-		detector = proxyutil.NewDetectLocalByInterfaceNamePrefix(c.Options.InterfaceNamePrefix)
-	case c.Options.BridgeInterface != "":
-		detector = proxyutil.NewDetectLocalByBridgeInterface(c.Options.BridgeInterface)
-	case c.Options.ClusterCIDR != "":
-		detector = proxyutil.NewDetectLocalByCIDR(c.Options.ClusterCIDR)
-	}
+	detector := localDetector(c.Options)
 	nodePortAddresses, err := nodePortCIDRs(c.Options)
 	if err != nil {
 		return nil, "", err

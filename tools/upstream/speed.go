@@ -63,7 +63,7 @@ func (r *recordingRunner) HasRandomFully() bool               { return true }
 // upstreamIPTablesProxier is upstream's real iptables proxier behind a
 // recordingIPTables; nothing synced yet.
 type upstreamIPTablesProxier struct {
-	p   *upstreamiptables.Proxier
+	upstreamEvents
 	ipt *recordingIPTables
 }
 
@@ -80,12 +80,23 @@ func newUpstreamIPTables() (*upstreamIPTablesProxier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("upstream iptables NewProxier: %w", err)
 	}
-	return &upstreamIPTablesProxier{p: p, ipt: ipt}, nil
+	return &upstreamIPTablesProxier{upstreamEvents{p}, ipt}, nil
+}
+
+// upstreamEvents drives either upstream proxier through its informer
+// handlers.
+type upstreamEvents struct{ p upstreamProxier }
+
+// upstreamProxier is what upstreamEvents calls: the handlers feed uses,
+// and the update one.
+type upstreamProxier interface {
+	caseHandler
+	OnEndpointSliceUpdate(old, new *discoveryv1.EndpointSlice)
 }
 
 // cold feeds every object through the informer handlers and runs the
 // first sync (the Synced calls).
-func (u *upstreamIPTablesProxier) cold(svcs []*corev1.Service, slices []*discoveryv1.EndpointSlice) {
+func (u upstreamEvents) cold(svcs []*corev1.Service, slices []*discoveryv1.EndpointSlice) {
 	for _, s := range svcs {
 		u.p.OnServiceAdd(s)
 	}
@@ -98,7 +109,7 @@ func (u *upstreamIPTablesProxier) cold(svcs []*corev1.Service, slices []*discove
 
 // full is upstream's forced full sync (forceSyncProxyRules: needFullSync,
 // then syncProxyRules, which OnEndpointSlicesSynced calls directly).
-func (u *upstreamIPTablesProxier) full() error {
+func (u upstreamEvents) full() error {
 	if err := setField(u.p, "needFullSync", true); err != nil {
 		return err
 	}
@@ -107,7 +118,7 @@ func (u *upstreamIPTablesProxier) full() error {
 }
 
 // changed is one EndpointSlice update, event to payload.
-func (u *upstreamIPTablesProxier) changed(old, new *discoveryv1.EndpointSlice) {
+func (u upstreamEvents) changed(old, new *discoveryv1.EndpointSlice) {
 	u.p.OnEndpointSliceUpdate(old, new)
 	u.p.OnEndpointSlicesSynced()
 }
@@ -179,9 +190,7 @@ func (s *svclabPath) changed(new *discoveryv1.EndpointSlice) error {
 
 // upstreamNFTablesProxier is upstream's real nftables proxier with its
 // nftables interface swapped for knftables.Fake.
-type upstreamNFTablesProxier struct {
-	p *upstreamnft.Proxier
-}
+type upstreamNFTablesProxier struct{ upstreamEvents }
 
 func newUpstreamNFTables() (*upstreamNFTablesProxier, error) {
 	p, err := upstreamnft.NewProxier(quietContext(), corev1.IPv4Protocol, 30*time.Second, 0, false, 14,
@@ -194,31 +203,7 @@ func newUpstreamNFTables() (*upstreamNFTablesProxier, error) {
 	if err := setField(p, "nftables", knftables.Interface(fake)); err != nil {
 		return nil, err
 	}
-	return &upstreamNFTablesProxier{p: p}, nil
-}
-
-func (u *upstreamNFTablesProxier) cold(svcs []*corev1.Service, slices []*discoveryv1.EndpointSlice) {
-	for _, s := range svcs {
-		u.p.OnServiceAdd(s)
-	}
-	for _, s := range slices {
-		u.p.OnEndpointSliceAdd(s)
-	}
-	u.p.OnServiceSynced()
-	u.p.OnEndpointSlicesSynced()
-}
-
-func (u *upstreamNFTablesProxier) full() error {
-	if err := setField(u.p, "needFullSync", true); err != nil {
-		return err
-	}
-	u.p.OnEndpointSlicesSynced()
-	return nil
-}
-
-func (u *upstreamNFTablesProxier) changed(old, new *discoveryv1.EndpointSlice) {
-	u.p.OnEndpointSliceUpdate(old, new)
-	u.p.OnEndpointSlicesSynced()
+	return &upstreamNFTablesProxier{upstreamEvents{p}}, nil
 }
 
 // setField sets the unexported field name of the struct p points to: the

@@ -55,15 +55,7 @@ func UpstreamTables(c *Case) (*iptablestest.FakeIPTables, string, error) {
 	if c.Options.ConntrackTCPBeLiberal {
 		sysctl.Settings[sysctlNFConntrackTCPLiberal] = 1
 	}
-	detector := proxyutil.NewNoOpLocalDetector()
-	switch {
-	case c.Options.InterfaceNamePrefix != "":
-		detector = proxyutil.NewDetectLocalByInterfaceNamePrefix(c.Options.InterfaceNamePrefix)
-	case c.Options.BridgeInterface != "":
-		detector = proxyutil.NewDetectLocalByBridgeInterface(c.Options.BridgeInterface)
-	case c.Options.ClusterCIDR != "":
-		detector = proxyutil.NewDetectLocalByCIDR(c.Options.ClusterCIDR)
-	}
+	detector := localDetector(c.Options)
 	nodePortAddresses, err := nodePortCIDRs(c.Options)
 	if err != nil {
 		return nil, "", err
@@ -92,6 +84,20 @@ func UpstreamTables(c *Case) (*iptablestest.FakeIPTables, string, error) {
 		return fake, log.String(), err
 	}
 	return fake, log.String(), nil
+}
+
+// localDetector is the local-traffic detector the case's options name,
+// as kube-proxy's server picks it (none: no detection).
+func localDetector(o Options) proxyutil.LocalTrafficDetector {
+	switch {
+	case o.InterfaceNamePrefix != "":
+		return proxyutil.NewDetectLocalByInterfaceNamePrefix(o.InterfaceNamePrefix)
+	case o.BridgeInterface != "":
+		return proxyutil.NewDetectLocalByBridgeInterface(o.BridgeInterface)
+	case o.ClusterCIDR != "":
+		return proxyutil.NewDetectLocalByCIDR(o.ClusterCIDR)
+	}
+	return proxyutil.NewNoOpLocalDetector()
 }
 
 // caseHandler is what feed calls on an upstream proxier (iptables or
