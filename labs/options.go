@@ -16,13 +16,24 @@ type Options struct {
 	Binary string
 	// Out receives progress lines (default: discarded).
 	Out io.Writer
-	// Timeout bounds how long an operation waits for proxies and servers.
+	// Timeout bounds how long an operation waits for proxies and servers
+	// (default DefaultTimeout).
 	Timeout time.Duration
 	// RestartBackoff is the supervisors' restart back-off for the processes
 	// started (zero fields: the kubelet's 10 s, 5 min, 10 min); tests
 	// shorten it.
 	RestartBackoff process.Backoff
 }
+
+// DefaultTimeout bounds how long a lab operation waits for its proxies to
+// program a change and for its servers to start. It is a bound, not a
+// wait: a failing proxy is reported at once (it crash-loops, or two syncs
+// in a row failed), and a lab on a host kernel takes well under a second.
+// But a lab in svclab's VM runs under TCG, where every program a proxy
+// runs (nft, iptables-restore, ipset) costs 150 ms or more and a proxy's
+// first full sync several seconds; on a loaded 2-core host (CI, two VMs
+// at once) a restart into nftables mode has taken over a minute.
+const DefaultTimeout = 3 * time.Minute
 
 func (o Options) withDefaults() (Options, error) {
 	if o.Binary == "" {
@@ -36,7 +47,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Out = io.Discard
 	}
 	if o.Timeout == 0 {
-		o.Timeout = 60 * time.Second // a bound, not a wait: a lab in a TCG VM needs many seconds
+		o.Timeout = DefaultTimeout
 	}
 	return o, nil
 }

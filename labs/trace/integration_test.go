@@ -37,8 +37,7 @@ func nodePortLab(t *testing.T, cni topology.CNI, mode string) *labs.Lab {
 		t.Fatal(err)
 	}
 	// A bound, not a wait: in the VM under TCG on a loaded host a new
-	// lab's first sync has taken over the default minute (scenarios/kit
-	// ProgramTimeout says the same).
+	// lab's first sync has taken minutes (labs.DefaultTimeout says why).
 	opts := labs.Options{Binary: roottest.SharedBinary(t), Timeout: 5 * time.Minute}
 	l, _, err := labs.Create(context.Background(), file, opts)
 	t.Cleanup(func() {

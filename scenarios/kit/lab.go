@@ -21,11 +21,9 @@ type Lab struct {
 }
 
 // ProgramTimeout bounds how long a lab change waits for its proxies to
-// program it. It is a bound, not a wait: a lab on this kernel takes well
-// under a second, but the IPVS specs run in a VM under TCG, where a
-// loaded 2-core host has made the first sync of a new lab's proxies take
-// over the labs package's default minute.
-const ProgramTimeout = 3 * time.Minute
+// program it: the labs package's bound (see labs.DefaultTimeout, which
+// says why it is minutes).
+const ProgramTimeout = labs.DefaultTimeout
 
 // Options are the lab options of the scenarios: the svclab binary and
 // ProgramTimeout.
