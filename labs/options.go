@@ -30,9 +30,10 @@ type Options struct {
 // wait: a failing proxy is reported at once (it crash-loops, or two syncs
 // in a row failed), and a lab on a host kernel takes well under a second.
 // But a lab in svclab's VM runs under TCG, where every program a proxy
-// runs (nft, iptables-restore, ipset) costs 150 ms or more and a proxy's
-// first full sync several seconds; on a loaded 2-core host (CI, two VMs
-// at once) a restart into nftables mode has taken over a minute.
+// runs (nft, iptables, ipset) costs a tenth of a second or more and a
+// proxy's first full sync 6–8 s even on an idle host. With two VMs at once
+// on the 2-core host, a restart into nftables mode took 47 s here, and in
+// CI's run it went past the former bound of a minute.
 const DefaultTimeout = 3 * time.Minute
 
 func (o Options) withDefaults() (Options, error) {
