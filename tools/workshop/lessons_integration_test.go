@@ -3,7 +3,6 @@ package workshop
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -32,19 +31,12 @@ func TestLessons(t *testing.T) {
 	})
 	bin := roottest.SharedBinary(t)
 	t.Setenv("SVCLAB_WORKSHOP_DIR", t.TempDir())
-	entries, err := os.ReadDir(lessonsDir(t))
+	lessons, err := ListLessons(lessonsDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		t.Run(e.Name(), func(t *testing.T) {
-			l, err := Load(filepath.Join(lessonsDir(t), e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
+	for _, l := range lessons {
+		t.Run(filepath.Base(l.Dir), func(t *testing.T) {
 			if len(l.Spec.CNIs) == 0 {
 				runLesson(t, l, bin, "")
 				return

@@ -1,7 +1,6 @@
 package workshop
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -44,23 +43,17 @@ func TestLessonsInVM(t *testing.T) {
 // or TestLessons/LESSON/CNI/step-NAME for a lesson with spec.cnis).
 func ipvsLessons(t *testing.T) (lessons, parts []string) {
 	t.Helper()
-	entries, err := os.ReadDir(lessonsDir(t))
+	all, err := ListLessons(lessonsDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			continue
-		}
-		l, err := Load(filepath.Join(lessonsDir(t), e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		prefixes := []string{"TestLessons/" + e.Name() + "/"}
+	for _, l := range all {
+		name := filepath.Base(l.Dir) // TestLessons' subtest
+		prefixes := []string{"TestLessons/" + name + "/"}
 		if len(l.Spec.CNIs) > 0 {
 			prefixes = nil
 			for _, cni := range l.Spec.CNIs {
-				prefixes = append(prefixes, "TestLessons/"+e.Name()+"/"+cni+"/")
+				prefixes = append(prefixes, "TestLessons/"+name+"/"+cni+"/")
 			}
 		}
 		var mine []string
@@ -77,7 +70,7 @@ func ipvsLessons(t *testing.T) (lessons, parts []string) {
 			}
 		}
 		if len(mine) > 0 {
-			lessons = append(lessons, e.Name())
+			lessons = append(lessons, name)
 			parts = append(parts, mine...)
 		}
 	}
