@@ -2,6 +2,14 @@
 // for whoever builds or changes a thing, shared for those who only use it
 // (CLI: flock FILE). A lock dies with its process, so a crash never leaves
 // one held.
+//
+// svclab runs as root, often in directories other users can write: a lock
+// file is opened only when it is a regular file of the caller's. A
+// symbolic link, a FIFO or a device in the lock's place (a local user's
+// `ln -s /dev/watchdog …/lock`) is refused without being opened: the path
+// is checked with Lstat, opened with O_NOFOLLOW (and O_NONBLOCK, O_NOCTTY,
+// O_CLOEXEC), and the opened file checked again with fstat (a regular file
+// owned by the effective uid, the one Lstat saw).
 package flock
 
 import (
@@ -22,7 +30,7 @@ func Acquire(ctx context.Context, path string, exclusive bool) (*Lock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := openOwn(path, os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +59,7 @@ func Acquire(ctx context.Context, path string, exclusive bool) (*Lock, error) {
 // TryAcquire takes the exclusive lock on an existing path only if it is
 // free now.
 func TryAcquire(path string) (*Lock, bool) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0o644)
+	f, err := openOwn(path, 0)
 	if err != nil {
 		return nil, false
 	}
@@ -83,6 +91,6 @@ func (l *Lock) Unlinked(path string) bool {
 	if err != nil {
 		return true
 	}
-	now, err := os.Stat(path)
+	now, err := os.Lstat(path)
 	return err != nil || !os.SameFile(held, now)
 }

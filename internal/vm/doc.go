@@ -39,7 +39,8 @@
 // A blocking write to a port returns only once qemu has handed the data to
 // its socket, so everything the command wrote is read here by the time
 // qemu has exited. The exit code is written to a per-run directory shared
-// over 9p; the command's stdin is /dev/null. The serial console (kernel and
+// over 9p (for root under /run/svclab/vm, root's and 0700, never under
+// TMPDIR: see runRoot); the command's stdin is /dev/null. The serial console (kernel and
 // init messages) is kept for error reports. The VM has no network device
 // (-nic none): the guest talks only to itself.
 //

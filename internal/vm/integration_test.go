@@ -225,7 +225,7 @@ echo "SVCLAB_BIN=$SVCLAB_BIN"
 func TestIntegrationVMRunCancel(t *testing.T) {
 	roottest.Require(t, "boots a VM with qemu")
 	prepareVM(t)
-	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "svclab-vm-*"))
+	before, _ := filepath.Glob(filepath.Join(runRoot(), runDirPrefix+"*"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
@@ -240,7 +240,7 @@ func TestIntegrationVMRunCancel(t *testing.T) {
 	if kids := qemuChildren(); len(kids) > 0 {
 		t.Errorf("qemu processes left: %v", kids)
 	}
-	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "svclab-vm-*"))
+	after, _ := filepath.Glob(filepath.Join(runRoot(), runDirPrefix+"*"))
 	if len(after) > len(before) {
 		t.Errorf("temporary directories left: %v (before: %v)", after, before)
 	}

@@ -137,12 +137,11 @@ func (r *vmRun) lockImage() error {
 	return nil
 }
 
-// makeRunDir makes this run's temporary directory, locked while the run
-// lives: the initramfs, and the directory shared with the guest with the
+// makeRunDir makes this run's temporary directory (see newRunDir), locked
+// while the run lives: the initramfs, and the directory shared with the guest with the
 // script, the shares and the binary's path in it.
 func (r *vmRun) makeRunDir() error {
-	sweepStale()
-	tmp, err := os.MkdirTemp("", runDirPrefix)
+	tmp, err := newRunDir()
 	if err != nil {
 		return err
 	}
@@ -308,30 +307,6 @@ func (r *vmRun) drain() {
 func (r *vmRun) report(what string) error {
 	return fmt.Errorf("vm: %s\nqemu: %s\nqemu stderr: %s\nconsole (last lines):\n%s",
 		what, commandLine(qemuBinary, r.args), strings.TrimSpace(r.qemuErr.String()), lastLines(r.con.String(), 30))
-}
-
-// runDirPrefix names the temporary directory of each run in os.TempDir().
-const runDirPrefix = "svclab-vm-"
-
-// sweepStale removes the temporary directories of runs that died without
-// cleaning up (killed with SIGKILL; their qemu died with them): older than a
-// minute and not locked by a live run; without a lock file (a run that died
-// at its start), older than an hour.
-func sweepStale() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), runDirPrefix+"*"))
-	for _, d := range dirs {
-		info, err := os.Stat(d)
-		if err != nil || !info.IsDir() || time.Since(info.ModTime()) < time.Minute {
-			continue
-		}
-		lock := filepath.Join(d, "lock")
-		l, free := tryLockFile(lock)
-		if !free && (exists(lock) || time.Since(info.ModTime()) < time.Hour) {
-			continue // a live run
-		}
-		os.RemoveAll(d)
-		l.Unlock()
-	}
 }
 
 func newChannels() (console, stdout, stderr *channel, err error) {
