@@ -48,9 +48,11 @@ func (l *Lab) ApplyManifests(ctx context.Context, m *workload.Manifests, source 
 // the kernel follow it, as a transaction the lab's journal can finish or
 // undo (txn.go): the new pods are recorded, then made; the commit records
 // the objects and the pods that are gone, then stores the objects; the gone
-// pods are removed last. A failure or an interruption (ctx) before the gone
-// pods are removed undoes the change: the new pods go and the store holds
-// what it held before.
+// pods are removed last. A failure or an interruption (ctx) before the
+// objects are stored undoes the change: the new pods go and the store holds
+// what it held before. Once they are stored the change stands, as a write
+// the API server accepted: an interruption while the proxies catch up
+// leaves it to the next command to finish (committedButInterrupted).
 func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*labstore.State) (*labstore.State, error)) error {
 	opts, err := opts.withDefaults()
 	if err != nil {
@@ -126,7 +128,10 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 	crashPoint("update:objects")
 	syncErr := l.waitForProxies(ctx, gen, opts)
 	if ctx.Err() != nil {
-		return l.rollBack(ctx, op, cur, made, true, syncErr, opts)
+		// Stored is accepted, as an API server's write is: an
+		// interruption now leaves the journal's commit for the next
+		// command, exactly as a kill here would.
+		return committedButInterrupted(syncErr, cur, next, goneNames)
 	}
 	reportCreated(opts.Out, cur, next)
 	reportDeleted(opts.Out, cur, next)

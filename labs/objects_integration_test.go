@@ -2,7 +2,6 @@ package labs_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -140,127 +139,6 @@ func sliceOf(st *labstore.State, namespace, service string) *discoveryv1.Endpoin
 		}
 	}
 	return nil
-}
-
-// slowPod answers for 4 s after SIGTERM (agnhost's --delay-shutdown) and
-// has a grace period of 30 s.
-const slowPod = `
-apiVersion: v1
-kind: Pod
-metadata: {name: slow, labels: {app: slow}}
-spec:
-  terminationGracePeriodSeconds: 30
-  containers:
-  - name: c
-    image: registry.k8s.io/e2e-test-images/agnhost:2.53
-    args: [netexec, --http-port=8080, --delay-shutdown=4]
-    ports: [{containerPort: 8080}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: slow}
-spec: {selector: {app: slow}, ports: [{port: 80, targetPort: 8080}]}
-`
-
-// TestIntegrationDeletedPodTerminates: a deleted pod's endpoint is
-// terminating (ready=false, serving=true) while its server still answers
-// after SIGTERM; the proxy keeps it as the Service's serving-terminating
-// fallback, so traffic still reaches it; an interrupted delete leaves it
-// terminating, and the next command removes it once its server has
-// stopped — long before the 30 s grace period ends.
-func TestIntegrationDeletedPodTerminates(t *testing.T) {
-	roottest.Require(t, "creates network namespaces")
-	opts := labs.Options{Binary: roottest.SharedBinary(t)}
-	name := roottest.UniqueName("term")
-	lab, _, err := labs.Create(context.Background(), writeFile(t, "lab.yaml", strings.ReplaceAll(topology, "NAME", name)), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { labs.Delete(name) })
-	if err := lab.Apply(context.Background(), writeFile(t, "slow.yaml", slowPod), opts); err != nil {
-		t.Fatal(err)
-	}
-	objs, _, _ := lab.Store.ReadObjects()
-	clusterIP := objs.Service("default", "slow").Spec.ClusterIP
-	podIP := objs.Pod("slow").Status.PodIP
-
-	// Delete, and stop waiting (as Ctrl-C would) once the pod is terminating.
-	ctx, cancel := context.WithCancel(context.Background())
-	deleted := make(chan error, 1)
-	start := time.Now()
-	go func() { deleted <- lab.DeletePods(ctx, []string{"slow"}, opts, labs.DeleteOptions{GracePeriod: -1}) }()
-	var ep discoveryv1.Endpoint
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		objs, _, _ = lab.Store.ReadObjects()
-		if s := sliceOf(objs, "default", "slow"); s != nil && len(s.Endpoints) == 1 && *s.Endpoints[0].Conditions.Terminating {
-			ep = s.Endpoints[0]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the endpoint of the deleted pod never turned terminating: %+v", sliceOf(objs, "default", "slow"))
-		}
-	}
-	if *ep.Conditions.Ready || !*ep.Conditions.Serving {
-		t.Errorf("terminating endpoint: ready %v serving %v, want ready=false serving=true", *ep.Conditions.Ready, *ep.Conditions.Serving)
-	}
-	if row := podRow(t, lab, "slow"); row.Status != "Terminating" {
-		t.Errorf("get pods: %s, want Terminating", row.Status)
-	}
-	// The proxy's view: the Service has no ready endpoint, so it uses the
-	// serving-terminating one; the server answers during its delay.
-	if rules := natRules(t, name, "node1"); !strings.Contains(rules, podIP+":8080") {
-		t.Errorf("node1's rules do not send to the serving-terminating endpoint %s:8080:\n%s", podIP, rules)
-	}
-	res, err := lab.Traffic("node1", traffic.Options{Target: clusterIP + ":80", Connections: 5}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Backends["slow"] != 5 {
-		t.Errorf("traffic to %s:80 while slow terminates: backends %v failures %v, want all 5 from slow", clusterIP, res.Backends, res.Failures)
-	}
-	cancel()
-	if err := <-deleted; err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "still terminating") {
-		t.Errorf("interrupted delete: %v, want it to say the pod is still terminating", err)
-	}
-	objs, _, _ = lab.Store.ReadObjects()
-	if p := objs.Pod("slow"); p == nil || p.DeletionTimestamp == nil {
-		t.Fatalf("after the interrupted delete the pod is not terminating: %+v", p)
-	}
-
-	// The next command removes it once its server has stopped (4 s after
-	// SIGTERM, well before the 30 s deadline).
-	for time.Since(start) < 6*time.Second {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err := lab.Apply(context.Background(), writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), opts); err != nil {
-		t.Fatal(err)
-	}
-	objs, _, _ = lab.Store.ReadObjects()
-	if objs.Pod("slow") != nil {
-		t.Errorf("the next command left the finished pod")
-	}
-	if s := sliceOf(objs, "default", "slow"); s == nil || len(s.Endpoints) != 0 {
-		t.Errorf("slice after the pod is gone: %+v", s)
-	}
-	if ns, _ := network.Namespaces(name); contains(ns, network.NamespaceName(name, "slow")) {
-		t.Errorf("the pod's network namespace is left: %v", ns)
-	}
-
-	// --grace-period shorter than the server's delay: SIGKILL at the deadline.
-	if err := lab.Apply(context.Background(), writeFile(t, "slow.yaml", slowPod), opts); err != nil {
-		t.Fatal(err)
-	}
-	start = time.Now()
-	if err := lab.DeletePods(context.Background(), []string{"slow"}, opts, labs.DeleteOptions{GracePeriod: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(start); took > 3500*time.Millisecond {
-		t.Errorf("delete --grace-period=1 of a server that delays 4 s took %s", took)
-	}
-	objs, _, _ = lab.Store.ReadObjects()
-	if objs.Pod("slow") != nil {
-		t.Errorf("pod left after a waited delete")
-	}
 }
 
 // userObjects leaves out the lab's own kube-system objects (the coredns
