@@ -13,7 +13,8 @@ import (
 )
 
 // interruptedError is a lab-changing command stopped by a signal: it rolled
-// back (or says what it could not) and exits 128+signal, as a shell reports
+// back what it had not stored yet, or says what the next command on the lab
+// finishes (a stored change stands), and exits 128+signal, as a shell reports
 // a command killed by that signal.
 type interruptedError struct {
 	sig syscall.Signal
@@ -26,7 +27,8 @@ func (e interruptedError) code() int     { return 128 + int(e.sig) }
 
 // labChange runs a command that changes a lab with SIGINT and SIGTERM
 // caught: the first cancels the command's context, so that it rolls back
-// what it did and fails saying so; a second ends svclab at once (the lab's
+// what it had not stored yet (or leaves a stored change to the next
+// command) and fails saying so; a second ends svclab at once (the lab's
 // journal lets the next command settle what is left).
 func labChange(run func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
@@ -65,7 +67,7 @@ func catchSignals(parent context.Context, stderr io.Writer) (ctx context.Context
 					fmt.Fprintf(stderr, "svclab: %s again: exiting now; the next command on the lab (or svclab delete lab) settles what is left\n", sig)
 					os.Exit(128 + int(sig))
 				}
-				fmt.Fprintf(stderr, "svclab: %s: stopping and rolling back (send it again to exit at once)\n", sig)
+				fmt.Fprintf(stderr, "svclab: %s: stopping: a change not stored yet is rolled back, a stored one the next command on the lab finishes (send it again to exit at once)\n", sig)
 				cancel()
 			}
 		}
