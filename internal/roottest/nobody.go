@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"os/user"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -16,25 +17,25 @@ const (
 	NobodyGroup = "nogroup"
 )
 
-// AsNobody is a command that runs argv as nobody:nogroup with no
-// supplementary groups and a minimal environment.
-// CLI: setpriv --reuid=nobody --regid=nogroup --clear-groups ARGV…
-func AsNobody(t testing.TB, argv ...string) *exec.Cmd {
+// AsNobody makes cmd run as nobody:nogroup with no supplementary groups
+// and a minimal environment, and returns it: the child sets its groups,
+// gid and uid before it executes, as
+// `setpriv --reuid=nobody --regid=nogroup --clear-groups CMD…` does.
+func AsNobody(t testing.TB, cmd *exec.Cmd) *exec.Cmd {
 	t.Helper()
 	Require(t, "switches to the user nobody")
-	if _, err := exec.LookPath("setpriv"); err != nil {
-		t.Fatalf("setpriv (util-linux) is needed to act as nobody: %v", err)
-	}
-	cmd := exec.Command("setpriv", append([]string{"--reuid=" + NobodyUser, "--regid=" + NobodyGroup, "--clear-groups", "--"}, argv...)...)
+	uid, gid := NobodyIDs(t)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent", "LC_ALL=C"}
 	return cmd
 }
 
-// RunAsNobody runs a sh script as nobody and fails the test, with the
-// script's output, when it fails.
-func RunAsNobody(t testing.TB, script string) {
+// RunAsNobody runs a sh script as nobody (args are its $1…) and fails the
+// test, with the script's output, when it fails.
+func RunAsNobody(t testing.TB, script string, args ...string) {
 	t.Helper()
-	if out, err := AsNobody(t, "sh", "-ec", script).CombinedOutput(); err != nil {
+	cmd := exec.Command("sh", append([]string{"-ec", script, "sh"}, args...)...)
+	if out, err := AsNobody(t, cmd).CombinedOutput(); err != nil {
 		t.Fatalf("as nobody: %s: %v\n%s", script, err, out)
 	}
 }
@@ -69,8 +70,6 @@ func SharedTmp(t testing.TB) string {
 	if err := os.Chmod(dir, os.ModeSticky|0o777); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := AsNobody(t, "test", "-w", dir).CombinedOutput(); err != nil {
-		t.Fatalf("nobody cannot write %s (is its parent %s traversable by others?): %v %s", dir, os.TempDir(), err, out)
-	}
+	RunAsNobody(t, `test -w "$1" || { echo "nobody cannot write $1: is its parent traversable by others?"; exit 1; }`, dir)
 	return dir
 }
