@@ -21,7 +21,7 @@ import (
 // machine, whose name servers a lab namespace cannot reach, so each lookup
 // would wait for its timeout and a query could never leave the lab
 // anyway.) A pod with dnsPolicy Default, as the coredns pod, gets its
-// node's file. The files live at /etc/netns/svclab-<lab>-<host>/resolv.conf,
+// node's file. The files live at /etc/netns/svclab-<lab>.<host>/resolv.conf,
 // which `ip netns exec` — and so `svclab exec` and the lab's processes —
 // bind-mounts over /etc/resolv.conf in the command's own mount namespace.
 

@@ -211,9 +211,10 @@ func (l *Lab) podNamespaces() (map[string]bool, error) {
 		return nil, err
 	}
 	out := map[string]bool{}
-	prefix := network.NamespaceName(l.Name(), "")
 	for _, ns := range names {
-		out[strings.TrimPrefix(ns, prefix)] = true
+		if lab, host, ok := network.SplitNamespaceName(ns); ok && lab == l.Name() {
+			out[host] = true
+		}
 	}
 	return out, nil
 }

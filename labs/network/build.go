@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/svclab/svclab/labs/topology"
 )
@@ -49,14 +48,17 @@ func isTagged(ns, lab string) bool {
 }
 
 // Destroy deletes every namespace of the lab: those named
-// svclab-<lab>-... whose tag names this lab or that carry no tag (left
-// half-made by a crash). A namespace tagged for another lab whose name
-// merely shares the prefix (lab "a" and lab "a-b") is left alone. Destroy
-// needs no state, so it works after a crash, and a lab that is not there is
-// not an error.
+// svclab-<lab>.<host> whose tag names this lab or that carry no tag (left
+// half-made by a crash), and those of the older scheme svclab-<lab>-<host>
+// whose tag names it (see Namespaces). No other lab's namespace has such a
+// name (lab "a-b"'s are svclab-a-b.<host>), so Destroy of lab "a" never
+// touches lab "a-b". Destroy needs no state, so it works after a crash, and
+// a lab that is not there is not an error.
 func Destroy(labName string) error {
-	if labName == "" || strings.ContainsAny(labName, "/ ") {
-		return fmt.Errorf("destroy: invalid lab name %q", labName)
+	// A name with a dot would reach into another lab's namespaces:
+	// Destroy("a.b") would take lab "a"'s pod "b.c" for its own.
+	if err := topology.ValidateLabName(labName); err != nil {
+		return fmt.Errorf("destroy: %w", err)
 	}
 	names, err := Namespaces(labName)
 	if err != nil {
@@ -88,12 +90,38 @@ func Namespaces(labName string) ([]string, error) {
 		}
 		mine = append(mine, ns)
 	}
+	legacy, err := legacyNamespaces(labName)
+	if err != nil {
+		return nil, err
+	}
+	mine = append(mine, legacy...)
+	slices.Sort(mine)
+	return mine, nil
+}
+
+// legacyNamespaces are the lab's namespaces named as svclab named them
+// before NamespaceSeparator, svclab-<lab>-<host> (a lab made by an older
+// svclab and deleted by this one). Only those whose tag names the lab are
+// its: an untagged name of that scheme may be another lab's (lab "a" with
+// pod "b-c" and lab "a-b" with host "c" were both svclab-a-b-c), and so
+// may a name of the current scheme that shares the prefix (svclab-a-b.c).
+func legacyNamespaces(labName string) ([]string, error) {
+	names, err := listNamespaces(NamespacePrefix + labName + "-")
+	if err != nil {
+		return nil, err
+	}
+	var mine []string
+	for _, ns := range names {
+		if t, ok := readTag(ns); ok && t.Lab == labName {
+			mine = append(mine, ns)
+		}
+	}
 	return mine, nil
 }
 
 // List returns the names of the labs that have namespaces on this machine,
 // sorted. A lab is known by the tags of its namespaces; an untagged router
-// namespace (svclab-<lab>-router) left by a crash counts too.
+// namespace (svclab-<lab>.router) left by a crash counts too.
 func List() ([]string, error) {
 	names, err := listNamespaces(NamespacePrefix)
 	if err != nil {
@@ -103,7 +131,7 @@ func List() ([]string, error) {
 	for _, ns := range names {
 		if t, ok := readTag(ns); ok {
 			seen[t.Lab] = true
-		} else if lab, ok := strings.CutSuffix(strings.TrimPrefix(ns, NamespacePrefix), "-"+topology.RouterName); ok && lab != "" {
+		} else if lab, host, ok := SplitNamespaceName(ns); ok && host == topology.RouterName {
 			seen[lab] = true
 		}
 	}

@@ -1,8 +1,8 @@
 // Package network builds svclab labs out of Linux network namespaces.
 //
 // A lab (a topology.Lab) becomes one namespace per host, named
-// svclab-<lab>-<host>, plus one edge router svclab-<lab>-router; each pod
-// attached later gets its own namespace svclab-<lab>-<pod>. Nothing is ever
+// svclab-<lab>.<host>, plus one edge router svclab-<lab>.router; each pod
+// attached later gets its own namespace svclab-<lab>.<pod>. Nothing is ever
 // created in the host's root namespace except the named namespaces
 // themselves (the files under /run/netns): no link of a lab reaches the root
 // namespace, so no lab traffic can leave the machine.
@@ -36,6 +36,8 @@
 //
 // Build is all-or-nothing; Destroy needs no state (it finds a lab by its
 // namespaces) and is idempotent. Every namespace is tagged with an alias on
-// its lo interface ("svclab lab=<lab> role=<role> ..."), so that Destroy of
-// lab "a" leaves lab "a-b" alone even though their names share a prefix.
+// its lo interface ("svclab lab=<lab> role=<role> ..."). The dot after the
+// lab's name, which no lab name holds, keeps every lab's names apart (see
+// NamespaceSeparator): lab "a" never lists, builds over or deletes a
+// namespace of lab "a-b".
 package network

@@ -11,20 +11,48 @@ import (
 // NamespacePrefix starts the name of every namespace svclab creates.
 const NamespacePrefix = "svclab-"
 
+// NamespaceSeparator ends the lab's name in a namespace name. A lab name
+// is a DNS-1123 label, which never holds a dot, so the first dot after the
+// prefix ends it and no two (lab, host) pairs share a name: lab "a" with pod
+// "b-c" is svclab-a.b-c, lab "a-b" with host "c" is svclab-a-b.c (with "-"
+// both were svclab-a-b-c). A host's own dots (a pod name is a DNS
+// subdomain) come after the first and change nothing.
+//
+// iproute2 takes any file name as a namespace's (/run/netns/NAME): not
+// empty, "." or "..", no "/", at most NAME_MAX (255) bytes. The longest
+// svclab makes is 7+20+1+63 = 91 bytes (topology.MaxLabNameLen, a host or
+// pod name of at most 63).
+const NamespaceSeparator = "."
+
 // maxIfName is the longest interface name Linux accepts (IFNAMSIZ - 1).
 const maxIfName = 15
 
 // NamespaceName is the network namespace of host (a node, a client, a pod
-// or "router") in lab: svclab-<lab>-<host>.
+// or "router") in lab: svclab-<lab>.<host>.
 func NamespaceName(lab, host string) string {
-	return NamespacePrefix + lab + "-" + host
+	return labPrefix(lab) + host
+}
+
+// SplitNamespaceName is NamespaceName's inverse: the lab and host of a
+// name svclab-<lab>.<host>; ok is false for any other name.
+func SplitNamespaceName(ns string) (lab, host string, ok bool) {
+	rest, ok := strings.CutPrefix(ns, NamespacePrefix)
+	if !ok {
+		return "", "", false
+	}
+	lab, host, ok = strings.Cut(rest, NamespaceSeparator)
+	if !ok || lab == "" || host == "" {
+		return "", "", false
+	}
+	return lab, host, true
 }
 
 // RouterNamespace is the namespace of lab's edge router.
 func RouterNamespace(lab string) string { return NamespaceName(lab, "router") }
 
-// labPrefix starts the names of all of lab's namespaces.
-func labPrefix(lab string) string { return NamespacePrefix + lab + "-" }
+// labPrefix starts the names of all of lab's namespaces, and of no other
+// lab's: svclab-<lab>.
+func labPrefix(lab string) string { return NamespacePrefix + lab + NamespaceSeparator }
 
 // lanBridgeName is the router's bridge for the i-th distinct host subnet.
 func lanBridgeName(i int) string { return fmt.Sprintf("lan%d", i) }

@@ -98,7 +98,7 @@ func TestPlanFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := plan.Router
-	if r.Namespace != "svclab-demo-router" || len(r.LANs) != 2 {
+	if r.Namespace != "svclab-demo.router" || len(r.LANs) != 2 {
 		t.Fatalf("router = %+v", r)
 	}
 	want := []LAN{
@@ -116,7 +116,7 @@ func TestPlanFacts(t *testing.T) {
 	a, _ := plan.Host("hosta")
 	b, _ := plan.Host("hostb")
 	c, _ := plan.Host("client")
-	if a.Namespace != "svclab-demo-hosta" || a.RouterPort != "hosta" || a.LAN != "lan0" || a.Gateway.String() != "192.168.31.254" {
+	if a.Namespace != "svclab-demo.hosta" || a.RouterPort != "hosta" || a.LAN != "lan0" || a.Gateway.String() != "192.168.31.254" {
 		t.Errorf("hosta = %+v", a)
 	}
 	if c.Node != nil || c.LAN != "lan1" || c.Gateway.String() != "192.168.55.254" {
@@ -194,7 +194,7 @@ func TestRouterPortNames(t *testing.T) {
 }
 
 func TestNaming(t *testing.T) {
-	if got := NamespaceName("basic", "node1"); got != "svclab-basic-node1" {
+	if got := NamespaceName("basic", "node1"); got != "svclab-basic.node1" {
 		t.Errorf("NamespaceName = %s", got)
 	}
 	// Calico: "cali" + sha1("<namespace>.<pod>")[:11].

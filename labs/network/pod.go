@@ -16,7 +16,7 @@ import (
 
 // PodNet says which pod to attach and with what address.
 type PodNet struct {
-	// Name is the pod's name; its namespace is svclab-<lab>-<Name>, so it
+	// Name is the pod's name; its namespace is svclab-<lab>.<Name>, so it
 	// may not be the name of a host of the lab or of another pod.
 	Name string
 	// Namespace is the pod's Kubernetes namespace, "" for "default". Only
@@ -32,7 +32,7 @@ type PodPlan struct {
 	Lab, Node, Pod string
 	// KubeNamespace is the pod's Kubernetes namespace.
 	KubeNamespace string
-	// Namespace is the pod's network namespace, svclab-<lab>-<pod>.
+	// Namespace is the pod's network namespace, svclab-<lab>.<pod>.
 	Namespace string
 	// IP is eth0's address: podCIDR-sized with the bridge attachment, a /32
 	// with Calico's.
@@ -238,7 +238,11 @@ func Pods(labName string) ([]Pod, error) {
 		if !ok || t.Role != "pod" {
 			continue
 		}
-		pod := Pod{Name: strings.TrimPrefix(ns, labPrefix(labName)), Node: t.Node, Namespace: ns}
+		lab, name, ok := SplitNamespaceName(ns)
+		if !ok || lab != labName {
+			continue // a namespace of the older scheme, found only to be deleted
+		}
+		pod := Pod{Name: name, Node: t.Node, Namespace: ns}
 		pod.IP, _ = eth0Addr(ns)
 		pods = append(pods, pod)
 	}

@@ -25,14 +25,14 @@ const EtcNetnsDir = "/etc/netns"
 const resolvConfName = "resolv.conf"
 
 // resolvConfMark starts every resolv.conf svclab writes; the lab's name
-// follows it, so that delete removes only its own lab's files (lab "a" and
-// lab "a-b" share the prefix svclab-a-).
+// follows it, so that delete removes only its own lab's files (a file
+// someone else put in a lab's directory stays).
 const resolvConfMark = "# svclab lab="
 
 // ResolvConfHeader is the first line of lab's resolv.conf files.
 func ResolvConfHeader(lab string) string { return resolvConfMark + lab + "\n" }
 
-// WriteResolvConf writes /etc/netns/svclab-<lab>-<host>/resolv.conf. lab
+// WriteResolvConf writes /etc/netns/svclab-<lab>.<host>/resolv.conf. lab
 // must be a valid lab name and host a DNS subdomain of at most 63
 // characters (a lab host or pod name), so the file is exactly one entry below EtcNetnsDir; the write goes
 // through an os.Root there (no symlink leads it elsewhere) and replaces
@@ -47,7 +47,8 @@ func RemoveResolvConf(lab, host string) error {
 }
 
 // RemoveResolvConfs removes every resolv.conf of the lab: each
-// /etc/netns/svclab-<lab>-*/resolv.conf whose header names this lab, and
+// /etc/netns/svclab-<lab>.*/resolv.conf (or svclab-<lab>-*/, as an older
+// svclab named them) whose header names this lab, and
 // the directory it was in when that leaves it empty. It needs no state and
 // no namespace, so it also cleans up after a crash; a lab without files is
 // not an error.
@@ -120,7 +121,9 @@ func removeResolvConfs(root, lab string) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), labPrefix(lab)) {
+		// The older scheme's directories too (svclab-<lab>-<host>): the
+		// header decides whose a file is.
+		if e.IsDir() && (strings.HasPrefix(e.Name(), labPrefix(lab)) || strings.HasPrefix(e.Name(), NamespacePrefix+lab+"-")) {
 			if err := removeIfOurs(root, lab, e.Name()); err != nil {
 				errs = append(errs, err)
 			}

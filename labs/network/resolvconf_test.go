@@ -9,7 +9,10 @@ import (
 
 // TestResolvConfFiles: a lab's files are written one level below the
 // directory, removed by host or all at once by the lab's name, and the
-// files of a lab whose name shares the prefix, or of nobody, stay.
+// files of a lab whose name shares the prefix, or of nobody, stay. Lab "a"
+// with host "b-x" and lab "a-b" with host "x" have directories of their own.
+// Files named as an older svclab named them (svclab-<lab>-<host>) go with
+// their lab when their header names it.
 func TestResolvConfFiles(t *testing.T) {
 	root := t.TempDir()
 	body := []byte("nameserver 10.96.0.10\n")
@@ -18,13 +21,21 @@ func TestResolvConfFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := os.ReadFile(filepath.Join(root, "svclab-a-node1", "resolv.conf"))
+	got, err := os.ReadFile(filepath.Join(root, "svclab-a.node1", "resolv.conf"))
 	if err != nil || string(got) != "# svclab lab=a\nnameserver 10.96.0.10\n" {
-		t.Fatalf("svclab-a-node1/resolv.conf: %q %v", got, err)
+		t.Fatalf("svclab-a.node1/resolv.conf: %q %v", got, err)
 	}
-	foreign := filepath.Join(root, "svclab-a-manual")
-	os.Mkdir(foreign, 0o755)
-	os.WriteFile(filepath.Join(foreign, "resolv.conf"), []byte("nameserver 1.1.1.1\n"), 0o644)
+	if got, err := os.ReadFile(filepath.Join(root, "svclab-a-b.x", "resolv.conf")); err != nil || !strings.HasPrefix(string(got), "# svclab lab=a-b\n") {
+		t.Fatalf("svclab-a-b.x/resolv.conf: %q %v", got, err)
+	}
+	for dir, data := range map[string]string{
+		"svclab-a.manual": "nameserver 1.1.1.1\n",                 // not svclab's
+		"svclab-a-old":    "# svclab lab=a\nnameserver 1.1.1.1\n", // lab a's, named as before
+		"svclab-a-b-old":  "# svclab lab=a-b\nnameserver 1.1.1.1\n",
+	} {
+		os.Mkdir(filepath.Join(root, dir), 0o755)
+		os.WriteFile(filepath.Join(root, dir, "resolv.conf"), []byte(data), 0o644)
+	}
 
 	if err := removeResolvConf(root, "a", "node1"); err != nil {
 		t.Fatal(err)
@@ -37,7 +48,7 @@ func TestResolvConfFiles(t *testing.T) {
 	for _, e := range entries {
 		left = append(left, e.Name())
 	}
-	want := []string{"svclab-a-b-node1", "svclab-a-b-x", "svclab-a-manual"}
+	want := []string{"svclab-a-b-old", "svclab-a-b.node1", "svclab-a-b.x", "svclab-a.manual"}
 	if len(left) != len(want) {
 		t.Fatalf("left %v, want %v", left, want)
 	}
@@ -64,7 +75,7 @@ func TestResolvConfConfined(t *testing.T) {
 	}
 	// A symlink planted as a lab host's directory does not lead the write out.
 	outside := t.TempDir()
-	if err := os.Symlink(outside, filepath.Join(root, "svclab-a-evil")); err != nil {
+	if err := os.Symlink(outside, filepath.Join(root, "svclab-a.evil")); err != nil {
 		t.Fatal(err)
 	}
 	if err := writeResolvConf(root, "a", "evil", []byte("x")); err == nil {

@@ -10,12 +10,12 @@ const (
 )
 
 // MaxLabNameLen bounds metadata.name so that namespace names of the form
-// svclab-<lab>-<host> stay readable.
+// svclab-<lab>.<host> stay readable.
 const MaxLabNameLen = 20
 
 // MaxHostNameLen bounds node and client names (a DNS label). Every name the
 // kernel sees is derived within its limits: the namespace
-// svclab-<lab>-<host> (at most 91 characters), and the router's port of the
+// svclab-<lab>.<host> (at most 91 characters), and the router's port of the
 // host, hashed when the name is longer than an interface name may be.
 const MaxHostNameLen = 63
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -50,10 +49,9 @@ func takeInventory(l *labs.Lab) (*inventory, error) {
 	if err != nil {
 		return nil, err
 	}
-	prefix := network.NamespaceName(l.Name(), "")
 	for _, ns := range namespaces {
-		host := strings.TrimPrefix(ns, prefix)
-		if inv.role[host] == "" {
+		lab, host, ok := network.SplitNamespaceName(ns)
+		if !ok || lab != l.Name() || inv.role[host] == "" {
 			continue
 		}
 		if err := inv.readAddresses(ns, host); err != nil {

@@ -10,7 +10,7 @@ import (
 
 // MaxPodNameLen bounds pod names. The API server allows 253 characters (a
 // DNS-1123 subdomain), but a pod of a lab is a host of the lab named after
-// it: its network namespace svclab-<lab>-<pod>, its log and pid files. svclab
+// it: its network namespace svclab-<lab>.<pod>, its log and pid files. svclab
 // takes at most 63 characters (the longest host name a kubelet gives a pod)
 // and refuses longer names before anything is built. Deployment pods always
 // fit: their names are made as the ReplicaSet controller makes them, from a
