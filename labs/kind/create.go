@@ -65,6 +65,9 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 		return nil, err
 	}
 	cr := &creation{ctx: ctx, opts: opts, out: out, cfg: cfg, s: s, bin: bin, q: q, d: d, provider: newProvider(d, out), calicoManifest: calicoManifest}
+	// The sysctls the nodes change on the host while they are made are
+	// svclab's to put back when its dockerd stops (only those).
+	hostChanges := d.TrackHostChanges()
 	for _, step := range []func() error{
 		cr.checkNameFree,
 		cr.buildNodeImage,
@@ -75,10 +78,12 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 		// A step undoes its own part (createCluster removes svclab's state,
 		// setUpOrDelete deletes the cluster); the daemon is released here.
 		if err := step(); err != nil {
+			hostChanges.Record(out)
 			dockerhost.Release(context.Background(), d, out)
 			return nil, err
 		}
 	}
+	hostChanges.Record(out)
 	c := cr.c
 	c.Took = time.Since(start)
 	d.Done() // the cluster keeps the daemon; this process is done with it

@@ -16,11 +16,19 @@
 // other process holds that lock, so a delete never stops the daemon under a
 // running build or create.
 //
-// Before its dockerd starts, the host's state the containers can still
-// change (sysctls outside network namespaces — kubelet and systemd in the
-// privileged nodes write some — and whether /lib/modules exists, which
-// Docker creates for kind's bind mount) is saved under /var/lib/svclab/kind;
-// Stop puts it back, also after a crash, and deletes the namespace.
+// The daemon's socket is root's alone: root:root 0660 (daemon.json's
+// "group": "root"; dockerd's default group is "docker") in /run/svclab/kind,
+// 0700 — whoever reaches a Docker socket is root.
+//
+// The host's state the containers can still change is saved under
+// /var/lib/svclab/kind (0700): whether /lib/modules existed (Docker creates
+// it for kind's bind mount), and the sysctls outside network namespaces
+// that changed while the daemon started or a cluster was being made
+// (kubelet and systemd in the privileged nodes write some), each with its
+// value before and svclab's. Stop puts back only those, only while they
+// still hold svclab's value (hardening done meanwhile stays), and none
+// saved in another boot (boot_id); also after a crash. It deletes the
+// namespace.
 //
 //	d, err := dockerhost.Ensure(ctx, os.Stderr) // running daemon, maybe svclab's
 //	d.Command("ps").Run(ctx)

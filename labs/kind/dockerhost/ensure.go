@@ -19,7 +19,7 @@ func Ensure(ctx context.Context, log io.Writer) (*Daemon, error) {
 	if log == nil {
 		log = io.Discard
 	}
-	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+	if err := makeRunDir(RunDir); err != nil {
 		return nil, err
 	}
 	unlock, err := cache.Lock(ctx, lockPath)
@@ -49,7 +49,7 @@ func Ensure(ctx context.Context, log io.Writer) (*Daemon, error) {
 	if err := hostprog.Ensure(ctx, log, progs...); err != nil {
 		return nil, fmt.Errorf("no Docker is running and svclab's cannot start: %w", err)
 	}
-	if err := start(ctx); err != nil {
+	if err := start(ctx, log); err != nil {
 		// leave nothing behind: the namespace, a half-started daemon
 		stopErr := stop(ctx, io.Discard)
 		if stopErr != nil {

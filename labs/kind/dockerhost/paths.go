@@ -3,6 +3,7 @@ package dockerhost
 import (
 	"path/filepath"
 
+	"github.com/svclab/svclab/internal/privdir"
 	"github.com/svclab/svclab/labs/kind/cache"
 )
 
@@ -33,3 +34,8 @@ const Host = "unix:///run/svclab/kind/docker.sock"
 // dataRoot is where svclab's dockerd keeps images: in the cache, so built
 // images survive the daemon.
 func dataRoot() string { return filepath.Join(cache.Dir(), "docker") }
+
+// makeRunDir makes dir (RunDir, the exec root) root's alone, 0700, and
+// refuses one another user made or linked (see privdir): it holds the
+// daemon's socket, and whoever reaches that is root.
+func makeRunDir(dir string) error { return privdir.Ensure(dir) }

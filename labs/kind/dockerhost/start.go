@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -19,10 +20,15 @@ import (
 // daemonConfig is svclab's dockerd configuration (daemon.json).
 func daemonConfig(q host.Quirks) map[string]any {
 	c := map[string]any{
-		"data-root":  dataRoot(),
-		"exec-root":  execRoot,
-		"pidfile":    pidFile,
-		"hosts":      []string{Host},
+		"data-root": dataRoot(),
+		"exec-root": execRoot,
+		"pidfile":   pidFile,
+		"hosts":     []string{Host},
+		// dockerd chgrps its socket to this group, "docker" when unset —
+		// and an empty "group" does not unset it (dockerd fills the file's
+		// zero values from its flags' defaults) — so "root": the socket is
+		// root:root 0660, in RunDir (0700), for root alone.
+		"group":      "root",
 		"log-driver": "json-file",
 		"log-opts":   map[string]string{"max-size": "10m", "max-file": "2"},
 		"features":   map[string]bool{"buildkit": false},
@@ -48,9 +54,9 @@ var namespaceSetup = [][]string{
 	{"ip", "-n", Namespace, "link", "set", "lo", "up"},
 }
 
-func start(ctx context.Context) error {
+func start(ctx context.Context, log io.Writer) error {
 	q := host.Detect()
-	if err := saveHostState(); err != nil {
+	if err := theHost.begin(); err != nil {
 		return fmt.Errorf("saving the host's state: %w", err)
 	}
 	if _, err := os.Stat("/run/netns/" + Namespace); err != nil {
@@ -60,23 +66,30 @@ func start(ctx context.Context) error {
 			}
 		}
 	}
-	for _, d := range []string{RunDir, execRoot, dataRoot()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	for _, d := range []string{RunDir, execRoot} {
+		if err := makeRunDir(d); err != nil {
 			return err
 		}
 	}
+	if err := os.MkdirAll(dataRoot(), 0o755); err != nil { // dockerd sets its own mode on it
+		return err
+	}
 	cfg, _ := json.MarshalIndent(daemonConfig(q), "", "  ")
-	if err := os.WriteFile(configPath, cfg, 0o644); err != nil {
+	if err := os.WriteFile(configPath, cfg, 0o600); err != nil {
 		return err
 	}
-	if err := os.WriteFile(wrapperPath, []byte(host.RuncWrapper), 0o755); err != nil {
+	if err := os.WriteFile(wrapperPath, []byte(host.RuncWrapper), 0o700); err != nil {
 		return err
 	}
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer logFile.Close()
+	// What the daemon changes on the host as it starts is svclab's to put
+	// back (Ensure holds the lock Record would take).
+	changes := theHost.track()
+	defer changes.save(log)
 	args := dockerdArgs()
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile

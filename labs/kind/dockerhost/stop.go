@@ -53,7 +53,7 @@ func Stop(ctx context.Context, log io.Writer) error {
 	if log == nil {
 		log = io.Discard
 	}
-	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+	if err := makeRunDir(RunDir); err != nil {
 		return err
 	}
 	unlock, err := cache.Lock(ctx, lockPath)
@@ -101,9 +101,9 @@ func stop(ctx context.Context, log io.Writer) error {
 			fmt.Fprintf(log, "deleted network namespace %s\n", Namespace)
 		}
 	}
-	restored, err := restoreHostState()
-	for _, r := range restored {
-		fmt.Fprintln(log, "restored", r)
+	report, err := theHost.restore()
+	for _, r := range report {
+		fmt.Fprintln(log, r)
 	}
 	if err != nil {
 		errs = append(errs, err.Error())

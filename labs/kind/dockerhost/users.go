@@ -13,10 +13,10 @@ import (
 var usersPath = filepath.Join(RunDir, "docker.users")
 
 func acquireUse() *os.File {
-	if err := os.MkdirAll(RunDir, 0o755); err != nil {
+	if err := makeRunDir(RunDir); err != nil {
 		return nil
 	}
-	f, err := os.OpenFile(usersPath, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(usersPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil
 	}
@@ -30,7 +30,7 @@ func acquireUse() *os.File {
 // othersUse reports whether another process holds the users lock (call it
 // after dropping one's own).
 func othersUse() bool {
-	f, err := os.OpenFile(usersPath, os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(usersPath, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return false
 	}
