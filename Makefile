@@ -10,11 +10,17 @@ REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)
 # The conformance suite, a test binary of its own beside the CLI (as
 # Kubernetes ships e2e.test): `svclab conformance` runs it.
 CONFORMANCE_BIN := bin/svclab-conformance.test
-# Debian packages the labs and tests use; installed when missing (qemu runs
-# the IPVS tests in a VM with Debian's stock kernel when this one lacks IPVS).
-# Kept in step with internal/hostprog, which declares every program svclab
-# runs (its TestMakefileInstallsWhatMakeTestNeeds checks this list).
-APT_PKGS := iptables iproute2 conntrack ipset procps curl ipvsadm qemu-system-x86 xz-utils nftables chromium
+# Debian packages, installed when missing by the targets that need them
+# (apt-get, like `make deps`). internal/hostprog declares every program
+# svclab runs and its package; its TestMakefileAptLists keeps these lists
+# equal to what hostprog says each use needs.
+# LAB_APT_PKGS: make lab, lab-nodeport and lesson (the labs, their proxies,
+# the lessons' commands).
+LAB_APT_PKGS  := iproute2 iptables nftables conntrack ipset ipvsadm
+# TEST_APT_PKGS: the tests besides (make deps, test…): qemu runs the IPVS
+# tests in a VM with Debian's stock kernel when this one lacks IPVS,
+# chromium loads svclab ui's page, curl and sysctl are run by tests.
+TEST_APT_PKGS := $(LAB_APT_PKGS) curl procps qemu-system-x86 xz-utils chromium
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
 # Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/,
@@ -31,18 +37,24 @@ FUZZSMOKE ?= 300x
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | grep -v '^tools/upstream/' | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps build root-check lab-nodeport lab lesson test test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps deps-lab build root-check lab-nodeport lab lesson test test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-deps: ## install the Debian packages the labs and tests need (APT_PKGS; see internal/hostprog)
-	@missing=""; for p in $(APT_PKGS); do \
+# apt_install,PKGS: install the Debian packages of PKGS that are missing.
+apt_install = missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+deps: ## install the Debian packages the labs and tests need (TEST_APT_PKGS; see internal/hostprog)
+	@$(call apt_install,$(TEST_APT_PKGS))
+
+deps-lab: ## install the Debian packages the labs and lessons need (LAB_APT_PKGS), no emulator or browser
+	@$(call apt_install,$(LAB_APT_PKGS))
 
 build: ## build the CLI into bin/svclab and the conformance suite into bin/svclab-conformance.test
 	$(GO) build -ldflags "-X github.com/svclab/svclab/internal/buildinfo.revision=$(REVISION)" -o $(BIN) ./tools/svclab
@@ -51,13 +63,13 @@ build: ## build the CLI into bin/svclab and the conformance suite into bin/svcla
 root-check:
 	@[ "$$(id -u)" = 0 ] || { echo "this target needs root (network namespaces, iptables): run sudo make $(MAKECMDGOALS)"; exit 1; }
 
-lab-nodeport: root-check deps build ## seed 004 hop by hop: client → HOSTA:30000 → VXLAN → pod on HOSTB, SNAT; the lesson seed-004-nodeport at once (CNI=canal|flannel-vxlan|calico-proxyarp, KEEP=1)
+lab-nodeport: root-check deps-lab build ## seed 004 hop by hop: client → HOSTA:30000 → VXLAN → pod on HOSTB, SNAT; the lesson seed-004-nodeport at once (CNI=canal|flannel-vxlan|calico-proxyarp, KEEP=1)
 	@./$(BIN) tour nodeport --cni "$(CNI)"
 
-lab: root-check deps build ## the single-node tour, the lesson seed-001-ladder at once: 3000 connections over 3 pods, the 1/3, 1/2, 1 ladder (KEEP=1 keeps the lab)
+lab: root-check deps-lab build ## the single-node tour, the lesson seed-001-ladder at once: 3000 connections over 3 pods, the 1/3, 1/2, 1 ladder (KEEP=1 keeps the lab)
 	@./$(BIN) tour single-node
 
-lesson: root-check deps build ## a workshop lesson at once, every step live, then its lab deleted (LESSON=name, see svclab workshop list; CNI=, KEEP=1)
+lesson: root-check deps-lab build ## a workshop lesson at once, every step live, then its lab deleted (LESSON=name, see svclab workshop list; CNI=, KEEP=1)
 	@[ -n "$(LESSON)" ] || { ./$(BIN) workshop list; echo "make lesson LESSON=NAME runs one"; exit 1; }
 	@./$(BIN) tour lesson "$(LESSON)" $(if $(filter command line environment,$(origin CNI)),--cni "$(CNI)")
 

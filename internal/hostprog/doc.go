@@ -18,5 +18,6 @@
 //
 // A unit test parses every Go file of the module and fails, naming file and
 // line, for a program the code executes that is not declared here; another
-// keeps the Makefile's APT_PKGS and this table in step.
+// keeps the Makefile's package lists (LAB_APT_PKGS for the labs and
+// lessons, TEST_APT_PKGS for the tests) equal to what their uses need.
 package hostprog

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -146,40 +143,4 @@ func TestProgramsTable(t *testing.T) {
 	if !slices.Contains(Needs(Cluster), Debootstrap) {
 		t.Errorf("svclab create cluster does not check for debootstrap")
 	}
-}
-
-// TestMakefileInstallsWhatMakeTestNeeds: `make deps` (APT_PKGS) installs
-// the packages of every program that the labs, the proxy, the lessons, the
-// VM tests and the tests need, and nothing undeclared.
-func TestMakefileInstallsWhatMakeTestNeeds(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(moduleRoot(t), "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^APT_PKGS\s*:?=\s*(.*)$`).FindSubmatch(data)
-	if m == nil {
-		t.Fatal("Makefile: no APT_PKGS line")
-	}
-	apt := strings.Fields(string(m[1]))
-	declared := Packages()
-	for _, p := range apt {
-		if !slices.Contains(declared, p) {
-			t.Errorf("Makefile APT_PKGS installs %s, which no program in hostprog.Programs comes from", p)
-		}
-	}
-	for _, p := range Packages(Lab, Proxy, Workshop, VM, Test) {
-		if !slices.Contains(apt, p) && !slices.Contains(Essential, p) {
-			t.Errorf("Makefile APT_PKGS lacks %s, which make test needs (programs %v)", p, programsOf(p))
-		}
-	}
-}
-
-func programsOf(pkg string) []string {
-	var n []string
-	for _, p := range Programs {
-		if p.Package == pkg {
-			n = append(n, p.Name)
-		}
-	}
-	return n
 }

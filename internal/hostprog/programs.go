@@ -110,7 +110,7 @@ var Programs = []Program{
 	{IPVSAdm, "ipvsadm", []Use{Test, Workshop}, "the tests list IPVS services (the proxy itself uses netlink); svclab bench dataplane's probe in ipvs mode"},
 	{Modprobe, "kmod", nil, "modprobe -q ip_vs, br_netfilter, dummy: best effort, the kernel call after it says"},
 	{Depmod, "kmod", nil, "the VM image's modules.dep, when the guest's own depmod cannot run"},
-	{Sysctl, "procps", nil, "the labs' plans print their steps as `ip netns exec NS sysctl -qw …` for a reader to replay (svclab itself writes /proc/sys)"},
+	{Sysctl, "procps", []Use{Test}, "the labs' plans print their steps as `ip netns exec NS sysctl -qw …` for a reader to replay (svclab itself writes /proc/sys); the tests read and set sysctls in lab namespaces with it"},
 	{Curl, "curl", []Use{Test}, "the tests fetch from pods and metrics endpoints"},
 	{Getent, "libc-bin", []Use{Test}, "the cluster DNS tests resolve names in lab hosts through libc, as a pod's program does (getent hosts)"},
 	{Sh, "dash", []Use{Workshop}, "sh -c: a lesson's pipelines, `svclab edit configmap`'s $EDITOR"},
