@@ -21,6 +21,15 @@ LAB_APT_PKGS  := iproute2 iptables nftables conntrack ipset ipvsadm
 # tests in a VM with Debian's stock kernel when this one lacks IPVS,
 # chromium loads svclab ui's page, curl and sysctl are run by tests.
 TEST_APT_PKGS := $(LAB_APT_PKGS) curl procps qemu-system-x86 xz-utils chromium
+# LOAD_APT_PKGS: make test-repeat LOAD=1's CPU hog (none of svclab's programs).
+LOAD_APT_PKGS := stress-ng
+# staticcheck for make lint, installed into bin/tools/ by the installed Go
+# (GOTOOLCHAIN=local: lint never downloads a toolchain). 2026.2.2 knows Go 1.26.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
+# lint's environment: the installed Go, also for the go commands staticcheck
+# runs itself (sudo resets PATH).
+LINT_ENV = GOTOOLCHAIN=local PATH="$(shell $(GO) env GOROOT)/bin:$$PATH"
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
 # Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/,
@@ -37,7 +46,7 @@ FUZZSMOKE ?= 300x
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | grep -v '^tools/upstream/' | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps deps-lab build root-check lab-nodeport lab lesson test test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps deps-lab lint build root-check lab-nodeport lab lesson test test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -73,12 +82,24 @@ lesson: root-check deps-lab build ## a workshop lesson at once, every step live,
 	@[ -n "$(LESSON)" ] || { ./$(BIN) workshop list; echo "make lesson LESSON=NAME runs one"; exit 1; }
 	@./$(BIN) tour lesson "$(LESSON)" $(if $(filter command line environment,$(origin CNI)),--cni "$(CNI)")
 
-test: root-check deps build ## run every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly
+test: root-check deps build ## lint, then every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly
 	@mkdir -p _out
+	@$(MAKE) --no-print-directory lint
 	SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_SLOWEST_SPECS=$(CURDIR)/_out/slowest-specs.txt $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory test-upstream
 	@$(MAKE) --no-print-directory fuzz-smoke
 	@cat _out/slowest-specs.txt 2>/dev/null || true
+
+lint: $(STATICCHECK) ## go vet, staticcheck (staticcheck.conf) and go mod tidy -diff, in both modules (tools/upstream too)
+	$(LINT_ENV) $(GO) vet ./...
+	$(LINT_ENV) ./$(STATICCHECK) ./...
+	$(LINT_ENV) $(GO) mod tidy -diff
+	cd tools/upstream && $(LINT_ENV) $(GO) vet ./...
+	cd tools/upstream && $(LINT_ENV) $(CURDIR)/$(STATICCHECK) ./...
+	cd tools/upstream && $(LINT_ENV) $(GO) mod tidy -diff
+
+$(STATICCHECK):
+	GOTOOLCHAIN=local GOBIN=$(CURDIR)/$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # tools/upstream is a module of its own (it links k8s.io/kubernetes), so the
 # root `go test ./...` never sees it. Its first build takes minutes; Go's
