@@ -7,9 +7,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // NoInstallEnv, set to 1, turns installing off: Ensure only checks.
@@ -31,9 +34,10 @@ type Host struct {
 	// Install says whether missing programs may be installed; when false,
 	// Ensure fails at once naming them and their packages.
 	Install bool
-	// PolicyRCD is written, while installing, when it does not exist: a
-	// policy-rc.d that keeps the packages' services from starting. Empty:
-	// none.
+	// PolicyRCD is where svclab's policy-rc.d (keeping the packages'
+	// services from starting) is put while installing, when no other
+	// policy-rc.d is there; a leftover of svclab's found there is removed
+	// by every Ensure that may install. Empty: none.
 	PolicyRCD string
 }
 
@@ -57,7 +61,7 @@ func Default(log io.Writer) *Host {
 		LookPath:  lookPath,
 		Run:       run,
 		Install:   os.Geteuid() == 0 && os.Getenv(NoInstallEnv) != "1",
-		PolicyRCD: "/usr/sbin/policy-rc.d",
+		PolicyRCD: DefaultPolicyRCD,
 	}
 }
 
@@ -82,9 +86,16 @@ func Check(programs ...string) error {
 // /sbin) and installs the Debian packages of the missing ones: one
 // `apt-get update`, then one `apt-get install` of them all, their services
 // kept from starting. It returns the packages it installed. An undeclared
-// program is an error (a programming one: declare it in Programs).
+// program is an error (a programming one: declare it in Programs). When it
+// may install, it first removes svclab's policy-rc.d that an interrupted
+// install left (see policyrcd.go).
 // CLI: apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends PKG…
 func (h *Host) Ensure(ctx context.Context, programs ...string) ([]string, error) {
+	if h.Install && h.PolicyRCD != "" {
+		if err := removeLeftoverPolicyRCD(h.PolicyRCD, h.Log); err != nil {
+			logf(h.Log, "checking for a leftover policy-rc.d: %v", err)
+		}
+	}
 	var missing []Program
 	for _, name := range programs {
 		p, ok := Lookup(name)
@@ -133,16 +144,30 @@ func (h *Host) Ensure(ctx context.Context, programs ...string) ([]string, error)
 	return pkgs, nil
 }
 
-// install runs apt-get update, then apt-get install of pkgs, with a
-// policy-rc.d that keeps their services (dockerd, containerd…) from
-// starting unless one exists already.
-func (h *Host) install(ctx context.Context, pkgs []string) error {
+// install runs apt-get update, then apt-get install of pkgs, with
+// svclab's policy-rc.d keeping their services (dockerd, containerd…) from
+// starting, unless another policy-rc.d is in place. The policy is removed
+// on every way out: a return, an error, and SIGINT, SIGTERM or SIGHUP,
+// which stop apt-get and make install fail instead of ending the process
+// (only what cannot be caught, SIGKILL, leaves it: the next Ensure
+// removes it, `svclab get leftovers` lists it).
+func (h *Host) install(ctx context.Context, pkgs []string) (err error) {
 	if policy := h.PolicyRCD; policy != "" {
-		if _, err := os.Stat(policy); os.IsNotExist(err) {
-			if err := os.WriteFile(policy, []byte("#!/bin/sh\n# svclab: installing packages without starting their services\nexit 101\n"), 0o755); err == nil {
-				defer os.Remove(policy)
+		// Signals are caught first, so that the policy is removed (by the
+		// deferred release, before stop) whenever one comes.
+		sigCtx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+		defer stop()
+		defer func() {
+			if err != nil && sigCtx.Err() != nil && ctx.Err() == nil {
+				err = fmt.Errorf("interrupted by a signal: apt-get stopped, %s removed: %w", policy, err)
 			}
+		}()
+		release, err := holdServices(sigCtx, policy, h.Log)
+		if err != nil {
+			return fmt.Errorf("keeping services from starting (%s): %w", policy, err)
 		}
+		defer release()
+		ctx = sigCtx
 	}
 	env := []string{"DEBIAN_FRONTEND=noninteractive", "LC_ALL=C"}
 	lock := []string{"-o", "DPkg::Lock::Timeout=120"}
@@ -150,7 +175,7 @@ func (h *Host) install(ctx context.Context, pkgs []string) error {
 		return err
 	}
 	args := append(append([]string{AptGet, "install", "-y", "-q", "--no-install-recommends"}, lock...), pkgs...)
-	_, err := h.Run(ctx, env, args...)
+	_, err = h.Run(ctx, env, args...)
 	return err
 }
 
@@ -208,6 +233,9 @@ func lookPath(name string) (string, error) {
 // names the command and carries the output's tail.
 func run(ctx context.Context, env []string, argv ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	// Stopped, apt-get gets SIGTERM first: dpkg finishes the step it is in.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
 	cmd.Env = append(os.Environ(), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
