@@ -12,23 +12,59 @@ import (
 	"github.com/svclab/svclab/internal/flock"
 )
 
+// RootDefault is root's kind cache.
+const RootDefault = "/var/cache/svclab/kind"
+
 // Dir is the root of the kind backend's cache: $SVCLAB_KIND_CACHE, else
 // $XDG_CACHE_HOME/svclab/kind, else /var/cache/svclab/kind for root and
-// ~/.cache/svclab/kind for others.
+// ~/.cache/svclab/kind for others. Under root a variable counts only when
+// the folder it names is root's own (see rootOwned): svclab's dockerd
+// keeps its data root there and the node images are built there, so
+// whoever can change that folder is root (`sudo -E` keeps a user's
+// XDG_CACHE_HOME). A variable ignored is said once, on stderr.
 func Dir() string {
-	if d := os.Getenv("SVCLAB_KIND_CACHE"); d != "" {
-		return d
+	dir, notice := choose(os.Geteuid(), os.Getenv, rootOwned)
+	if notice != "" {
+		say(notice)
 	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "svclab", "kind")
+	return dir
+}
+
+// choose picks the cache directory (see Dir); notice says which variable
+// it ignored and why ("" when none).
+func choose(euid int, getenv func(string) string, trusted func(string) error) (dir, notice string) {
+	candidates := []struct{ name, value, dir string }{
+		{"SVCLAB_KIND_CACHE", getenv("SVCLAB_KIND_CACHE"), getenv("SVCLAB_KIND_CACHE")},
+		{"XDG_CACHE_HOME", getenv("XDG_CACHE_HOME"), filepath.Join(getenv("XDG_CACHE_HOME"), "svclab", "kind")},
 	}
-	if os.Geteuid() == 0 {
-		return "/var/cache/svclab/kind"
+	var ignored []string
+	for _, c := range candidates {
+		if c.value == "" {
+			continue
+		}
+		if euid != 0 {
+			return c.dir, ""
+		}
+		err := trusted(c.dir)
+		if err == nil {
+			return c.dir, noticeOf(ignored, c.dir)
+		}
+		ignored = append(ignored, fmt.Sprintf("%s=%s (%v)", c.name, c.value, err))
+	}
+	if euid == 0 {
+		return RootDefault, noticeOf(ignored, RootDefault)
 	}
 	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".cache", "svclab", "kind")
+		return filepath.Join(h, ".cache", "svclab", "kind"), ""
 	}
-	return filepath.Join(os.TempDir(), "svclab-kind-cache")
+	return filepath.Join(os.TempDir(), "svclab-kind-cache"), ""
+}
+
+func noticeOf(ignored []string, dir string) string {
+	if len(ignored) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("svclab: running as root, ignoring %s: the kind cache must be a folder only root can change; using %s", strings.Join(ignored, " and "), dir)
 }
 
 // Key hashes parts into a short hex string for a cache key.
