@@ -16,6 +16,9 @@
 // Next to the directory, <name>.lock is the lab's lock: every command that
 // changes the lab holds it from its first check to its last change.
 //
+// A lab's state is root's alone: directories 0700, files 0600, and an
+// older svclab's world-readable lab is tightened when opened (private.go).
+//
 // Every file is written atomically (a temporary file renamed into place), so
 // a reader sees the old or the new object, never half of one. An object's
 // file name is shortened with a hash when <ns>.<name>.yaml would be too

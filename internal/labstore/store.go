@@ -37,12 +37,20 @@ type Store struct {
 // the store writes and removes nothing outside its own directory directly
 // under the state root (see Confine).
 func Open(lab string) *Store {
-	return &Store{Lab: lab, Dir: filepath.Join(Root(), lab), root: Root()}
+	s := &Store{Lab: lab, Dir: filepath.Join(Root(), lab), root: Root()}
+	if Root() == DefaultRoot {
+		tightenDir(DefaultRoot)
+	}
+	if s.checkDir() == nil {
+		tightenLabDir(s.Dir)
+	}
+	return s
 }
 
 // OpenDir returns the store at dir (used by a proxy given --lab-dir).
 func OpenDir(dir string) *Store {
 	dir = filepath.Clean(dir)
+	tightenLabDir(dir)
 	return &Store{Lab: filepath.Base(dir), Dir: dir, root: filepath.Dir(dir)}
 }
 
@@ -194,13 +202,14 @@ func (s *Store) lockPath() (string, error) {
 	return s.Dir + ".lock", nil
 }
 
-// WriteFile writes data to a file below the store atomically.
+// WriteFile writes data to a file below the store atomically, readable by
+// root only (0600; the directories it makes 0700).
 func (s *Store) WriteFile(rel string, data []byte) error {
 	path, err := s.Confine(rel)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
@@ -216,7 +225,7 @@ func (s *Store) WriteFile(rel string, data []byte) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}

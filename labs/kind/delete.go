@@ -76,9 +76,10 @@ func deleteCluster(ctx context.Context, provider *cluster.Provider, name string,
 }
 
 // ExportLogs writes the cluster's logs (kind's export: every node's
-// journal, containers' logs, kubelet and containerd) into dir.
+// journal, containers' logs, kubelet and containerd) into dir; a dir
+// (and parents) it makes only root may enter (0700): the logs are lab state.
 func ExportLogs(provider *cluster.Provider, name, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	return provider.CollectLogs(name, dir)

@@ -25,10 +25,7 @@ func Start(spec Spec) (int, error) {
 	if len(spec.Args) == 0 {
 		return 0, fmt.Errorf("start in %s: no command", spec.Namespace)
 	}
-	if err := os.MkdirAll(filepath.Dir(spec.LogFile), 0o755); err != nil {
-		return 0, err
-	}
-	log, err := os.OpenFile(spec.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := openLog(spec.LogFile)
 	if err != nil {
 		return 0, err
 	}
@@ -43,10 +40,10 @@ func Start(spec Spec) (int, error) {
 	go cmd.Wait() //nolint:errcheck // reaps the child if it exits while we run
 	pid := cmd.Process.Pid
 	if spec.PIDFile != "" {
-		if err := os.MkdirAll(filepath.Dir(spec.PIDFile), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(spec.PIDFile), 0o700); err != nil {
 			return pid, err
 		}
-		if err := os.WriteFile(spec.PIDFile, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(spec.PIDFile, []byte(strconv.Itoa(pid)+"\n"), 0o600); err != nil {
 			return pid, err
 		}
 	}

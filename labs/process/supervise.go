@@ -109,7 +109,7 @@ func Supervise(ctx context.Context, spec SuperviseSpec) error {
 	}
 	var out io.Writer = os.Stdout
 	if spec.LogFile != "" {
-		f, err := os.OpenFile(spec.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := openLog(spec.LogFile)
 		if err != nil {
 			return fmt.Errorf("supervise %s: %w", spec.Name, err)
 		}

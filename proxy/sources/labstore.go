@@ -59,7 +59,7 @@ func (s *LabStore) Run(ctx context.Context, changed func()) error {
 	}
 	for _, d := range append([]string{"objects"}, watchedDirs...) {
 		dir := s.Store.Path(d)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil { // lab state is root's alone (labstore)
 			w.Close()
 			return err
 		}
