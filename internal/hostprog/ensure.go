@@ -29,6 +29,9 @@ type Host struct {
 	Log io.Writer
 	// LookPath finds a program (default: PATH, then sbinDirs).
 	LookPath func(name string) (string, error)
+	// StatFile says whether a data file (DataFiles) is there (default: a
+	// regular file at its path); nil is the default.
+	StatFile func(path string) error
 	// Run runs a command (apt-get) and returns its combined output.
 	Run func(ctx context.Context, env []string, argv ...string) (string, error)
 	// Install says whether missing programs may be installed; when false,
@@ -59,6 +62,7 @@ func Default(log io.Writer) *Host {
 	return &Host{
 		Log:       log,
 		LookPath:  lookPath,
+		StatFile:  statFile,
 		Run:       run,
 		Install:   os.Geteuid() == 0 && os.Getenv(NoInstallEnv) != "1",
 		PolicyRCD: DefaultPolicyRCD,
@@ -83,7 +87,8 @@ func Check(programs ...string) error {
 }
 
 // Ensure looks up each program (PATH, then /usr/local/sbin, /usr/sbin,
-// /sbin) and installs the Debian packages of the missing ones: one
+// /sbin) or data file (DataFiles, by path) and installs the Debian
+// packages of the missing ones: one
 // `apt-get update`, then one `apt-get install` of them all, their services
 // kept from starting. It returns the packages it installed. An undeclared
 // program is an error (a programming one: declare it in Programs). When it
@@ -100,12 +105,15 @@ func (h *Host) Ensure(ctx context.Context, programs ...string) ([]string, error)
 	for _, name := range programs {
 		p, ok := Lookup(name)
 		if !ok {
+			p, ok = lookupDataFile(name)
+		}
+		if !ok {
 			return nil, fmt.Errorf("program %q is not declared in internal/hostprog (Programs): declare it with its Debian package", name)
 		}
 		if slices.ContainsFunc(missing, func(m Program) bool { return m.Name == name }) {
 			continue
 		}
-		if _, err := h.LookPath(name); err != nil {
+		if err := h.find(name); err != nil {
 			missing = append(missing, p)
 		}
 	}
@@ -137,11 +145,26 @@ func (h *Host) Ensure(ctx context.Context, programs ...string) ([]string, error)
 		return nil, fmt.Errorf("missing %s, installing failed: %w", describe(missing), err)
 	}
 	for _, p := range missing {
-		if _, err := h.LookPath(p.Name); err != nil {
+		if err := h.find(p.Name); err != nil {
+			if _, file := lookupDataFile(p.Name); file {
+				return pkgs, fmt.Errorf("installed Debian package %s, but %s is still missing: %w", p.Package, p.Name, err)
+			}
 			return pkgs, fmt.Errorf("installed Debian package %s, but %s is still not found (PATH, %s)", p.Package, p.Name, strings.Join(sbinDirs, ", "))
 		}
 	}
 	return pkgs, nil
+}
+
+// find looks a program up, or checks a data file (an absolute path).
+func (h *Host) find(name string) error {
+	if _, ok := lookupDataFile(name); ok {
+		if h.StatFile == nil {
+			return statFile(name)
+		}
+		return h.StatFile(name)
+	}
+	_, err := h.LookPath(name)
+	return err
 }
 
 // install runs apt-get update, then apt-get install of pkgs, with

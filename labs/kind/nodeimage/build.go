@@ -47,7 +47,7 @@ type Result struct {
 // made of. d is the Docker daemon the images go to.
 func Build(ctx context.Context, d Docker, opts Options) (*Result, error) {
 	start := time.Now()
-	if err := hostprog.Ensure(ctx, opts.Out, hostprog.Needs(hostprog.Cluster)...); err != nil {
+	if err := hostprog.Ensure(ctx, opts.Out, append(hostprog.Needs(hostprog.Cluster), hostprog.NeedsFiles(hostprog.Cluster)...)...); err != nil {
 		return nil, err
 	}
 	v := opts.Versions

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/svclab/svclab/internal/hostprog"
 	"github.com/svclab/svclab/labs/kind/cmdrun"
 	"github.com/svclab/svclab/labs/kind/host"
 )
@@ -24,8 +25,17 @@ var NodePackages = []string{
 }
 
 // debootstrapArgs is the debootstrap command for the node root filesystem.
+// The Release file is checked against Debian's archive keyring, named
+// explicitly, and --force-check-gpg makes a missing keyring or signature
+// an error: without them debootstrap, finding no keyring (it only
+// Recommends debian-archive-keyring), warns "Cannot check Release
+// signature" and installs whatever the mirror serves. The signature is what
+// protects the packages (the Release file's hashes cover the indices,
+// theirs the .debs); https (the default mirror) adds that no one on the
+// way sees or replays what is fetched.
 func debootstrapArgs(v Versions, dir string) []string {
-	return []string{"debootstrap", "--variant=minbase", "--include=" + strings.Join(NodePackages, ","), v.Suite, dir, v.Mirror}
+	return []string{"debootstrap", "--variant=minbase", "--keyring=" + hostprog.DebianArchiveKeyring, "--force-check-gpg",
+		"--include=" + strings.Join(NodePackages, ","), v.Suite, dir, v.Mirror}
 }
 
 // rootfsKey is the cache key of the root filesystem.

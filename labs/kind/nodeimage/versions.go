@@ -15,7 +15,8 @@ type Versions struct {
 	Kind string
 	// Suite is the Debian suite of the node's root filesystem.
 	Suite string
-	// Mirror is the Debian mirror debootstrap uses.
+	// Mirror is the Debian mirror debootstrap uses; its Release file is
+	// checked against Debian's archive keyring whatever the scheme.
 	Mirror string
 }
 
@@ -30,7 +31,7 @@ func DefaultVersions() Versions {
 		Kubernetes: DefaultKubernetes,
 		Kind:       KindModuleVersion(),
 		Suite:      "bookworm",
-		Mirror:     "http://deb.debian.org/debian",
+		Mirror:     "https://deb.debian.org/debian", // served over https (HTTP/2 200 for dists/bookworm/Release when checked)
 	}
 }
 
