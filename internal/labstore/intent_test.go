@@ -3,6 +3,7 @@ package labstore
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -61,7 +62,9 @@ func TestLockSurvivesRemovalOfItsFile(t *testing.T) {
 		}
 		got <- u
 	}()
-	time.Sleep(50 * time.Millisecond) // the waiter has opened the old file
+	// The waiter has opened the old file (two descriptors of this process
+	// name it): only then does removing it test what it should.
+	waitOpenedTwice(t, s.Dir+".lock")
 	if err := s.RemoveLock(); err != nil {
 		t.Fatal(err)
 	}
@@ -76,5 +79,33 @@ func TestLockSurvivesRemovalOfItsFile(t *testing.T) {
 	waiter()
 	if s.Busy() {
 		t.Error("released lock still reported busy")
+	}
+}
+
+// waitOpenedTwice waits until two file descriptors of this process name
+// path: the test's own lock and a waiter's.
+func waitOpenedTwice(t *testing.T, path string) {
+	t.Helper()
+	path, err := filepath.EvalSymlinks(path) // as /proc shows it
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, fd := range fds {
+			if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && target == path {
+				n++
+			}
+		}
+		if n >= 2 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("after 30 s %d descriptors of this process name %s, want 2 (the held lock and the waiter's)", n, path)
+		}
 	}
 }
