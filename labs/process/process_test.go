@@ -16,7 +16,8 @@ func TestIntegrationStartFindStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	// ip netns exec, then sleep: 30 s bounds it on a loaded host.
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		if pids := InNamespaces([]string{ns}); len(pids) == 1 && pids[0] == pid {
 			break
 		}

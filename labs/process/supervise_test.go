@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,9 +37,29 @@ func TestBackoffIsTheKubelets(t *testing.T) {
 	}
 }
 
+// lockedLog is the supervisor's own log, read by the test while the
+// supervisor writes it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // supervise runs Supervise on argv in the background with a short back-off
-// and returns the store it reports to and a stop function.
-func supervise(t *testing.T, argv ...string) (*labstore.Store, func()) {
+// and returns the store it reports to, the supervisor's log and a stop
+// function.
+func supervise(t *testing.T, argv ...string) (*labstore.Store, *lockedLog, func()) {
 	t.Helper()
 	dir := t.TempDir()
 	store := labstore.OpenDir(dir)
@@ -46,10 +67,11 @@ func supervise(t *testing.T, argv ...string) (*labstore.Store, func()) {
 	done := make(chan error, 1)
 	logFile := filepath.Join(dir, "logs", "p.log")
 	os.MkdirAll(filepath.Dir(logFile), 0o755)
+	log := &lockedLog{}
 	go func() {
 		done <- Supervise(ctx, SuperviseSpec{Store: store, Namespace: "default", Name: "p", Node: "n1", Args: argv,
 			LogFile: logFile, Backoff: Backoff{Initial: 300 * time.Millisecond, Max: time.Second, Reset: time.Minute},
-			Log: &strings.Builder{}})
+			Log: log})
 	}()
 	stop := func() {
 		cancel()
@@ -67,14 +89,15 @@ func supervise(t *testing.T, argv ...string) (*labstore.Store, func()) {
 			stop()
 		}
 	})
-	return store, stop
+	return store, log, stop
 }
 
-// waitStatus polls the pod's status until ok accepts it.
+// waitStatus polls the pod's status until ok accepts it (30 s at most: a
+// bound for a loaded host, not a wait).
 func waitStatus(t *testing.T, store *labstore.Store, what string, ok func(labstore.PodStatus) bool) labstore.PodStatus {
 	t.Helper()
 	var st labstore.PodStatus
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 		var found bool
 		st, found, _ = store.PodStatus("p")
 		if found && ok(st) {
@@ -86,7 +109,7 @@ func waitStatus(t *testing.T, store *labstore.Store, what string, ok func(labsto
 }
 
 func TestSuperviseRestartsAKilledProcessAtOnce(t *testing.T) {
-	store, stop := supervise(t, "sleep", "60")
+	store, _, stop := supervise(t, "sleep", "60")
 	first := waitStatus(t, store, "running", func(s labstore.PodStatus) bool { return s.State == labstore.StateRunning && s.PID != 0 })
 	if first.Restarts != 0 || first.Namespace != "default" || first.Node != "n1" || first.SupervisorPID != os.Getpid() {
 		t.Errorf("first status %+v", first)
@@ -104,16 +127,16 @@ func TestSuperviseRestartsAKilledProcessAtOnce(t *testing.T) {
 		t.Errorf("the process %d outlived its supervisor's stop", second.PID)
 	}
 	// A stopping supervisor writes nothing more: a deleted pod's status is
-	// not brought back.
+	// not brought back. stop returned after Supervise did, and only
+	// Supervise's own loop writes the status: one read is the whole check.
 	store.ClearPodStatus("p")
-	time.Sleep(100 * time.Millisecond)
 	if _, found, _ := store.PodStatus("p"); found {
 		t.Error("the status came back after the supervisor stopped")
 	}
 }
 
 func TestSuperviseBacksOffACrashLoop(t *testing.T) {
-	store, _ := supervise(t, "sh", "-c", "echo 'mode \"bogus\": unknown proxy mode' >&2; exit 3")
+	store, log, _ := supervise(t, "sh", "-c", "echo 'mode \"bogus\": unknown proxy mode' >&2; exit 3")
 	// First exit: restarted at once; second: CrashLoopBackOff for 300ms.
 	st := waitStatus(t, store, "CrashLoopBackOff", func(s labstore.PodStatus) bool { return s.Reason == labstore.ReasonCrashLoopBackOff })
 	if st.State != labstore.StateWaiting || st.Restarts != 1 || st.PID != 0 || st.NextRestart.IsZero() {
@@ -123,10 +146,20 @@ func TestSuperviseBacksOffACrashLoop(t *testing.T) {
 	if lt == nil || lt.Reason != labstore.ReasonError || lt.ExitCode != 3 || !strings.Contains(lt.Message, `mode "bogus": unknown proxy mode`) {
 		t.Errorf("last termination %+v, want Error, code 3, the log's last line", lt)
 	}
-	// The back-off doubles: 300ms, 600ms, then the 1s cap.
+	// The back-off doubles: 300ms, 600ms, then the 1s cap (not 1.2s), as
+	// the supervisor says it; the status's next restart is that long after
+	// the exit (a lower bound: how late the test reads it does not matter).
 	st = waitStatus(t, store, "restart 3", func(s labstore.PodStatus) bool { return s.Restarts >= 3 && s.State == labstore.StateWaiting })
-	if wait := time.Until(st.NextRestart); wait > time.Second || wait < 300*time.Millisecond {
-		t.Errorf("back-off before restart 4: %s, want about 1s (the cap)", wait)
+	if wait := st.NextRestart.Sub(st.LastTermination.FinishedAt); wait < time.Second {
+		t.Errorf("back-off before restart 4: next restart %s after the exit, want the 1s cap", wait)
+	}
+	for end := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "; back-off 1s restarting failed container"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the supervisor never said it backs off 1s (the cap):\n%s", log.String())
+		}
+	}
+	if strings.Contains(log.String(), "back-off 1.2s") {
+		t.Errorf("the back-off went past its 1s cap:\n%s", log.String())
 	}
 }
 
