@@ -193,23 +193,26 @@ func procAddr(s string) (string, bool) {
 }
 
 func TestRunClassifiesFailures(t *testing.T) {
+	// The per-connection timeout is short only where it is the outcome
+	// (a silent backend); where an answer is the outcome it is a bound for
+	// a loaded host, which a refused, reset or 404 connection never nears.
 	tests := []struct {
 		name    string
 		target  string
 		path    string
+		timeout time.Duration
 		want    FailureKind
 		errText string
 	}{
-		{"nothing listening", closedPort(t), "", FailureRefused, "connection refused"},
-		{"backend never answers", silentServer(t), "", FailureTimeout, "i/o timeout"},
-		{"backend resets", resettingServer(t), "", FailureReset, "connection reset by peer"},
-		{"HTTP 404", startNetexec(t, "web-404", "127.0.0.31"), "/no-such-path", FailureOther, "HTTP status 404"},
+		{"nothing listening", closedPort(t), "", time.Minute, FailureRefused, "connection refused"},
+		{"backend never answers", silentServer(t), "", 300 * time.Millisecond, FailureTimeout, "i/o timeout"},
+		{"backend resets", resettingServer(t), "", time.Minute, FailureReset, "connection reset by peer"},
+		{"HTTP 404", startNetexec(t, "web-404", "127.0.0.31"), "/no-such-path", time.Minute, FailureOther, "HTTP status 404"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			start := time.Now()
 			res, err := Run(t.Context(), Options{Target: tt.target, Path: tt.path, Connections: 6, Parallelism: 3,
-				Timeout: 300 * time.Millisecond, Deadline: 10 * time.Second})
+				Timeout: tt.timeout, Deadline: 10 * time.Minute})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,8 +224,8 @@ func TestRunClassifiesFailures(t *testing.T) {
 					t.Errorf("connection %d error %q, want it to mention %q", c.Index, c.Error, tt.errText)
 				}
 			}
-			if elapsed := time.Since(start); elapsed > 3*time.Second {
-				t.Errorf("took %s; per-connection timeout 300ms, 2 rounds", elapsed)
+			if res.DeadlineExceeded {
+				t.Errorf("the overall deadline ended the run; want each connection ended by its own %s", tt.want)
 			}
 			rep := res.Report()
 			if rep.PValue != nil || rep.Failures[tt.want] != 6 {
@@ -239,17 +242,21 @@ func TestRunClassifiesFailures(t *testing.T) {
 	}
 }
 
+// TestRunStopsAtDeadline: the overall deadline ends the connections in
+// flight. Their own timeout is a minute, so a Run that waited for them
+// would take a minute; the 30 s bound below is the product's promise (stop
+// at the 300 ms deadline) with a margin no loaded host uses up.
 func TestRunStopsAtDeadline(t *testing.T) {
 	target := silentServer(t)
 	start := time.Now()
 	res, err := Run(t.Context(), Options{Target: target, Connections: 1000, Parallelism: 4,
-		Timeout: 5 * time.Second, Deadline: 300 * time.Millisecond})
+		Timeout: time.Minute, Deadline: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	elapsed := time.Since(start)
-	if elapsed > 2*time.Second {
-		t.Errorf("Run took %s with a 300ms deadline", elapsed)
+	if elapsed > 30*time.Second {
+		t.Errorf("Run took %s with a 300ms deadline (and a minute per connection)", elapsed)
 	}
 	if !res.DeadlineExceeded || res.Attempted >= 1000 || res.Failures[FailureTimeout] != res.Attempted {
 		t.Errorf("deadline exceeded %v, attempted %d, failures %v", res.DeadlineExceeded, res.Attempted, res.Failures)
