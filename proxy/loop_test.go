@@ -44,17 +44,28 @@ func (s *fakeSource) change() {
 	cb()
 }
 
-// fakeBackend records syncs and fails the ones it is told to.
+// fakeBackend records syncs (and when each began) and fails the ones it is
+// told to; hold, when set, runs at the start of each sync (n counts from
+// 1), so a test can keep the loop inside a sync while it acts.
 type fakeBackend struct {
 	mu        sync.Mutex
 	syncs     int
 	failNext  int
 	snapshots []*model.Snapshot
+	started   []time.Time
+	hold      func(n int)
 }
 
 func (b *fakeBackend) Mode() string     { return "fake" }
 func (b *fakeBackend) Describe() string { return "fake kernel" }
 func (b *fakeBackend) Sync(snap *model.Snapshot) (SyncStats, error) {
+	b.mu.Lock()
+	b.started = append(b.started, time.Now())
+	n, hold := len(b.started), b.hold
+	b.mu.Unlock()
+	if hold != nil {
+		hold(n)
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.syncs++
@@ -105,21 +116,53 @@ func TestLoopSyncsAtStartAndOnChange(t *testing.T) {
 	}
 }
 
+// startedAt is when the nth sync (from 1) began.
+func (b *fakeBackend) startedAt(n int) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.started[n-1]
+}
+
+// TestLoopCoalescesChangesWithinMinSyncPeriod: five changes that come
+// while a sync runs make one sync after it, which sees all five, no
+// sooner than MinSyncPeriod after the one before, and no sync after it.
+// The test holds the loop inside its first sync while it changes the
+// source, so no timing decides which sync sees which change.
 func TestLoopCoalescesChangesWithinMinSyncPeriod(t *testing.T) {
-	src, be := &fakeSource{}, &fakeBackend{}
-	ch := startLoop(t, &Loop{Source: src, Backend: be, MinSyncPeriod: 300 * time.Millisecond, SyncPeriod: time.Hour})
-	next(t, ch)
+	const minSync = 300 * time.Millisecond
+	entered, release := make(chan struct{}), make(chan struct{})
+	src := &fakeSource{}
+	be := &fakeBackend{hold: func(n int) {
+		if n == 1 {
+			close(entered)
+			<-release
+		}
+	}}
+	started := time.Now() // before the first sync, so before its lastSync
+	ch := startLoop(t, &Loop{Source: src, Backend: be, MinSyncPeriod: minSync, SyncPeriod: time.Hour})
+	select {
+	case <-entered:
+	case <-time.After(time.Minute):
+		t.Fatal("the loop never started its first sync")
+	}
 	for i := 0; i < 5; i++ {
 		src.change()
 	}
-	o := next(t, ch)
-	if o.Generation != 5 {
-		t.Errorf("the sync after 5 quick changes saw generation %d, want all 5 in one sync", o.Generation)
+	close(release)
+	if o := next(t, ch); o.Generation != 0 {
+		t.Fatalf("first sync: %+v, want generation 0 (listed before the changes)", o)
 	}
-	select {
-	case extra := <-ch:
-		t.Errorf("an extra sync for changes already synced: %+v", extra)
-	case <-time.After(500 * time.Millisecond):
+	if o := next(t, ch); o.Generation != 5 {
+		t.Errorf("the sync after 5 changes saw generation %d, want all 5 in one sync", o.Generation)
+	}
+	// A lower bound, which a slow host cannot break.
+	if d := be.startedAt(2).Sub(started); d < minSync {
+		t.Errorf("the second sync began %s after the loop started, want MinSyncPeriod (%s) at least", d, minSync)
+	}
+	// No sync for changes already synced: the next one is the next change's.
+	src.change()
+	if o := next(t, ch); o.Generation != 6 {
+		t.Errorf("after one more change a sync of generation %d, want 6 (an extra sync of changes already synced?)", o.Generation)
 	}
 }
 
@@ -134,13 +177,16 @@ func TestLoopRetriesAFailedSync(t *testing.T) {
 	}
 }
 
+// TestLoopResyncsEverySyncPeriod: with no change, the next sync comes a
+// SyncPeriod after the one before. The timer starts after a sync ends, so
+// the time between two syncs' starts is a SyncPeriod at least, on any host.
 func TestLoopResyncsEverySyncPeriod(t *testing.T) {
+	const period = 100 * time.Millisecond
 	src, be := &fakeSource{}, &fakeBackend{}
-	ch := startLoop(t, &Loop{Source: src, Backend: be, SyncPeriod: 100 * time.Millisecond})
+	ch := startLoop(t, &Loop{Source: src, Backend: be, SyncPeriod: period})
 	next(t, ch)
-	start := time.Now()
 	next(t, ch)
-	if d := time.Since(start); d < 50*time.Millisecond {
-		t.Errorf("periodic resync came after %s, want about the sync period", d)
+	if d := be.startedAt(2).Sub(be.startedAt(1)); d < period {
+		t.Errorf("periodic resync began %s after the sync before, want the sync period (%s) at least", d, period)
 	}
 }

@@ -87,6 +87,10 @@ func TestIntegrationNFTablesBackend(t *testing.T) {
 		if out := nft(t, ns); !strings.Contains(out, "default/api/tcp/http") {
 			return fmt.Errorf("api's chain deleted at once; upstream flushes it and deletes it a second later")
 		}
+		// Here the condition is time itself: a sync deletes the chains the
+		// sync before it flushed a second or more earlier (a sync between
+		// flushes them again and restarts the second), so this sleep waits
+		// for no other actor, and a slow host only lengthens it.
 		time.Sleep(1100 * time.Millisecond)
 		if _, err := b.Sync(onlyWeb); err != nil {
 			return err
