@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/process"
 )
 
 // txnSlow is a pod whose server answers 3 s more after SIGTERM, with the
@@ -77,7 +79,7 @@ func TestIntegrationInterruptedPodDeletionIsRecoverable(t *testing.T) {
 			t.Errorf("%s: get pods does not show slow Terminating:\n%s", interrupt, out)
 		}
 		l.assertShown(interrupt)
-		time.Sleep(4 * time.Second) // the server's 3 s after SIGTERM
+		l.waitServerStopped(interrupt, "slow")
 		if out, code := l.run(nil, "apply", "--lab", l.name, "-f", cm); code != 0 || !strings.Contains(out, "pod/slow deleted") {
 			t.Errorf("%s: the next apply (exit %d) did not remove the finished pod:\n%s", interrupt, code, out)
 		}
@@ -95,4 +97,21 @@ func podLineHas(out, pod, want string) bool {
 		}
 	}
 	return false
+}
+
+// waitServerStopped waits until the pod's supervisor has exited (its server
+// answers 3 s after SIGTERM, then exits, and the supervisor with it): the
+// state in which the next command removes a terminating pod. The bound is
+// the pod's grace period and more.
+func (l *txnLab) waitServerStopped(when, pod string) {
+	l.t.Helper()
+	st, ok, err := labstore.Open(l.name).PodStatus(pod)
+	if err != nil || !ok || st.SupervisorPID == 0 {
+		l.t.Fatalf("%s: pod %s's status: %+v, %v, %v", when, pod, st, ok, err)
+	}
+	for end := time.Now().Add(2 * time.Minute); process.Alive(st.SupervisorPID); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(end) {
+			l.t.Fatalf("%s: pod %s's supervisor (pid %d) still runs 2 minutes after SIGTERM", when, pod, st.SupervisorPID)
+		}
+	}
 }

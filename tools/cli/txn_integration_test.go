@@ -465,6 +465,27 @@ func TestIntegrationDeleteWaitsForTheLabsLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { done <- cmd.Wait() }()
+	// The synchronisation point: delete lab has opened the lock file, so
+	// it is at the lock. Then a while in which it must not finish (a
+	// window for what must not happen: a slow host cannot fail it).
+	lockFile, err := filepath.EvalSymlinks(labstore.Open(l.name).Dir + ".lock") // as /proc shows it
+	if err != nil {
+		unlock()
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(time.Minute); !hasOpen(cmd.Process.Pid, lockFile); time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-done:
+			unlock()
+			t.Fatalf("delete lab finished (%v) without waiting for the lab's lock, held by another command", err)
+		default:
+		}
+		if time.Now().After(end) {
+			unlock()
+			cmd.Process.Kill() //nolint:errcheck // the test fails anyway
+			t.Fatalf("delete lab did not open the lab's lock %s within a minute", lockFile)
+		}
+	}
 	select {
 	case err := <-done:
 		unlock()
@@ -480,13 +501,28 @@ func TestIntegrationDeleteWaitsForTheLabsLock(t *testing.T) {
 		if err != nil {
 			t.Fatalf("delete lab after the lock was released: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(labs.DefaultTimeout):
 		cmd.Process.Kill() //nolint:errcheck // the test fails anyway
-		t.Fatal("delete lab did not finish once the lock was free")
+		t.Fatalf("delete lab did not finish within %s once the lock was free", labs.DefaultTimeout)
 	}
 	if ns, _ := network.Namespaces(l.name); len(ns) != 0 {
 		t.Errorf("delete left namespaces %v", ns)
 	}
+}
+
+// hasOpen reports whether process pid has path open.
+func hasOpen(pid int, path string) bool {
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	fds, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && target == path {
+			return true
+		}
+	}
+	return false
 }
 
 // lineHas reports whether a line of out mentions name and want.
