@@ -129,7 +129,7 @@ func writeLabFile(l *Lesson, cni string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := store().WriteFile("lab.yaml", data); err != nil {
+	if err := writeStateFile("lab.yaml", data); err != nil {
 		return "", err
 	}
 	return store().Confine("lab.yaml")
@@ -194,8 +194,13 @@ func Back(r *Runner, st *State) error {
 }
 
 // Reset deletes the lesson's lab (if it is still there) and the workshop's
-// state.
+// state: svclab's files in a state directory svclab made; one it did not
+// make is refused before anything is read or deleted (its state.json
+// could name any lab).
 func Reset() (string, error) {
+	if _, err := checkStateDir(); err != nil {
+		return "", err
+	}
 	st, err := LoadState()
 	if errors.Is(err, ErrNoLesson) {
 		return "", removeState()

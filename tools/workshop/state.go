@@ -45,7 +45,8 @@ type ExerciseState struct {
 const maxStateBytes = 1 << 20
 
 // StateDir is where the workshop keeps its state: $SVCLAB_WORKSHOP_DIR, or
-// "workshop" beside the labs' state root (/run/svclab/workshop).
+// "workshop" beside the labs' state root (/run/svclab/workshop); svclab
+// writes and deletes there only when it made it (see StateMarker).
 func StateDir() string {
 	if dir := os.Getenv("SVCLAB_WORKSHOP_DIR"); dir != "" {
 		return filepath.Clean(dir)
@@ -86,7 +87,7 @@ func (st *State) Save() error {
 	if err != nil {
 		return err
 	}
-	return store().WriteFile("state.json", append(data, '\n'))
+	return writeStateFile("state.json", append(data, '\n'))
 }
 
 // exercise returns the record of the named exercise, adding one.
@@ -117,7 +118,7 @@ func (st *State) Record(res CheckResult, at time.Time) {
 
 // saveStepOutput keeps what step i printed, for `back`.
 func saveStepOutput(i int, text string) error {
-	return store().WriteFile(filepath.Join("steps", strconv.Itoa(i)+".txt"), []byte(text))
+	return writeStateFile(filepath.Join("steps", strconv.Itoa(i)+".txt"), []byte(text))
 }
 
 // StepOutput is what step i printed when it ran.
@@ -129,6 +130,3 @@ func StepOutput(i int) (string, error) {
 	data, err := boundedread.ReadFile(path, 4*maxOutput)
 	return string(data), err
 }
-
-// removeState deletes the workshop's state directory.
-func removeState() error { return store().Remove() }
