@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,8 +24,16 @@ import (
 
 // Source is what the page shows and does; LabSource is the real one.
 type Source interface {
-	// State reads the lab: its store and each node's kernel.
-	State(ctx context.Context) (*State, error)
+	// Store reads what the lab's store holds now: its objects, topology,
+	// the proxies' statuses (the nodes, without their kernels) and the last
+	// trace. It reads a few files; the server calls it on every request.
+	// version changes with every change the store records that the
+	// kernels follow (an apply, a proxy's sync or restart).
+	Store() (st *State, version string, err error)
+	// Kernels reads each node's Service rules and counters (nodes as Store
+	// returned them: a node's proxy mode says which tool) by a command in
+	// every node: the server caches it and runs one at a time.
+	Kernels(ctx context.Context, nodes []NodeView) map[string]Kernel
 	// TraceSVG returns the last trace's picture, if there is one.
 	TraceSVG() ([]byte, bool, error)
 	// Traffic sends count connections to the Service port key names
@@ -33,8 +43,8 @@ type Source interface {
 
 // Files of the lab's store the trace command writes.
 const (
-	TraceSVGFile  = "last-trace.svg"
-	TraceJSONFile = "last-trace.json"
+	TraceSVGFile  = labstore.LastTraceSVG
+	TraceJSONFile = labstore.LastTraceJSON
 )
 
 // Bounds of what the source reads and runs.
@@ -54,59 +64,85 @@ type LabSource struct {
 	Binary string
 }
 
-// State implements Source.
-func (s *LabSource) State(ctx context.Context) (*State, error) {
+// Store implements Source.
+func (s *LabSource) Store() (*State, string, error) {
 	objs, gen, err := s.Lab.Store.ReadObjects()
 	if err != nil {
-		return nil, fmt.Errorf("lab %s: %w", s.Lab.Name(), err)
+		return nil, "", fmt.Errorf("lab %s: %w", s.Lab.Name(), err)
 	}
 	g, err := graph.FromStore(s.Lab.Topology, objs)
 	if err != nil {
-		return nil, fmt.Errorf("lab %s: %w", s.Lab.Name(), err)
+		return nil, "", fmt.Errorf("lab %s: %w", s.Lab.Name(), err)
 	}
 	var svg strings.Builder
 	if err := graph.WriteSVG(&svg, g); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	statuses, err := s.Lab.Store.ProxyStatuses()
 	if err != nil {
-		return nil, fmt.Errorf("lab %s: %w", s.Lab.Name(), err)
+		return nil, "", fmt.Errorf("lab %s: %w", s.Lab.Name(), err)
 	}
 	st := &State{
 		Lab: s.Lab.Name(), Generation: gen, Client: s.client(), Topology: svg.String(),
 		Nodes: []NodeView{}, Services: ServiceRefs(objs), Trace: s.trace(),
 	}
 	for _, n := range s.Lab.Topology.Spec.Nodes {
-		st.Nodes = append(st.Nodes, s.node(ctx, n.Name, statuses))
+		ps, ok := statuses[n.Name]
+		nv := NodeView{Name: n.Name, Mode: ps.Mode, Backend: ps.Backend, Healthy: ps.Healthy, Error: ps.Error}
+		if !ok {
+			nv.Error = "its proxy has not reported yet"
+		}
+		st.Nodes = append(st.Nodes, nv)
 	}
-	return st, nil
+	return st, storeVersion(gen, statuses), nil
 }
 
-// node reads one node: its proxy's status and its kernel's counters.
-func (s *LabSource) node(ctx context.Context, name string, statuses map[string]labstore.ProxyStatus) NodeView {
-	ps, ok := statuses[name]
-	nv := NodeView{Name: name, Mode: ps.Mode, Backend: ps.Backend, Healthy: ps.Healthy, Error: ps.Error}
-	if !ok {
-		nv.Error = "its proxy has not reported yet"
+// storeVersion names what the store recorded that the kernels follow: the
+// objects' generation and every proxy's last report (a sync, a restart in
+// another mode).
+func storeVersion(gen int64, statuses map[string]labstore.ProxyStatus) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "generation %d", gen)
+	for _, node := range slices.Sorted(maps.Keys(statuses)) {
+		ps := statuses[node]
+		fmt.Fprintf(&b, "; %q pid %d %s %s generation %d synced %s healthy %t failures %d %q", node, ps.PID, ps.Mode,
+			ps.Backend, ps.Generation, ps.LastSync.Format(time.RFC3339Nano), ps.Healthy, ps.Failures, ps.Error)
 	}
+	return b.String()
+}
+
+// Kernels implements Source: the nodes one after the other, each bounded
+// by kernelReadTimeout and maxKernelOutput.
+func (s *LabSource) Kernels(ctx context.Context, nodes []NodeView) map[string]Kernel {
+	out := make(map[string]Kernel, len(nodes))
+	for _, n := range nodes {
+		out[n.Name] = s.kernel(ctx, n.Name, n.Mode)
+	}
+	return out
+}
+
+// kernel reads one node's kernel: ipvsadm in IPVS mode, else
+// iptables-save's nat table.
+func (s *LabSource) kernel(ctx context.Context, node, mode string) Kernel {
+	var k Kernel
 	var err error
-	if ps.Mode == string(topology.ProxyModeIPVS) {
-		cmd, cerr := s.Lab.Command(name, hostprog.IPVSAdm, "-Ln", "--stats", "--exact")
+	if mode == string(topology.ProxyModeIPVS) {
+		cmd, cerr := s.Lab.Command(node, hostprog.IPVSAdm, "-Ln", "--stats", "--exact")
 		var out []byte
 		if out, err = runBounded(ctx, cmd, cerr); err == nil {
-			nv.VirtualServers, err = ParseIPVSStats(string(out))
+			k.VirtualServers, err = ParseIPVSStats(string(out))
 		}
 	} else {
-		cmd, cerr := s.saveCommand(name)
+		cmd, cerr := s.saveCommand(node)
 		var out []byte
 		if out, err = runBounded(ctx, cmd, cerr); err == nil {
-			nv.Chains, err = ParseNATCounters(string(out))
+			k.Chains, err = ParseNATCounters(string(out))
 		}
 	}
 	if err != nil {
-		nv.Error = strings.TrimSpace(strings.Join([]string{nv.Error, err.Error()}, "; "))
+		k.Error = err.Error()
 	}
-	return nv
+	return k
 }
 
 // saveCommand is `iptables-save -c -t nat` of the lab's iptables backend

@@ -7,12 +7,23 @@
 // (labs/traffic/bars).
 //
 // The page is self-contained (HTML, CSS and JavaScript embedded in the
-// binary; nothing from a CDN) and polls GET /api/state. Because svclab
-// runs as root, the server listens on 127.0.0.1 only (CheckListen refuses
-// any other address), answers only requests whose Host is the bound address
-// (no DNS rebinding), and takes a POST only with the page's token and, when
-// the browser sends one, an Origin of the bound address (no cross-site
-// requests); request bodies and traffic counts are bounded.
+// binary; nothing from a CDN) and polls GET /api/state. What the lab's
+// store holds (objects, proxies' statuses, the last trace) is read on
+// every request; the nodes' kernels — a command as root in every node —
+// are read at most once a second, one reading at a time shared by every
+// request that waits for it, and again as soon as the store records a
+// change or the page has sent traffic (kernelCache).
+//
+// Because svclab runs as root and other users share the machine, the
+// server listens on 127.0.0.1 only (CheckListen refuses any other
+// address), answers only requests whose Host is the bound address (no DNS
+// rebinding), and shows the lab only to the browser that opened the link
+// `svclab ui` printed: its token, after "#", is never sent in a page; the
+// page trades it (POST /api/session) for an HttpOnly, SameSite=Strict
+// cookie that every other /api/ request needs, and takes it off the
+// address bar. A POST must also come from the page's origin with a JSON
+// body. Connections are bounded in number and time, bodies and traffic
+// counts in size.
 //
 // The pure parts — the view models, the parsers of iptables-save and
 // ipvsadm output, the list of Services traffic may go to — are unit-tested

@@ -1,16 +1,16 @@
 package ui
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"strings"
 )
 
 // guard answers only requests for the bound address (a Host header naming
-// anything else is a DNS-rebinding attempt), and a POST only from the page:
-// with its token, a JSON body, and — when the browser says — the page's
-// origin, same-origin.
+// anything else is a DNS-rebinding attempt); takes a POST only from the
+// page (its origin, same-origin, a JSON body); and serves /api/ only to a
+// request with the session cookie (but POST /api/session, which checks the
+// token). Every body is bounded.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -23,12 +23,16 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("svclab ui answers for %s only, not for Host %q", s.addr, r.Host), http.StatusMisdirectedRequest)
 			return
 		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			if why := s.foreignPost(r); why != "" {
-				http.Error(w, "forbidden: "+why, http.StatusForbidden)
+				writeError(w, http.StatusForbidden, "forbidden: "+why)
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		}
+		if strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != sessionPath && !s.hasSession(r) {
+			writeError(w, http.StatusUnauthorized, "no session: open the link `svclab ui` printed in its terminal (it ends in #token=…)")
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -41,9 +45,6 @@ func (s *Server) foreignPost(r *http.Request) string {
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		return fmt.Sprintf("Sec-Fetch-Site %q: not from this page", site)
-	}
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get(TokenHeader)), []byte(s.token)) != 1 {
-		return "no valid " + TokenHeader + " (the page's token)"
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		return fmt.Sprintf("Content-Type %q: want application/json", ct)

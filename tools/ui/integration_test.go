@@ -24,9 +24,10 @@ import (
 const trafficCount = 200
 
 // TestIntegrationPageInChromium serves the page for a real single-node lab
-// with seed 001's nginx (3 pods) and loads it in Debian's headless Chromium,
-// which runs the page's script, presses the traffic button through the
-// page's ?token=…&send=… parameter, and dumps the DOM it built. The DOM must
+// with seed 001's nginx (3 pods) and loads it in Debian's headless Chromium
+// by the link `svclab ui` prints (#token=…), which the page trades for its
+// session; the page presses the traffic button through the link's
+// &send=… parameter, and Chromium dumps the DOM the page built. The DOM must
 // show the node by name, the topology as an inline SVG naming the lab's
 // hosts, the nginx Service's chains with the kernel's counters (its
 // endpoint rules counting exactly the connections sent), the traffic split
@@ -60,8 +61,8 @@ func TestIntegrationPageInChromium(t *testing.T) {
 		}
 	}()
 
-	q := url.Values{"token": {srv.Token()}, "send": {"default/nginx:80"}, "count": {strconv.Itoa(trafficCount)}}
-	dom := dumpDOM(ctx, t, srv.URL()+"?"+q.Encode())
+	q := url.Values{"send": {"default/nginx:80"}, "count": {strconv.Itoa(trafficCount)}}
+	dom := dumpDOM(ctx, t, srv.SessionURL()+"&"+q.Encode(), true)
 
 	checkNodesAndTopology(t, dom, lab)
 	checkChains(t, dom)
@@ -70,14 +71,22 @@ func TestIntegrationPageInChromium(t *testing.T) {
 		t.Errorf("the trace panel does not say \"no trace yet\":\n%s", section(dom, `id="trace"`))
 	}
 
-	// A trace appears in the store (as `svclab trace` saves it): the page
-	// shows it as a picture.
-	if err := lab.Store.WriteFile(ui.TraceSVGFile, []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`)); err != nil {
+	// A trace appears in the store (as `svclab trace` saves it): the
+	// page's first state after it shows it as a picture, however recently
+	// the nodes' kernels were read.
+	if err := lab.Store.WriteLastTrace([]byte(`{}`), []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>`)); err != nil {
 		t.Fatal(err)
 	}
-	dom = dumpDOM(ctx, t, srv.URL())
+	dom = dumpDOM(ctx, t, srv.SessionURL(), true)
 	if !regexp.MustCompile(`<img src="/api/trace\.svg\?t=[^"]+" alt="the last svclab trace">`).MatchString(dom) {
 		t.Errorf("the trace panel does not show the store's trace:\n%s", section(dom, `id="trace"`))
+	}
+
+	// A browser without the link's token (another user's) sees the page
+	// but nothing of the lab, and is told where the link is.
+	dom = dumpDOM(ctx, t, srv.URL(), false)
+	if !strings.Contains(dom, "no session: open the link") || strings.Contains(dom, `data-node=`) || strings.Contains(dom, lab.Name()) {
+		t.Errorf("the page without the token shows the lab or no reason:\n%s", dom)
 	}
 }
 
@@ -112,10 +121,12 @@ func singleNodeLabWithNginx(t *testing.T, bin string) *labs.Lab {
 	return lab
 }
 
-// dumpDOM loads pageURL in headless Chromium and returns the DOM once the
-// page's script has run: virtual time stands still while requests are
-// pending, so the budget covers the state's and the traffic's answers.
-func dumpDOM(ctx context.Context, t *testing.T, pageURL string) string {
+// dumpDOM loads pageURL in headless Chromium (a fresh profile: no cookie)
+// and returns the DOM once the page's script has run: virtual time stands
+// still while requests are pending, so the budget covers the state's and
+// the traffic's answers. loaded says whether the page must have shown a
+// state.
+func dumpDOM(ctx context.Context, t *testing.T, pageURL string, loaded bool) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -128,8 +139,8 @@ func dumpDOM(ctx context.Context, t *testing.T, pageURL string) string {
 		t.Fatalf("chromium --dump-dom: %v\n%s", err, stderr.String())
 	}
 	dom := string(out)
-	if !strings.Contains(dom, `data-loaded="1"`) {
-		t.Fatalf("the page's script did not load the state:\n%s\n%s", dom, stderr.String())
+	if strings.Contains(dom, `data-loaded="1"`) != loaded {
+		t.Fatalf("the page's script loaded the state: %t, want %t:\n%s\n%s", !loaded, loaded, dom, stderr.String())
 	}
 	return dom
 }

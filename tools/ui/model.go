@@ -31,6 +31,15 @@ type NodeView struct {
 	VirtualServers []VirtualServer `json:"virtualServers,omitempty"`
 }
 
+// Kernel is what one node's kernel holds for Services, as the page shows
+// it in the node's NodeView.
+type Kernel struct {
+	Chains         []Chain
+	VirtualServers []VirtualServer
+	// Error says why the kernel could not be read.
+	Error string
+}
+
 // Chain is one iptables chain as iptables-save -c prints it.
 type Chain struct {
 	Name  string `json:"name"`

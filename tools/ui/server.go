@@ -2,16 +2,13 @@ package ui
 
 import (
 	"context"
-	"crypto/rand"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
-	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +16,6 @@ import (
 
 //go:embed web
 var web embed.FS
-
-var page = template.Must(template.ParseFS(web, "web/index.html"))
 
 // Bounds of what the server takes.
 const (
@@ -30,9 +25,10 @@ const (
 	DefaultTrafficCount = 300
 	maxBody             = 4 << 10
 	maxHeader           = 16 << 10
-	stateCacheFor       = time.Second
-	// TokenHeader carries the page's token on a POST.
-	TokenHeader = "X-Svclab-Token"
+	// kernelsFor is how long a reading of the nodes' kernels is served
+	// while the lab's store records no change: however many pages poll,
+	// the kernels are read at most once a second.
+	kernelsFor = time.Second
 )
 
 // contentSecurity lets the page load its own script, style and pictures
@@ -45,81 +41,61 @@ type Server struct {
 	src Source
 	// addr is the bound address ("127.0.0.1:PORT"): the only Host and
 	// Origin it answers.
-	addr  string
-	token string
+	addr string
+	// token is what `svclab ui` prints (SessionURL) and the page trades
+	// for the session cookie, whose value is session. Neither is ever
+	// served to a request that did not bring one of them.
+	token, session string
+	// base is the server's life: the kernels' readings run under it.
+	base    context.Context
+	kernels kernelCache
 
-	mu       sync.Mutex
-	cached   *State
-	cachedAt time.Time
-	last     *TrafficView
-	sending  atomic.Bool
+	mu      sync.Mutex
+	last    *TrafficView
+	runs    int // traffic runs so far: each moves the counters
+	sending atomic.Bool
 }
 
 // NewServer returns a server for src bound at addr (what the listener
-// got), with a fresh random token.
+// got), with a fresh random token and session.
 func NewServer(src Source, addr string) (*Server, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
+	token, err := newSecret()
+	if err != nil {
 		return nil, err
 	}
-	return &Server{src: src, addr: addr, token: hex.EncodeToString(b)}, nil
+	session, err := newSecret()
+	if err != nil {
+		return nil, err
+	}
+	return &Server{src: src, addr: addr, token: token, session: session, base: context.Background(),
+		kernels: kernelCache{maxAge: kernelsFor}}, nil
 }
 
-// Token is the page's token (a POST carries it in TokenHeader). A URL with
-// ?token=T&send=KEY makes the page send traffic to KEY when it loads:
-// tests and a teacher's bookmark use it; a foreign site cannot, without T.
+// Token is the page's token: POST /api/session with it in TokenHeader
+// sets the session cookie.
 func (s *Server) Token() string { return s.token }
 
-// URL is the page's address.
+// URL is the page's address; without a session it shows nothing of the lab.
 func (s *Server) URL() string { return "http://" + s.addr + "/" }
 
-// Serve listens at addr (CheckListen) and serves the page until ctx ends.
-// ready, if not nil, is called with the server once it listens.
-func Serve(ctx context.Context, addr string, src Source, ready func(*Server)) error {
-	if err := CheckListen(addr); err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp4", addr)
-	if err != nil {
-		return fmt.Errorf("svclab ui: %w", err)
-	}
-	s, err := NewServer(src, ln.Addr().String())
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: maxHeader,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
-	stop := context.AfterFunc(ctx, func() {
-		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(shut)
-	})
-	defer stop()
-	if ready != nil {
-		ready(s)
-	}
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
+// SessionURL is the link `svclab ui` prints: the page's address with the
+// token after "#", which the browser never sends (the page trades it for
+// its cookie and takes it off the address bar). More parameters may
+// follow: &send=KEY[&count=N] sends traffic to KEY once the page has
+// loaded (tests use it).
+func (s *Server) SessionURL() string { return s.URL() + "#token=" + s.token }
 
 // Handler is the server's routes behind its guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", s.index)
+	mux.HandleFunc("GET /{$}", s.static("web/index.html", "text/html; charset=utf-8"))
 	mux.HandleFunc("GET /app.js", s.static("web/app.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET /app.css", s.static("web/app.css", "text/css; charset=utf-8"))
+	mux.HandleFunc("POST "+sessionPath, s.openSession)
 	mux.HandleFunc("GET /api/state", s.state)
 	mux.HandleFunc("GET /api/trace.svg", s.traceSVG)
 	mux.HandleFunc("POST /api/traffic", s.traffic)
 	return s.guard(mux)
-}
-
-func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = page.Execute(w, struct{ Token string }{s.token})
 }
 
 func (s *Server) static(name, contentType string) http.HandlerFunc {
@@ -134,28 +110,36 @@ func (s *Server) static(name, contentType string) http.HandlerFunc {
 	}
 }
 
-// state answers GET /api/state, reading the lab at most once a second
-// however many pages poll.
+// state answers GET /api/state: the store as it is now, the nodes'
+// kernels as last read for this version of the store (kernelCache), and
+// this server's last traffic run.
 func (s *Server) state(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	st := s.cached
-	fresh := st != nil && time.Since(s.cachedAt) < stateCacheFor
-	s.mu.Unlock()
-	if !fresh {
-		var err error
-		if st, err = s.src.State(r.Context()); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		s.mu.Lock()
-		s.cached, s.cachedAt = st, time.Now()
-		s.mu.Unlock()
+	st, version, err := s.src.Store()
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
 	}
 	s.mu.Lock()
-	view := *st
-	view.Traffic = s.last
+	st.Traffic, version = s.last, fmt.Sprintf("%s; traffic runs %d", version, s.runs)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, view)
+	nodes := st.Nodes
+	kernels, err := s.kernels.get(r.Context(), s.base, version, func(ctx context.Context) map[string]Kernel {
+		return s.src.Kernels(ctx, nodes)
+	})
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	st.Nodes = make([]NodeView, len(nodes))
+	for i, n := range nodes {
+		k := kernels[n.Name]
+		n.Chains, n.VirtualServers = k.Chains, k.VirtualServers
+		if k.Error != "" {
+			n.Error = strings.TrimPrefix(n.Error+"; "+k.Error, "; ")
+		}
+		st.Nodes[i] = n
+	}
+	writeJSON(w, http.StatusOK, st)
 }
 
 // traceSVG answers GET /api/trace.svg with the store's last trace, as a
@@ -215,7 +199,7 @@ func (s *Server) traffic(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.last = view
-	s.cached = nil // the counters changed
+	s.runs++ // the counters moved: the next state reads them again
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, view)
 }

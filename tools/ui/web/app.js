@@ -1,13 +1,15 @@
 // svclab ui: polls /api/state and draws the lab; sends traffic on request.
 // Everything the page shows comes from this server; nothing from elsewhere.
+// The link `svclab ui` printed carries the page's token after "#" (the
+// browser never sends it): the page trades it for a session cookie that
+// no script can read, and takes it off the address bar.
 "use strict";
 
-const token = document.querySelector('meta[name="svclab-token"]').content;
 const pollEvery = 2000;
+const noSession = "no session: open the link `svclab ui` printed in its terminal (it ends in #token=…)";
 let shownGeneration = null;
 let shownTrace = null;
 let shownTraffic = null;
-let autoSend = null;
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -121,15 +123,36 @@ function render(state) {
     " · generation " + state.generation + " · updated " + new Date().toLocaleTimeString();
 }
 
+// failure is the message of a response that is not ok.
+async function failure(resp) {
+  if (resp.status === 401) return noSession;
+  try {
+    const body = await resp.json();
+    if (body.error) return body.error;
+  } catch (err) {
+    // not JSON: the status says it
+  }
+  return resp.status + " " + resp.statusText;
+}
+
 async function refresh() {
   try {
     const resp = await fetch("/api/state", { cache: "no-store" });
-    if (!resp.ok) throw new Error(await resp.text());
+    if (!resp.ok) throw new Error(await failure(resp));
     render(await resp.json());
     document.body.dataset.loaded = "1";
   } catch (err) {
     document.getElementById("status").textContent = "cannot read the lab: " + err.message;
   }
+}
+
+// openSession trades the token for the session cookie.
+async function openSession(token) {
+  const resp = await fetch("/api/session", {
+    method: "POST", cache: "no-store",
+    headers: { "Content-Type": "application/json", "X-Svclab-Token": token },
+  });
+  if (!resp.ok) throw new Error(await failure(resp));
 }
 
 async function send(service, count) {
@@ -141,12 +164,11 @@ async function send(service, count) {
   try {
     const resp = await fetch("/api/traffic", {
       method: "POST", cache: "no-store",
-      headers: { "Content-Type": "application/json", "X-Svclab-Token": token },
+      headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ service: service, count: count }),
     });
-    const body = await resp.json();
-    if (!resp.ok) throw new Error(body.error || resp.statusText);
-    renderTraffic(body);
+    if (!resp.ok) throw new Error(await failure(resp));
+    renderTraffic(await resp.json());
   } catch (err) {
     document.getElementById("traffic-message").replaceChildren(el("span", { "class": "verdict-fail" }, "traffic failed: " + err.message));
   } finally {
@@ -169,16 +191,22 @@ document.getElementById("traffic-form").addEventListener("submit", ev => {
   send(document.getElementById("service").value, count);
 });
 
-// ?token=T&send=KEY[&count=N] sends traffic once the page has loaded: for
-// tests and a teacher's bookmark. Without the page's token it does nothing.
-(function () {
-  const params = new URLSearchParams(location.search);
-  if (params.get("send") && params.get("token") === token) {
-    autoSend = { service: params.get("send"), count: parseInt(params.get("count") || "300", 10) };
-  }
-})();
-
+// #token=T[&send=KEY[&count=N]]: the link `svclab ui` printed, and for
+// tests a traffic run once the page has loaded — only with the token, so
+// another site's link sends nothing.
 (async function start() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const token = params.get("token");
+  let autoSend = null;
+  if (token) {
+    history.replaceState(null, "", location.pathname);
+    try {
+      await openSession(token);
+      if (params.get("send")) autoSend = { service: params.get("send"), count: parseInt(params.get("count") || "300", 10) };
+    } catch (err) {
+      document.getElementById("status").textContent = "cannot open a session: " + err.message;
+    }
+  }
   await refresh();
   if (autoSend) {
     document.getElementById("service").value = autoSend.service;
