@@ -21,8 +21,9 @@ func newUI() *cobra.Command {
 		Long: "ui serves a self-contained page (nothing from the network) at http://127.0.0.1:PORT/ for a classroom projector: " +
 			"the lab's topology, each node's Service chains with their packet counters (iptables-save -c; ipvsadm --stats in IPVS mode), " +
 			"refreshed every 2 seconds, the last `svclab trace` picture, and a button that sends a bounded traffic run from the lab's " +
-			"client to a Service and draws the split as bars. It listens on 127.0.0.1 only, and takes requests only from its own page. " +
-			"Ctrl-C stops it; the lab is left as it is.",
+			"client to a Service and draws the split as bars. It listens on 127.0.0.1 only, and shows the lab only to a browser that " +
+			"opened the link it prints (http://127.0.0.1:PORT/#token=…: the page trades the token for a session cookie and takes it off " +
+			"the address bar), so other users of the machine cannot. Ctrl-C stops it; the lab is left as it is.",
 		Example: "  sudo svclab ui --lab single-node\n  sudo svclab ui --lab nodeport --listen 127.0.0.1:9000",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -39,7 +40,9 @@ func newUI() *cobra.Command {
 				return err
 			}
 			return ui.Serve(ctx, listen, &ui.LabSource{Lab: l}, func(s *ui.Server) {
-				fmt.Fprintf(cmd.OutOrStdout(), "svclab ui: lab %s at %s (Ctrl-C stops it)\n", l.Name(), s.URL())
+				fmt.Fprintf(cmd.OutOrStdout(), "svclab ui: lab %s at %s (Ctrl-C stops it)\n"+
+					"  The link carries the page's key: whoever opens it can send traffic in the lab as root; share it with no one else.\n",
+					l.Name(), s.SessionURL())
 			})
 		},
 	}
