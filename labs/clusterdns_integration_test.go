@@ -240,7 +240,9 @@ func TestIntegrationClusterDNS(t *testing.T) {
 		}
 		objs, _, _ := lab.Store.ReadObjects()
 		want := objs.Service("demo", "later").Spec.ClusterIP
-		deadline := time.Now().Add(5 * time.Second)
+		// The coredns pod follows the store (inotify): poll the answer, for
+		// 30 s at most on a loaded host.
+		deadline := time.Now().Add(30 * time.Second)
 		for {
 			got := resolve(t, lab, webOnNode2, "later")
 			if slices.Equal(got, []string{want}) {

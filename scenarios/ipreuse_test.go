@@ -59,10 +59,11 @@ var _ = Describe("pod IP reuse", Label("iptables", "cni", "churn", "multi-node")
 				return ips
 			}
 			// connect makes count connections from a host or pod to the
-			// Service.
+			// Service. Each has 10 s: a bound for a loaded host that still
+			// fails the 25–28 s a stale neighbour entry costs.
 			connect := func(from string, count int) *traffic.Result {
 				GinkgoHelper()
-				res, err := lab.Lab.Traffic(from, traffic.Options{Target: target, Connections: count, Timeout: 2 * time.Second}, labOpts())
+				res, err := lab.Lab.Traffic(from, traffic.Options{Target: target, Connections: count, Timeout: 10 * time.Second}, labOpts())
 				Expect(err).NotTo(HaveOccurred())
 				return res
 			}

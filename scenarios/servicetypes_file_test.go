@@ -49,9 +49,13 @@ var _ = Describe("the Service types manifest file, unchanged on a netns lab", Or
 			return st
 		}
 	})
-	run := func(host string, target netip.AddrPort, n int, sequential bool) *traffic.Result {
+	// run makes n connections from host to target, each bounded by timeout:
+	// answered for those that must answer (a bound for a loaded host),
+	// dropped for those that must not (the wait is the outcome).
+	const answered, dropped = 10 * time.Second, 2 * time.Second
+	run := func(host string, target netip.AddrPort, n int, sequential bool, timeout time.Duration) *traffic.Result {
 		GinkgoHelper()
-		o := traffic.Options{Target: target.String(), Connections: n, Timeout: 2 * time.Second, Deadline: 2 * time.Minute}
+		o := traffic.Options{Target: target.String(), Connections: n, Timeout: timeout, Deadline: 2 * time.Minute}
 		if sequential {
 			o.Parallelism = 1
 		}
@@ -65,20 +69,20 @@ var _ = Describe("the Service types manifest file, unchanged on a netns lab", Or
 		a := workload.LoadBalancerIngress(lb)
 		Expect(a).To(Equal(netip.MustParseAddr("192.168.100.10")), "the lowest address of the lab's pool")
 		Expect(*lb.Status.LoadBalancer.Ingress[0].IPMode).To(Equal(corev1.LoadBalancerIPModeVIP))
-		in := run("client", netip.AddrPortFrom(a, 80), 30, false)
+		in := run("client", netip.AddrPortFrom(a, 80), 30, false, answered)
 		Expect(in.Succeeded).To(Equal(30), kit.DescribeTraffic(in))
 		for name := range in.Backends {
 			Expect(name).To(HavePrefix("web-"))
 		}
-		out := run("outsider", netip.AddrPortFrom(a, 80), 5, false)
+		out := run("outsider", netip.AddrPortFrom(a, 80), 5, false, dropped)
 		Expect(out.Succeeded).To(BeZero(), kit.DescribeTraffic(out))
-		ext := run("outsider", netip.MustParseAddrPort("203.0.113.7:80"), 5, false)
+		ext := run("outsider", netip.MustParseAddrPort("203.0.113.7:80"), 5, false, answered)
 		Expect(ext.Succeeded).To(Equal(5), "the outsider is routed (to the external IP): %s", kit.DescribeTraffic(ext))
 	})
 
 	It("keeps one client on one pod with ClientIP affinity", func() {
 		sticky := objs().Service(ns, "sticky")
-		res := run("client", netip.AddrPortFrom(netip.MustParseAddr(sticky.Spec.ClusterIP), 80), 30, true)
+		res := run("client", netip.AddrPortFrom(netip.MustParseAddr(sticky.Spec.ClusterIP), 80), 30, true, answered)
 		Expect(res.Succeeded).To(Equal(30), kit.DescribeTraffic(res))
 		Expect(res.Backends).To(HaveLen(1), kit.DescribeTraffic(res))
 	})
