@@ -42,7 +42,7 @@ func newWorkshop() *cobra.Command {
 		return workshop.LessonsDir()
 	}
 	cmd.AddCommand(newWorkshopList(dir), newWorkshopStart(dir), newWorkshopNext(), newWorkshopBack(),
-		newWorkshopCheck(), newWorkshopProgress(), newWorkshopReset(), newWorkshopClass())
+		newWorkshopCheck(), newWorkshopProgress(), newWorkshopReset(), newWorkshopClass(dir))
 	return cmd
 }
 
@@ -82,6 +82,9 @@ func newWorkshopStart(dir func() (string, error)) *cobra.Command {
 			}
 			l, err := workshop.FindLesson(d, args[0])
 			if err != nil {
+				return err
+			}
+			if err := checkStudent(opts.Student); err != nil {
 				return err
 			}
 			return workshopRun(cmd, func(ctx context.Context) error {
@@ -238,6 +241,9 @@ func newWorkshopProgress() *cobra.Command {
 				return err
 			}
 			if student != "" {
+				if err := checkStudent(student); err != nil {
+					return err
+				}
 				st.Student = student
 			}
 			rep := workshop.NewReport(lesson, st)
@@ -283,25 +289,29 @@ func newWorkshopReset() *cobra.Command {
 	}
 }
 
-func newWorkshopClass() *cobra.Command {
+func newWorkshopClass(dir func() (string, error)) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "class REPORT.json… [-o text|html]",
 		Short: "For the teacher: many students' progress reports (progress -o json) in one table",
-		Args:  cobra.MinimumNArgs(1),
+		Long: "Reports come from students and are checked as hostile input: each at most " +
+			fmt.Sprintf("%d KiB with no more exercises than a lesson may have, names that are names, ", workshop.MaxReportBytes>>10) +
+			"every exercise one its lesson declares (the lessons of --lessons, or of the checkout at or above the " +
+			"working directory; without either, names are checked as names only). Names are made printable in every output. " +
+			"The first bad report is the error, naming its file and field.",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > workshop.MaxClassReports {
-				return fmt.Errorf("%d reports: at most %d", len(args), workshop.MaxClassReports)
+			lessons, err := classLessons(dir)
+			if err != nil {
+				return err
 			}
-			var reps []workshop.Report
-			for _, a := range args {
-				rep, err := workshop.ReadReport(a)
-				if err != nil {
-					return err
-				}
-				reps = append(reps, rep)
+			if lessons == nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "workshop class: no lessons folder (--lessons DIR): exercise names checked as names only")
 			}
-			c := workshop.NewClass(reps)
+			c, err := workshop.ReadClass(args, lessons)
+			if err != nil {
+				return err
+			}
 			switch output {
 			case "", "text":
 				return c.WriteText(cmd.OutOrStdout())
@@ -313,6 +323,33 @@ func newWorkshopClass() *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or html")
 	return cmd
+}
+
+// classLessons are the lessons the class's reports are checked against:
+// those of --lessons (which must load), else of the checkout at or above
+// the working directory, else none (nil).
+func classLessons(dir func() (string, error)) (*workshop.ClassLessons, error) {
+	d, err := dir()
+	if err != nil {
+		return nil, nil //nolint:nilerr // no lessons folder: names are checked as names only
+	}
+	ls, err := workshop.ListLessons(d)
+	if err != nil {
+		return nil, err
+	}
+	return &workshop.ClassLessons{Dir: d, Lessons: ls}, nil
+}
+
+// checkStudent checks the student's name a report will carry: flag (from
+// --student), or else the default (workshop.Student).
+func checkStudent(flag string) error {
+	if flag != "" {
+		return workshop.CheckStudent(flag, "--student")
+	}
+	if err := workshop.CheckStudent(workshop.Student(), "the student's name ($SUDO_USER or $USER)"); err != nil {
+		return fmt.Errorf("%w: give --student NAME", err)
+	}
+	return nil
 }
 
 // workshopRun runs a workshop command that touches the lab with a context

@@ -8,9 +8,16 @@ import (
 	"text/tabwriter"
 )
 
-// MaxClassReports bounds how many reports `workshop class` reads (each at
-// most 1 MiB).
-const MaxClassReports = 10_000
+// Bounds of the class table, so that no set of reports makes it (or the
+// memory that renders it) grow past a few tens of MiB: the reports read
+// (each at most MaxReportBytes), the columns (a lesson's exercises, over
+// every lesson of the class) and the cells (rows × columns: every row has a
+// cell in every column).
+const (
+	MaxClassReports = 10_000
+	MaxClassColumns = 200
+	MaxClassCells   = 500_000
+)
 
 // Class is many students' reports at a glance: one row per student and
 // lesson, one column per exercise of a lesson (every exercise any report
@@ -73,16 +80,18 @@ func NewClass(reports []Report) Class {
 }
 
 // WriteText writes the class as a table: students × exercises, each cell
-// ✓ (passed, with attempts), ✗ (tried, not passed) or · (not tried).
+// ✓ (passed, with attempts), ✗ (tried, not passed) or · (not tried). Names
+// are made printable (a tab or a control character in one would shift the
+// table or command the terminal).
 func (c Class) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprint(tw, "STUDENT\tLESSON\tSTEPS")
 	for _, e := range c.Exercises {
-		fmt.Fprintf(tw, "\t%s", e.Exercise)
+		fmt.Fprintf(tw, "\t%s", printable(e.Exercise))
 	}
 	fmt.Fprintln(tw)
 	for _, r := range c.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d", r.Student, r.Lesson, r.StepsDone, r.Steps)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d", printable(r.Student), printable(r.Lesson), r.StepsDone, r.Steps)
 		for _, cell := range r.Cells {
 			fmt.Fprintf(tw, "\t%s", classCell(cell))
 		}

@@ -11,6 +11,9 @@
 // (Expand, with names and addresses taken from the live lab through a
 // Facts), the student's progress and its JSON/HTML reports and the class
 // table — and a thin live part (Runner) that runs steps and checks in a
-// lab. The CLI's `svclab workshop` is built on it. It imports labs and
+// lab. A report is written by a student and read by the teacher, so it is
+// read as hostile input (DecodeReport, ReadClass: bounded, every name a
+// name, every exercise one its lesson declares), and every output passes
+// names through printable: nothing in a report commands a terminal. The CLI's `svclab workshop` is built on it. It imports labs and
 // proxy; labs never imports it.
 package workshop

@@ -7,7 +7,9 @@ import (
 )
 
 // The HTML pages are self-contained: inline style, inline SVG, no script,
-// no external asset; they open offline from a file.
+// no external asset; they open offline from a file. Every name is made
+// printable (p) before html/template escapes it, so that the page read in a
+// terminal (cat, less -r) commands it no more than the text output does.
 const pageStyle = `body{font-family:system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}
 .pass{background:#e3f6e3}.fail{background:#fbe5e5}.none{color:#888}
@@ -18,13 +20,14 @@ var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
 	"percent":  func(a, b int) int { return 100 * a / max(b, 1) },
 	"duration": func(s int64) string { return (time.Duration(s) * time.Second).String() },
 	"utc":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"p":        printable,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>{{.R.Student}} — {{.R.Lesson}}</title>
+<title>{{p .R.Student}} — {{p .R.Lesson}}</title>
 <style>` + pageStyle + `</style></head>
 <body>
-<h1>{{.R.Title}}</h1>
-<p>Student <b>{{.R.Student}}</b> · lesson <code>{{.R.Lesson}}</code>{{with .R.Seed}} · seed {{.}}{{end}} · lab <code>{{.R.Lab}}</code>{{with .R.CNI}} ({{.}}){{end}} · started {{utc .R.Started}}</p>
+<h1>{{p .R.Title}}</h1>
+<p>Student <b>{{p .R.Student}}</b> · lesson <code>{{p .R.Lesson}}</code>{{with .R.Seed}} · seed {{p .}}{{end}} · lab <code>{{p .R.Lab}}</code>{{with .R.CNI}} ({{p .}}){{end}} · started {{utc .R.Started}}</p>
 <h2>Steps</h2>
 <p>{{.R.StepsDone}} of {{.R.StepsTotal}} steps done</p>
 <div class="bar"><div style="width:{{percent .R.StepsDone .R.StepsTotal}}%"></div></div>
@@ -32,7 +35,7 @@ var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
 <table>
 <tr><th>exercise</th><th>result</th><th>attempts</th><th>passed after</th></tr>
 {{- range .R.Exercises}}
-<tr class="{{if .Passed}}pass{{else if .Attempts}}fail{{else}}none{{end}}"><td>{{.Name}}</td><td>{{if .Passed}}✓ passed{{else if .Attempts}}✗ not yet{{else}}· not tried{{end}}</td><td>{{.Attempts}}</td><td>{{if .Passed}}{{duration .Seconds}}{{end}}</td></tr>
+<tr class="{{if .Passed}}pass{{else if .Attempts}}fail{{else}}none{{end}}"><td>{{p .Name}}</td><td>{{if .Passed}}✓ passed{{else if .Attempts}}✗ not yet{{else}}· not tried{{end}}</td><td>{{.Attempts}}</td><td>{{if .Passed}}{{duration .Seconds}}{{end}}</td></tr>
 {{- end}}
 </table>
 {{- if .Picture}}
@@ -53,6 +56,7 @@ func (r Report) WriteHTML(w io.Writer, picture string) error {
 
 var classPage = template.Must(template.New("class").Funcs(template.FuncMap{
 	"cell": classCell,
+	"p":    printable,
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>svclab workshop — the class</title>
@@ -61,9 +65,9 @@ var classPage = template.Must(template.New("class").Funcs(template.FuncMap{
 <h1>The class</h1>
 <p>{{len .Rows}} {{if eq (len .Rows) 1}}report{{else}}reports{{end}}. ✓ N: passed at the N-th attempt · ✗ N: N attempts, not passed yet · ·: not tried.</p>
 <table>
-<tr><th>student</th><th>lesson</th><th>steps</th>{{range .Exercises}}<th>{{.Exercise}}</th>{{end}}</tr>
+<tr><th>student</th><th>lesson</th><th>steps</th>{{range .Exercises}}<th>{{p .Exercise}}</th>{{end}}</tr>
 {{- range .Rows}}
-<tr><td>{{.Student}}</td><td>{{.Lesson}}</td><td>{{.StepsDone}}/{{.Steps}}</td>{{range .Cells}}<td class="{{if not .}}{{else if .Passed}}pass{{else if .Attempts}}fail{{else}}none{{end}}">{{cell .}}</td>{{end}}</tr>
+<tr><td>{{p .Student}}</td><td>{{p .Lesson}}</td><td>{{.StepsDone}}/{{.Steps}}</td>{{range .Cells}}<td class="{{if not .}}{{else if .Passed}}pass{{else if .Attempts}}fail{{else}}none{{end}}">{{cell .}}</td>{{end}}</tr>
 {{- end}}
 </table>
 </body></html>

@@ -2,11 +2,10 @@ package workshop
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
-
-	"github.com/svclab/svclab/internal/boundedread"
 )
 
 // ReportKind marks a student's progress report (so that `workshop class`
@@ -71,9 +70,9 @@ func (r Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteText writes the report for a terminal.
+// WriteText writes the report for a terminal (names made printable).
 func (r Report) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "%s — lesson %s: %s\n", r.Student, r.Lesson, r.Title)
+	fmt.Fprintf(w, "%s — lesson %s: %s\n", printable(r.Student), printable(r.Lesson), printable(r.Title))
 	fmt.Fprintf(w, "steps: %d of %d\n", r.StepsDone, r.StepsTotal)
 	fmt.Fprintf(w, "exercises: %d of %d passed\n", r.Passed, len(r.Exercises))
 	for _, e := range r.Exercises {
@@ -89,7 +88,7 @@ func exerciseCell(e ExerciseReport, named bool) string {
 		mark = "✓"
 	}
 	if named {
-		s = " " + e.Name
+		s = " " + printable(e.Name)
 	}
 	switch {
 	case e.Attempts == 0:
@@ -100,21 +99,18 @@ func exerciseCell(e ExerciseReport, named bool) string {
 	return fmt.Sprintf("%s%s (%d %s)", mark, s, e.Attempts, plural(e.Attempts, "attempt", "attempts"))
 }
 
-// ReadReport reads one student's JSON report (at most 1 MiB).
+// ReadReport reads one student's JSON report (at most MaxReportBytes) and
+// checks it as DecodeReport does. Errors name the file (its name made
+// printable: a student may have chosen it) and the field.
 func ReadReport(path string) (Report, error) {
-	var r Report
-	data, err := boundedread.ReadFile(path, maxStateBytes)
+	src := printable(path)
+	data, err := reportFile.ReadFile(path)
 	if err != nil {
-		return r, fmt.Errorf("report %s: %w", path, err)
+		var e *Error
+		if errors.As(err, &e) {
+			e.Source = src
+		}
+		return Report{}, printableError(err)
 	}
-	if err := json.Unmarshal(data, &r); err != nil {
-		return r, fmt.Errorf("report %s: %w", path, err)
-	}
-	if r.Kind != ReportKind {
-		return r, fmt.Errorf("report %s: kind %q: want %s (svclab workshop progress -o json writes one)", path, r.Kind, ReportKind)
-	}
-	if r.Student == "" || r.Lesson == "" {
-		return r, fmt.Errorf("report %s: no student or lesson", path)
-	}
-	return r, nil
+	return DecodeReport(data, src)
 }
