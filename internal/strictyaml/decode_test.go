@@ -27,6 +27,10 @@ func TestDecodeErrorsNameFileAndField(t *testing.T) {
 		{"items: {name: a}\n", `test f.yaml: items: expected a list, got a mapping`},
 		{"kind: a\nkind: b\n", `test f.yaml: invalid YAML: line 2: key "kind" already set in map`},
 		{"kind: " + string(make([]byte, 80)) + "\n", `test f.yaml: larger than 64 bytes: not a doc file`},
+		// An empty key is a key: finding the wrong value's path once
+		// took the value after it for a key (and panicked on a null).
+		{`[{""}]`, `test f.yaml: (document): expected a mapping, got a list`},
+		{`{"": 1, "count": "x"}`, `test f.yaml: count: expected a whole number, got the string "x"`},
 	} {
 		_, err := Decode[testDoc](testFormat, []byte(tc.in), "f.yaml")
 		if err == nil || err.Error() != tc.want {

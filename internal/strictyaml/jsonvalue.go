@@ -19,10 +19,11 @@ type jsonValue struct {
 // and returns the last one that starts before offset.
 func valueAt(js []byte, field string, offset int64) (jsonValue, bool) {
 	type frame struct {
-		array bool
-		index int
-		key   string
-		path  string
+		array   bool
+		index   int
+		key     string
+		haveKey bool // key is read ("" is a key too)
+		path    string
 	}
 	var (
 		stack []*frame
@@ -45,8 +46,8 @@ func valueAt(js []byte, field string, offset int64) (jsonValue, bool) {
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		if top != nil && !top.array && top.key == "" {
-			top.key = tok.(string) // an object key
+		if top != nil && !top.array && !top.haveKey {
+			top.key, top.haveKey = tok.(string) // an object key
 			continue
 		}
 		path, plain := "", ""
@@ -57,7 +58,7 @@ func valueAt(js []byte, field string, offset int64) (jsonValue, bool) {
 			top.index++
 		default:
 			path, plain = join(top.path, top.key), join(stripIndices(top.path), top.key)
-			top.key = ""
+			top.key, top.haveKey = "", false
 		}
 		if plain == field && start < offset {
 			found, ok = jsonValue{path: path, token: tok}, true
