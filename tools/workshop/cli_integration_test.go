@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs/network"
 )
 
 // TestIntegrationWorkshopCommands walks the example lesson as a student
@@ -85,7 +86,7 @@ func TestIntegrationWorkshopCommands(t *testing.T) {
 	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the workshop's state %s is left after reset", state)
 	}
-	if names, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(names), "svclab-example-clusterip-") {
+	if names, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(names), network.NamespaceName("example-clusterip", "")) {
 		t.Errorf("namespaces of the lab are left after reset:\n%s", names)
 	}
 	mustContain(t, must(1, "workshop", "next"), "no lesson in progress")
