@@ -97,7 +97,7 @@ func (r *Report) validate(src string) error {
 	if r.Kind != ReportKind {
 		return reportErr(src, "kind", r.Kind, "want %s (svclab workshop progress -o json writes one)", ReportKind)
 	}
-	if problem := StudentProblem(r.Student); problem != "" {
+	if problem := studentProblem(r.Student); problem != "" {
 		return reportErr(src, "student", r.Student, "%s", problem)
 	}
 	if err := reportLabel(src, "lesson", r.Lesson, topology.MaxLabNameLen); err != nil {
@@ -185,12 +185,12 @@ func reportLabel(src, field, name string, max int) error {
 	return nil
 }
 
-// StudentProblem says what is wrong with a student's name, or "": it has
+// studentProblem says what is wrong with a student's name, or "": it has
 // 1 to MaxStudentLen characters, letters of any script, digits, spaces
 // (not at either end) and the marks . _ - @ ' — what a user name or a
 // person's name holds, and nothing a terminal or a table takes for a
 // command (control characters, bidi overrides, tabs).
-func StudentProblem(name string) string {
+func studentProblem(name string) string {
 	switch n := len([]rune(name)); {
 	case name == "":
 		return "required"
@@ -207,10 +207,10 @@ func StudentProblem(name string) string {
 	return ""
 }
 
-// CheckStudent is StudentProblem as an error naming where the name came
+// CheckStudent is studentProblem as an error naming where the name came
 // from (a flag, $SUDO_USER).
 func CheckStudent(name, from string) error {
-	if problem := StudentProblem(name); problem != "" {
+	if problem := studentProblem(name); problem != "" {
 		return fmt.Errorf("%s %q: %s", from, clip(name), problem)
 	}
 	return nil

@@ -119,12 +119,12 @@ func TestReadReportBounded(t *testing.T) {
 // a table takes for a command does not.
 func TestStudentNames(t *testing.T) {
 	for _, ok := range []string{"alice", "john.doe", "jane_doe", "José García", "o'brien", "bob@example.org", "Łukasz", "学生1", strings.Repeat("a", MaxStudentLen)} {
-		if p := StudentProblem(ok); p != "" {
+		if p := studentProblem(ok); p != "" {
 			t.Errorf("%q: %s", ok, p)
 		}
 	}
 	for _, bad := range []string{"", " alice", "alice ", "al\tice", "a\x1b[2Jb", "a\rb", "a\u202eb", "a\u2066b", "a\u200bb", "a\x7fb", "a\u0085b", "a/b", "a;b", strings.Repeat("a", MaxStudentLen+1)} {
-		if StudentProblem(bad) == "" {
+		if studentProblem(bad) == "" {
 			t.Errorf("%q accepted", bad)
 		}
 	}

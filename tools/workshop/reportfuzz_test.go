@@ -25,7 +25,7 @@ func FuzzDecodeReport(f *testing.F) {
 			checkReportError(t, err, "fuzz.json", "")
 			return
 		}
-		if p := StudentProblem(r.Student); p != "" {
+		if p := studentProblem(r.Student); p != "" {
 			t.Fatalf("accepted student %q: %s", r.Student, p)
 		}
 		if len(r.Exercises) > maxExercises {
