@@ -30,6 +30,11 @@ STATICCHECK := bin/tools/staticcheck-$(STATICCHECK_VERSION)/staticcheck
 # lint's environment: the installed Go, also for the go commands staticcheck
 # runs itself (sudo resets PATH).
 LINT_ENV = GOTOOLCHAIN=local PATH="$(shell $(GO) env GOROOT)/bin:$$PATH"
+# make test-repeat: the root-test packages (host specs: the VM tests skip),
+# COUNT runs one after another; LOAD=1 keeps both cores busy meanwhile.
+COUNT ?= 5
+PKGS  ?= ./labs/ ./labs/trace/ ./tools/ui/ ./tools/cli/ ./tools/workshop/ ./scenarios/
+SKIP  ?= InVM
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
 # Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/,
@@ -46,7 +51,7 @@ FUZZSMOKE ?= 300x
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | grep -v '^tools/upstream/' | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps deps-lab lint build root-check lab-nodeport lab lesson test test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps deps-lab lint build root-check lab-nodeport lab lesson test test-repeat test-times test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -82,12 +87,23 @@ lesson: root-check deps-lab build ## a workshop lesson at once, every step live,
 	@[ -n "$(LESSON)" ] || { ./$(BIN) workshop list; echo "make lesson LESSON=NAME runs one"; exit 1; }
 	@./$(BIN) tour lesson "$(LESSON)" $(if $(filter command line environment,$(origin CNI)),--cni "$(CNI)")
 
-test: root-check deps build ## lint, then every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly
-	@mkdir -p _out
-	@$(MAKE) --no-print-directory lint
-	SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_SLOWEST_SPECS=$(CURDIR)/_out/slowest-specs.txt $(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
-	@$(MAKE) --no-print-directory test-upstream
-	@$(MAKE) --no-print-directory fuzz-smoke
+# timed,NAME,COMMAND: run COMMAND, add "SECONDSs NAME" to _out/test-times.txt.
+timed = t0=$$(date +%s); $(2); rc=$$?; echo "$$(( $$(date +%s) - t0 ))s $(1)" >> _out/test-times.txt; exit $$rc
+
+test: root-check deps build ## lint, then every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly; ends with where the time went
+	@mkdir -p _out && rm -f _out/test-times.txt _out/slowest-specs.txt
+	@$(call timed,make lint,$(MAKE) --no-print-directory lint)
+	@$(call timed,go test ./...,{ SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_SLOWEST_SPECS=$(CURDIR)/_out/slowest-specs.txt \
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... 2>&1; echo $$? > _out/test.rc; } | tee _out/test.log; (exit $$(cat _out/test.rc)))
+	@$(call timed,make test-upstream,$(MAKE) --no-print-directory test-upstream)
+	@$(call timed,make fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
+	@$(MAKE) --no-print-directory test-times
+
+test-times: ## where the last make test's time went: its steps, slowest packages and specs (from _out/)
+	@echo "make test's steps (_out/test-times.txt):"; sort -rn _out/test-times.txt 2>/dev/null | sed 's/^/  /'
+	@echo "slowest packages (_out/test.log):"; \
+		awk '($$1 == "ok" || $$1 == "FAIL") && $$3 ~ /^[0-9.]+s$$/ { print $$3 + 0, $$2 }' _out/test.log 2>/dev/null | \
+		sort -rn | head -10 | awk '{ printf "  %7.1fs  %s\n", $$1, $$2 }'
 	@cat _out/slowest-specs.txt 2>/dev/null || true
 
 lint: $(STATICCHECK) ## go vet, staticcheck (staticcheck.conf) and go mod tidy -diff, in both modules (tools/upstream too)
@@ -100,6 +116,25 @@ lint: $(STATICCHECK) ## go vet, staticcheck (staticcheck.conf) and go mod tidy -
 
 $(STATICCHECK):
 	GOTOOLCHAIN=local GOBIN=$(CURDIR)/$(dir $(STATICCHECK)) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+test-repeat: root-check deps build ## run PKGS' tests COUNT times (5) as make test does, VM tests skipped (SKIP=InVM): "run i/COUNT: ok|FAIL"; LOAD=1 keeps both cores busy with stress-ng meanwhile
+	@$(if $(filter 1,$(LOAD)),$(call apt_install,$(LOAD_APT_PKGS)))
+	@mkdir -p _out; \
+	if [ "$(LOAD)" = 1 ]; then \
+		stress-ng --cpu 2 >_out/stress-ng.log 2>&1 & load=$$!; \
+		trap 'kill $$load 2>/dev/null; wait $$load 2>/dev/null' EXIT; trap 'exit 130' INT TERM HUP; \
+		echo "load: stress-ng --cpu 2 (pid $$load) until the last run ends"; \
+	fi; \
+	pass=0; fail=0; \
+	for i in $$(seq 1 $(COUNT)); do \
+		log=_out/test-repeat-$$i.log; t0=$$(date +%s); \
+		if SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(if $(SKIP),-skip '$(SKIP)') $(PKGS) >$$log 2>&1; \
+		then pass=$$((pass + 1)); echo "run $$i/$(COUNT): ok ($$(( $$(date +%s) - t0 ))s)"; \
+		else fail=$$((fail + 1)); echo "run $$i/$(COUNT): FAIL ($$(( $$(date +%s) - t0 ))s, $$log)"; fi; \
+		grep -E '^(ok|FAIL|--- FAIL|panic:)' $$log | sed 's/^/    /'; \
+	done; \
+	echo "$$pass passed, $$fail failed ($(COUNT) runs of $(PKGS)$(if $(filter 1,$(LOAD)), under stress-ng --cpu 2))"; \
+	[ $$fail -eq 0 ]
 
 # tools/upstream is a module of its own (it links k8s.io/kubernetes), so the
 # root `go test ./...` never sees it. Its first build takes minutes; Go's

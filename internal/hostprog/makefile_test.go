@@ -22,11 +22,13 @@ type aptList struct {
 
 var aptLists = []aptList{
 	{"LAB_APT_PKGS", []Use{Lab, Proxy, Workshop}, "deps-lab", []string{"lab", "lab-nodeport", "lesson"}},
-	{"TEST_APT_PKGS", []Use{Lab, Proxy, Workshop, VM, Test}, "deps", []string{"test", "test-vm", "test-scenarios", "e2e-kind"}},
+	{"TEST_APT_PKGS", []Use{Lab, Proxy, Workshop, VM, Test}, "deps", []string{"test", "test-repeat", "test-vm", "test-scenarios", "e2e-kind"}},
 }
 
 // makeOnlyLists are Makefile package lists of programs svclab never runs.
-var makeOnlyLists = map[string]string{}
+var makeOnlyLists = map[string]string{
+	"LOAD_APT_PKGS": "make test-repeat LOAD=1's CPU hog",
+}
 
 // TestMakefileAptLists: each target installs what its command needs and
 // nothing more (make lab-nodeport no emulator, no browser), and every
