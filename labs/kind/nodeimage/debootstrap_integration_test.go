@@ -1,8 +1,10 @@
 package nodeimage
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/svclab/svclab/internal/hostprog"
 	"github.com/svclab/svclab/internal/roottest"
 )
 
@@ -61,8 +64,10 @@ func (m *tamperedMirror) beyondRelease() []string {
 // an empty tmpfs over /usr/share/keyrings.
 func TestIntegrationDebootstrapRefusesATamperedMirror(t *testing.T) {
 	roottest.Require(t, "runs debootstrap")
-	if _, err := exec.LookPath("debootstrap"); err != nil {
-		t.Skip("skipped: debootstrap is not installed (apt-get install debootstrap; svclab create cluster installs it)")
+	// As svclab create cluster does: debootstrap and Debian's keyring
+	// are installed when missing.
+	if err := hostprog.Ensure(context.Background(), os.Stderr, append([]string{"debootstrap"}, hostprog.NeedsFiles(hostprog.Cluster)...)...); err != nil {
+		t.Fatalf("installing debootstrap: %v", err)
 	}
 	for _, keyring := range []bool{true, false} {
 		m := &tamperedMirror{}
