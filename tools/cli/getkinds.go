@@ -30,7 +30,7 @@ func (f *getFlags) add(cmd *cobra.Command, namespaced bool) {
 		fl.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "list the objects of every namespace (a NAMESPACE column first)")
 	}
 	fl.StringVarP(&f.selector, "selector", "l", "", "label selector (e.g. -l app=nginx,tier!=db, -l 'env in (a,b)')")
-	fl.StringVarP(&f.output, "output", "o", "", "output format: wide, json, yaml or name (default: a table)")
+	fl.StringVarP(&f.output, "output", "o", "", "output format: wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-as-json=TEMPLATE or custom-columns=HEADER:PATH,… (default: a table)")
 	fl.BoolVar(&f.noHeaders, "no-headers", false, "print the table without its header line")
 	fl.BoolVar(&f.showLabels, "show-labels", false, "add a LABELS column to the table")
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(kubeprint.Outputs, cobra.ShellCompDirectiveNoFileComp)) //nolint:errcheck // the flag exists
@@ -179,7 +179,7 @@ func runGet(cmd *cobra.Command, f getFlags, kinds []resource, names []string) er
 	if err != nil {
 		return err
 	}
-	human := f.output == kubeprint.OutputTable || f.output == kubeprint.OutputWide
+	human := kubeprint.IsHuman(f.output)
 	var all []runtime.Object
 	var notFound []error
 	printed := 0
@@ -215,7 +215,7 @@ func runGet(cmd *cobra.Command, f getFlags, kinds []resource, names []string) er
 		}
 	}
 	if !human && (len(all) > 0 || len(notFound) == 0) {
-		opts := kubeprint.Options{Output: f.output, Single: len(kinds) == 1 && len(names) == 1, Now: time.Now()}
+		opts := kubeprint.Options{Output: f.output, Single: len(kinds) == 1 && len(names) == 1, NoHeaders: f.noHeaders, Now: time.Now()}
 		if err := kubeprint.Print(cmd.OutOrStdout(), all, opts); err != nil {
 			return err
 		}

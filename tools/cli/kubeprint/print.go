@@ -20,8 +20,9 @@ const (
 	OutputName  = "name"
 )
 
-// Outputs are the -o values Print takes.
-var Outputs = []string{OutputWide, OutputJSON, OutputYAML, OutputName}
+// Outputs are the -o values Print takes (the template formats with "="
+// and their argument after it), for completion.
+var Outputs = []string{OutputWide, OutputJSON, OutputYAML, OutputName, OutputJSONPath + "=", OutputJSONPathAsJSON + "=", OutputCustomColumns + "="}
 
 // Options say how Print prints.
 type Options struct {
@@ -41,13 +42,24 @@ type Options struct {
 	Now time.Time
 }
 
-// CheckOutput returns an error for an -o value Print does not take.
+// CheckOutput returns an error for an -o value Print does not take, or a
+// template (jsonpath, custom-columns) that does not parse.
 func CheckOutput(output string) error {
 	switch output {
 	case OutputTable, OutputWide, OutputJSON, OutputYAML, OutputName:
 		return nil
 	}
-	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,wide,yaml", output)
+	if _, _, ok := templateFormat(output); ok {
+		_, err := templatePrinter(output, false)
+		return err
+	}
+	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,json,jsonpath,jsonpath-as-json,name,wide,yaml", output)
+}
+
+// IsHuman reports whether output is a table (the default or wide), which
+// a command prints per kind; the others print one object or one List.
+func IsHuman(output string) bool {
+	return output == OutputTable || output == OutputWide
 }
 
 // Print writes objs, all of one kind and each with its TypeMeta set, as
@@ -76,14 +88,25 @@ func Print(w io.Writer, objs []runtime.Object, opts Options) error {
 	if err != nil {
 		return err
 	}
+	return printObject(obj, w, opts)
+}
+
+// printObject prints obj (one object or a List, as toPrint makes them)
+// with the printer of opts.Output other than a table.
+func printObject(obj runtime.Object, w io.Writer, opts Options) error {
 	var p printers.ResourcePrinter
 	switch opts.Output {
 	case OutputJSON:
 		p = &printers.JSONPrinter{}
 	case OutputYAML:
 		p = &printers.YAMLPrinter{}
-	default:
+	case OutputName:
 		p = &printers.NamePrinter{}
+	default:
+		var err error
+		if p, err = templatePrinter(opts.Output, opts.NoHeaders); err != nil {
+			return err
+		}
 	}
 	return p.PrintObj(obj, w)
 }
