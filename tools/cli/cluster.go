@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -132,28 +131,6 @@ func newDeleteCluster() *cobra.Command {
 	cmd.Flags().StringVar(&name, "name", "", "cluster name")
 	cmd.MarkFlagRequired("name") //nolint:errcheck // the flag exists
 	return cmd
-}
-
-// newGetClusters is `svclab get clusters`.
-func newGetClusters() *cobra.Command {
-	return &cobra.Command{
-		Use:     "clusters",
-		Aliases: []string{"cluster"},
-		Short:   "List the kind clusters",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cs, err := kind.List(cmd.Context())
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tNODES\tCNI\tPROXY\tKUBECONFIG")
-			for _, c := range cs {
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", c.Name, len(c.Nodes), kind.DescribeCNI(c.CNI), c.Proxy, c.Kubeconfig)
-			}
-			return w.Flush()
-		},
-	}
 }
 
 // newCNI is `svclab cni …`: the kind CNI's node agent and plugin, run by
