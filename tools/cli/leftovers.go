@@ -2,9 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/svclab/svclab/internal/hostprog"
 	"github.com/svclab/svclab/labs"
@@ -16,28 +19,45 @@ import (
 // and ipvs a proxy does not clean the other mode's state when it starts
 // (upstream since 1.15); to or from nftables it does, as upstream's
 // platformCleanup; `svclab proxy --cleanup` removes all. Without a lab
-// (none given, none there) it lists the host's only.
+// (none given, none there) it lists the host's only. -o json|yaml|name|
+// jsonpath|custom-columns print Leftover objects (one named host, one per
+// node) instead of the text, which -o wide leaves as it is.
 func newGetLeftovers() *cobra.Command {
 	var labName string
 	var all bool
+	var out ownOutput
 	cmd := &cobra.Command{
-		Use:   "leftovers --lab NAME [--all]",
-		Short: "What an interrupted svclab left on the host (policy-rc.d), and per node what the other proxy modes left behind (KUBE-SVC chains, IPVS virtual servers, kube-ipvs0, ipsets, nftables table kube-proxy)",
-		Args:  cobra.NoArgs,
+		Use:     "leftovers --lab NAME [--all]",
+		Aliases: []string{"leftover"},
+		Short:   "What an interrupted svclab left on the host (policy-rc.d), and per node what the other proxy modes left behind (KUBE-SVC chains, IPVS virtual servers, kube-ipvs0, ipsets, nftables table kube-proxy)",
+		Example: `  sudo svclab get leftovers --lab L                  # what the old mode left (KUBE-SVC chains…)
+  sudo svclab get leftovers --lab L --all -o yaml    # the current mode's state too, as Leftover objects`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			var objs []runtime.Object
+			w := cmd.OutOrStdout()
+			if !out.human() {
+				w = io.Discard
+			}
 			host, err := hostprog.HostLeftovers()
 			if err != nil {
 				return err
 			}
 			if len(host) > 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "host, left by an interrupted svclab:")
+				fmt.Fprintln(w, "host, left by an interrupted svclab:")
+				st := leftoverStatus{Scope: "host", Items: []string{}}
 				for _, h := range host {
-					fmt.Fprintf(cmd.OutOrStdout(), "  %s: %s\n", h.Path, h.What)
+					fmt.Fprintf(w, "  %s: %s\n", h.Path, h.What)
+					st.Items = append(st.Items, h.Path+": "+h.What)
 				}
-				if labName == "" {
-					if names, err := labs.List(); err == nil && len(names) == 0 {
-						return nil
-					}
+				objs = append(objs, newOwnObject("Leftover", "host", time.Time{}, st))
+			}
+			if len(host) > 0 && labName == "" {
+				if names, err := labs.List(); err == nil && len(names) == 0 {
+					return out.printUnlessHuman(cmd.OutOrStdout(), objs)
 				}
 			}
 			l, err := openLab(labName)
@@ -49,21 +69,27 @@ func newGetLeftovers() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				what := "left by the other mode"
+				what, scope := "left by the other mode", "other-modes"
 				if !all {
 					left = left.ForeignTo(mode)
 				} else {
-					what = "made by kube-proxy (all modes)"
+					what, scope = "made by kube-proxy (all modes)", "all-modes"
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s (proxy mode %s), %s:\n", n.Name, mode, what)
+				fmt.Fprintf(w, "%s (proxy mode %s), %s:\n", n.Name, mode, what)
+				st := leftoverStatus{ProxyMode: mode, Scope: scope, Items: []string{}}
 				for _, line := range strings.Split(strings.TrimRight(left.String(), "\n"), "\n") {
-					fmt.Fprintf(cmd.OutOrStdout(), "  %s\n", line)
+					fmt.Fprintf(w, "  %s\n", line)
+					if !left.Empty() {
+						st.Items = append(st.Items, line)
+					}
 				}
+				objs = append(objs, newOwnObject("Leftover", n.Name, time.Time{}, st))
 			}
-			return nil
+			return out.printUnlessHuman(cmd.OutOrStdout(), objs)
 		},
 	}
 	addLabFlag(cmd, &labName)
 	cmd.Flags().BoolVar(&all, "all", false, "list the current mode's state too")
+	out.add(cmd)
 	return cmd
 }

@@ -132,3 +132,12 @@ func pickNames(all, asked []string, plural string) (picked []string, notFound er
 	}
 	return picked, nil
 }
+
+// printUnlessHuman prints objs as a List unless -o asks for the
+// command's own text, which the command has written already.
+func (o ownOutput) printUnlessHuman(w io.Writer, objs []runtime.Object) error {
+	if o.human() {
+		return nil
+	}
+	return o.print(w, objs, false)
+}
