@@ -281,13 +281,13 @@ func TestVersionOutput(t *testing.T) {
 		KubernetesAPI: "v1.37.2", APIModule: "v0.37.2", Platform: "linux/amd64"}
 	var text, js bytes.Buffer
 	writeVersion(&text, info, "")
-	want := "svclab version: v0.3.0\nRevision: 0123456789ab (modified)\nGo version: go1.26.8 (linux/amd64)\nKubernetes API: v1.37.2 (k8s.io/api v0.37.2)\n"
+	want := "svclab version: v0.3.0\nRevision: 0123456789ab (modified)\nGo version: go1.26.8 (linux/amd64)\nKubernetes: v1.36.4 (svclab's proxy and kind clusters)\nClient libraries: k8s.io/api v0.37.2\n"
 	if text.String() != want {
 		t.Errorf("version:\n%s\nwant:\n%s", text.String(), want)
 	}
 	writeVersion(&js, info, "json")
 	var got versionOutput
-	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.SvclabVersion != info {
+	if err := json.Unmarshal(js.Bytes(), &got); err != nil || got.SvclabVersion != info || got.KubernetesVersion != "v1.36.4" {
 		t.Errorf("version -o json: %s (%v)", js.String(), err)
 	}
 	if err := writeVersion(&js, info, "xml"); err == nil {

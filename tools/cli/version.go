@@ -9,17 +9,21 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/svclab/svclab/internal/buildinfo"
+	"github.com/svclab/svclab/labs/kind/nodeimage"
 )
 
 // newVersion is `svclab version`: svclab's version and VCS revision, the
-// Go that built it and the Kubernetes API version it speaks, from the
-// binary's build information.
+// Go that built it, the Kubernetes release svclab follows (its proxy, the
+// upstream comparison and its kind node image: nodeimage.DefaultKubernetes)
+// and the version of the Kubernetes client libraries it was built with.
 func newVersion() *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "version [-o json|yaml]",
-		Short: "Print svclab's version, the Go that built it and the Kubernetes API version it speaks",
-		Args:  cobra.NoArgs,
+		Short: "Print svclab's version, the Go that built it and the Kubernetes version its proxy and clusters follow",
+		Example: "  svclab version\n" +
+			"  svclab version -o json",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return writeVersion(cmd.OutOrStdout(), buildinfo.Read(), output)
 		},
@@ -30,9 +34,12 @@ func newVersion() *cobra.Command {
 }
 
 // versionOutput is what -o json|yaml print, shaped like kubectl version's
-// (an object per component).
+// (an object per component). KubernetesVersion is the release svclab's
+// proxy and kind clusters follow; SvclabVersion.KubernetesAPI is only the
+// version of the client libraries (k8s.io/api) it was built with.
 type versionOutput struct {
-	SvclabVersion buildinfo.Info `json:"svclabVersion"`
+	KubernetesVersion string         `json:"kubernetesVersion"`
+	SvclabVersion     buildinfo.Info `json:"svclabVersion"`
 }
 
 func writeVersion(w io.Writer, info buildinfo.Info, output string) error {
@@ -44,18 +51,18 @@ func writeVersion(w io.Writer, info buildinfo.Info, output string) error {
 		} else if info.Modified {
 			rev += " (modified)"
 		}
-		_, err := fmt.Fprintf(w, "svclab version: %s\nRevision: %s\nGo version: %s (%s)\nKubernetes API: %s (k8s.io/api %s)\n",
-			info.Version, rev, info.GoVersion, info.Platform, orUnknown(info.KubernetesAPI), orUnknown(info.APIModule))
+		_, err := fmt.Fprintf(w, "svclab version: %s\nRevision: %s\nGo version: %s (%s)\nKubernetes: %s (svclab's proxy and kind clusters)\nClient libraries: k8s.io/api %s\n",
+			info.Version, rev, info.GoVersion, info.Platform, nodeimage.DefaultKubernetes, orUnknown(info.APIModule))
 		return err
 	case "json":
-		data, err := json.MarshalIndent(versionOutput{info}, "", "  ")
+		data, err := json.MarshalIndent(versionOutput{nodeimage.DefaultKubernetes, info}, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(w, "%s\n", data)
 		return err
 	case "yaml":
-		data, err := yaml.Marshal(versionOutput{info})
+		data, err := yaml.Marshal(versionOutput{nodeimage.DefaultKubernetes, info})
 		if err != nil {
 			return err
 		}
