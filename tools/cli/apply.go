@@ -11,20 +11,35 @@ import (
 func newApply() *cobra.Command {
 	var labName string
 	var files []string
+	var recursive bool
 	cmd := &cobra.Command{
-		Use:   "apply --lab NAME -f FILE",
+		Use:   "apply --lab NAME -f FILE|DIR|-",
 		Short: "Apply Kubernetes manifests (Namespace, Pod, Service, ConfigMap, EndpointSlice, Deployment, ReplicaSet, StatefulSet, DaemonSet) to a lab",
-		Args:  cobra.NoArgs,
+		Long: "Apply Kubernetes manifests to a lab, like kubectl apply -f: a file, - for stdin, or a directory's " +
+			".json, .yaml and .yml files in lexical order (-R: its subdirectories' too). Each file is applied as one change, in turn.",
+		Example: `  sudo svclab apply --lab single-node -f clusters/workloads/nginx.yaml
+  sudo svclab apply -f clusters/workloads/            # every .yaml, .yml and .json file in it, sorted
+  sudo svclab apply -R -f manifests/                  # and in its subdirectories
+  cat web.yaml | sudo svclab apply -f -`,
+		Args: cobra.NoArgs,
 		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
 			if len(files) == 0 {
 				return fmt.Errorf("-f: required")
+			}
+			paths, err := manifestFiles(files, recursive)
+			if err != nil {
+				return err
 			}
 			l, err := openLab(labName)
 			if err != nil {
 				return err
 			}
-			for _, f := range files {
-				if err := l.Apply(cmd.Context(), f, labs.Options{Out: cmd.OutOrStdout()}); err != nil {
+			for _, p := range paths {
+				m, source, err := readManifest(p, cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				if err := l.ApplyManifests(cmd.Context(), m, source, labs.Options{Out: cmd.OutOrStdout()}); err != nil {
 					return err
 				}
 			}
@@ -32,7 +47,8 @@ func newApply() *cobra.Command {
 		}),
 	}
 	addLabFlag(cmd, &labName)
-	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file (repeatable)")
+	cmd.Flags().StringArrayVarP(&files, "filename", "f", nil, "manifest file, directory (its .json, .yaml and .yml files), or - for stdin (repeatable)")
+	cmd.Flags().BoolVarP(&recursive, "recursive", "R", false, "read the directories given with -f recursively")
 	cmd.MarkFlagRequired("filename") //nolint:errcheck // the flag exists
 	return cmd
 }
