@@ -16,8 +16,10 @@ func newNetexec() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "netexec --pod-name NAME --http-port PORT…",
 		Short: "The pods' backend server (agnhost netexec compatible: /hostname, /clientip, /)",
-		Long:  "Serves GET /hostname (the pod name), /clientip (the peer's ip:port as seen here), / (JSON: pod, node, pod IPs, client) and /healthz on every --http-port. A lab runs one in every pod.",
-		Args:  cobra.NoArgs,
+		// Internal: a lab runs it (svclab runs itself); not for the user's help.
+		Hidden: true,
+		Long:   "Serves GET /hostname (the pod name), /clientip (the peer's ip:port as seen here), / (JSON: pod, node, pod IPs, client) and /healthz on every --http-port. A lab runs one in every pod.",
+		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()

@@ -17,6 +17,8 @@ func newProxy() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "proxy (--lab-dir DIR --node NAME | --kubeconfig FILE --hostname-override NAME) [--config FILE]",
 		Short: "Run the embedded kube-proxy (a lab starts one per node)",
+		// Internal: a lab runs it (svclab runs itself); not for the user's help.
+		Hidden: true,
 		Long: "Runs svclab's kube-proxy: watches Services and EndpointSlices (a lab's store, or a cluster's API server) " +
 			"and programs the kernel in the configured mode: iptables rules with one iptables-restore per sync, IPVS, or one nftables transaction per sync. Serves /proxyMode and /metrics on the " +
 			"metricsBindAddress (default 127.0.0.1:10249) and /healthz on the healthzBindAddress (default 0.0.0.0:10256).",

@@ -38,6 +38,10 @@ func newRoot() *cobra.Command {
 		Long:          "svclab shows what kube-proxy does to a packet: it builds labs from network namespaces, runs an embedded kube-proxy in them, and proves what the kernel did.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Arbitrary arguments to the root are unknown commands (cobra's
+		// legacy check), as before it had a RunE of its own.
+		RunE:              showFirstSteps,
+		PersistentPreRunE: requireRoot,
 	}
 	create, get, del := newCreate(), newGet(), newDelete()
 	create.AddCommand(newCreateCluster())
