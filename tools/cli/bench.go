@@ -15,8 +15,9 @@ import (
 // newBench is `svclab bench`: measurements on labs of its own.
 func newBench() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Measure the data plane on labs of its own",
+		Use:     "bench",
+		Short:   "Measure the data plane on labs of its own",
+		Example: "  sudo svclab bench dataplane --services 100,2000 --modes iptables,nftables --svg plot.svg",
 	}
 	cmd.AddCommand(newBenchDataplane())
 	return cmd

@@ -20,12 +20,18 @@ import (
 
 // newKind is `svclab kind …`: the kind backend's build and housekeeping.
 func newKind() *cobra.Command {
-	cmd := &cobra.Command{Use: "kind", Short: "kind clusters as a second backend: build the offline images, manage svclab's dockerd"}
+	cmd := &cobra.Command{
+		Use:   "kind",
+		Short: "kind clusters as a second backend: build the offline images, manage svclab's dockerd",
+		Example: "  sudo svclab kind build-image     # Kubernetes, etcd, CoreDNS and the node image, offline, cached\n" +
+			"  sudo svclab kind stop-docker",
+	}
 	var version string
 	var withFlannel bool
 	build := &cobra.Command{
-		Use:   "build-image",
-		Short: "Build the offline kind node image and the component images (cached)",
+		Use:     "build-image",
+		Short:   "Build the offline kind node image and the component images (cached)",
+		Example: "  sudo svclab kind build-image",
 		Long: "Builds Kubernetes, etcd and CoreDNS from their Go modules, the component images under the tags " +
 			"`kubeadm config images list` prints, a Debian node root filesystem with debootstrap and kind's base files, " +
 			"and the node image with the component images preloaded. Every step is cached under the svclab cache " +
@@ -62,9 +68,10 @@ func newKind() *cobra.Command {
 	build.Flags().StringVar(&version, "kubernetes-version", "", "Kubernetes version to build (default "+nodeimage.DefaultKubernetes+")")
 	build.Flags().BoolVar(&withFlannel, "flannel", false, "also build the real flannel's images (what --cni flannel needs)")
 	stopDocker := &cobra.Command{
-		Use:   "stop-docker",
-		Short: "Stop svclab's dockerd (deleting whatever runs on it), delete its namespace, restore the host",
-		Args:  cobra.NoArgs,
+		Use:     "stop-docker",
+		Short:   "Stop svclab's dockerd (deleting whatever runs on it), delete its namespace, restore the host",
+		Example: "  sudo svclab kind stop-docker    # after the last cluster is deleted",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return dockerhost.Stop(cmd.Context(), cmd.OutOrStdout())
 		},
@@ -80,7 +87,9 @@ func newCreateCluster() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster --config FILE [--name N] [--cni flannel-vxlan|calico-proxyarp|flannel] [--proxy stock|svclab]",
 		Short: "Create a kind cluster, offline, from a kind v1alpha4 Cluster config (clusters/kind/*.yaml)",
-		Args:  cobra.NoArgs,
+		Example: "  sudo svclab create cluster --config clusters/kind/calico-proxyarp.yaml --name demo --cni calico-proxyarp --proxy stock\n" +
+			"  sudo svclab create cluster --config clusters/kind/svclab-proxy.yaml --name mine --proxy svclab",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" {
 				return fmt.Errorf("--config: required (a kind v1alpha4 Cluster config, e.g. clusters/kind/flannel-vxlan.yaml)")

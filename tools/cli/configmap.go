@@ -16,12 +16,17 @@ import (
 // newEdit is `kubectl edit configmap`: the object in $EDITOR, applied when
 // the editor exits, left alone when nothing changed.
 func newEdit() *cobra.Command {
-	cmd := &cobra.Command{Use: "edit", Short: "Edit an object of a lab in $EDITOR, like kubectl edit"}
+	cmd := &cobra.Command{
+		Use:     "edit",
+		Short:   "Edit an object of a lab in $EDITOR, like kubectl edit",
+		Example: "  sudo svclab edit configmap kube-proxy -n kube-system --lab single-node   # set mode: \"ipvs\"",
+	}
 	var labName, namespace string
 	cm := &cobra.Command{
-		Use:   "configmap NAME --lab NAME [-n NAMESPACE]",
-		Short: "Edit a ConfigMap (e.g. kube-proxy -n kube-system to switch the proxy mode)",
-		Args:  cobra.ExactArgs(1),
+		Use:     "configmap NAME --lab NAME [-n NAMESPACE]",
+		Short:   "Edit a ConfigMap (e.g. kube-proxy -n kube-system to switch the proxy mode)",
+		Example: "  sudo svclab edit configmap kube-proxy -n kube-system --lab single-node   # set mode: \"nftables\"",
+		Args:    cobra.ExactArgs(1),
 		RunE: labChange(func(cmd *cobra.Command, args []string) error {
 			data, l, err := configMapYAML(labName, namespace, args[0])
 			if err != nil {

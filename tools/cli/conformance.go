@@ -25,6 +25,8 @@ func newConformance() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "conformance [--kubeconfig FILE] [--junit FILE]",
 		Short: "Run the scenarios against a Kubernetes cluster (kind or not) and write a JUnit XML report",
+		Example: "  sudo svclab conformance --junit report.xml                # the kubeconfig as kubectl finds it\n" +
+			"  sudo svclab conformance --kubeconfig /var/lib/svclab/kind/clusters/demo.kubeconfig --junit report.xml",
 		Long: "Runs svclab's conformance scenarios — two-pod split, three-pod ladder, cross-node NodePort with SNAT, " +
 			"proxy-mode switch through the kube-proxy ConfigMap — against the cluster of a kubeconfig, found as kubectl " +
 			"finds it (--kubeconfig, else the files $KUBECONFIG lists, merged, else ~/.kube/config). " +

@@ -9,12 +9,19 @@ import (
 )
 
 func newCreate() *cobra.Command {
-	cmd := &cobra.Command{Use: "create", Short: "Create a lab"}
+	cmd := &cobra.Command{
+		Use:   "create",
+		Short: "Create a lab",
+		Example: "  sudo svclab create lab --config clusters/single-node.yaml\n" +
+			"  sudo svclab create cluster --config clusters/kind/calico-proxyarp.yaml --name demo --cni calico-proxyarp --proxy stock",
+	}
 	var config string
 	lab := &cobra.Command{
 		Use:   "lab --config FILE",
 		Short: "Create a lab from a topology file (clusters/*.yaml)",
-		Args:  cobra.NoArgs,
+		Example: "  sudo svclab create lab --config clusters/single-node.yaml   # prints the bring-up time\n" +
+			"  sudo svclab create lab --config clusters/nodeport.yaml",
+		Args: cobra.NoArgs,
 		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
 			if config == "" {
 				return fmt.Errorf("--config: required (a lab topology, e.g. clusters/single-node.yaml)")

@@ -29,7 +29,12 @@ var describers = map[string]func(v *labView, obj runtime.Object) string{
 
 // newDescribe is `kubectl describe` for a lab's Services and Pods.
 func newDescribe() *cobra.Command {
-	cmd := &cobra.Command{Use: "describe", Short: "Show a lab's Service or Pod in detail, as kubectl describe does"}
+	cmd := &cobra.Command{
+		Use:   "describe",
+		Short: "Show a lab's Service or Pod in detail, as kubectl describe does",
+		Example: "  sudo svclab describe svc nginx\n" +
+			"  sudo svclab describe pod -l app=nginx",
+	}
 	for _, r := range resources {
 		if describers[r.plural] != nil {
 			cmd.AddCommand(newDescribeResource(r))
@@ -38,12 +43,21 @@ func newDescribe() *cobra.Command {
 	return cmd
 }
 
+// describeExamples are the examples of describe's kinds.
+var describeExamples = map[string]string{
+	"services": "  sudo svclab describe svc nginx     # Endpoints: 10.244.1.2:80,10.244.1.3:80,10.244.1.4:80\n" +
+		"  sudo svclab describe services -A --lab nodeport",
+	"pods": "  sudo svclab describe pod nginx-0\n" +
+		"  sudo svclab describe pods -l app=nginx",
+}
+
 func newDescribeResource(r resource) *cobra.Command {
 	var f getFlags
 	cmd := &cobra.Command{
 		Use:     r.plural + " [NAME…]",
 		Aliases: r.aliases,
 		Short:   fmt.Sprintf("Describe %s (all in the namespace, or those named or selected)", r.plural),
+		Example: describeExamples[r.plural],
 		ValidArgsFunction: func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 			return completeObjectNames(cmd, r, toComplete)
 		},

@@ -12,8 +12,11 @@ import (
 func newExec() *cobra.Command {
 	var labName string
 	cmd := &cobra.Command{
-		Use:               "exec --lab NAME HOST -- CMD [ARGS…]",
-		Short:             "Run a command inside a node, pod, client or the router of a lab",
+		Use:   "exec --lab NAME HOST -- CMD [ARGS…]",
+		Short: "Run a command inside a node, pod, client or the router of a lab",
+		Example: "  sudo svclab exec node1 -- iptables-save -t nat\n" +
+			"  sudo svclab exec --lab single-node node1 -- curl -s localhost:10249/proxyMode\n" +
+			"  sudo svclab exec client -- curl -s 10.96.0.11/hostname",
 		Args:              cobra.MinimumNArgs(2),
 		ValidArgsFunction: completeHosts,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -25,6 +25,8 @@ func newLogs() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "logs [--lab NAME] [-n NAMESPACE] [pod/]POD [-c CONTAINER] [-f] [--tail N]",
 		Short: "Print a pod's log: a pod's server, or a node's proxy as -n kube-system kube-proxy-<node>",
+		Example: "  sudo svclab logs -n kube-system kube-proxy-node1 -f --tail 20\n" +
+			"  sudo svclab logs pod/nginx-0",
 		Long: "Prints the log of a lab pod's process, as kubectl logs does: a pod's server (the agnhost-netexec " +
 			"compatible server), or a node's proxy, which is the pod kube-proxy-<node> in kube-system " +
 			"(svclab logs -n kube-system kube-proxy-node1). The supervisor's lines about starts, exits and " +

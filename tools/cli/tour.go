@@ -23,6 +23,9 @@ func newTour() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tour",
 		Short: "Guided walk-throughs: a workshop lesson run at once, every step live and its output checked, then the lab deleted",
+		Example: "  sudo svclab tour nodeport\n" +
+			"  sudo svclab tour single-node --keep\n" +
+			"  sudo svclab tour lesson seed-003-pod-network",
 	}
 	cmd.PersistentFlags().BoolVar(&keep, "keep", os.Getenv("KEEP") == "1", "keep the lab running at the end (also KEEP=1): svclab workshop check, then svclab workshop reset")
 	cmd.PersistentFlags().StringVar(&cni, "cni", os.Getenv("CNI"), "the lab's CNI: canal, flannel-vxlan or calico-proxyarp (default: the lesson's; also CNI=)")
@@ -34,20 +37,26 @@ func newTour() *cobra.Command {
 		&cobra.Command{
 			Use:   "lesson LESSON",
 			Short: "A workshop lesson (clusters/lessons) run at once",
-			Args:  cobra.ExactArgs(1),
-			RunE:  func(cmd *cobra.Command, args []string) error { return run(cmd, args[0]) },
+			Example: "  sudo svclab tour lesson seed-003-pod-network\n" +
+				"  sudo svclab tour lesson ./my-lessons/my-lesson --keep",
+			Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error { return run(cmd, args[0]) },
 		},
 		&cobra.Command{
 			Use:   "single-node",
 			Short: "Seed 001's nginx over 3 pods: the 1/3, 1/2, 1 probability ladder (lesson " + singleNodeLesson + ")",
-			Args:  cobra.NoArgs,
-			RunE:  func(cmd *cobra.Command, _ []string) error { return run(cmd, singleNodeLesson) },
+			Example: "  sudo svclab tour single-node\n" +
+				"  sudo svclab tour single-node --keep   # then: sudo svclab workshop check; sudo svclab workshop reset",
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, singleNodeLesson) },
 		},
 		&cobra.Command{
 			Use:   "nodeport",
 			Short: "Seed 004: a NodePort request from an outside client, across nodes over VXLAN, SNATed, hop by hop (lesson " + nodePortLesson + ")",
-			Args:  cobra.NoArgs,
-			RunE:  func(cmd *cobra.Command, _ []string) error { return run(cmd, nodePortLesson) },
+			Example: "  sudo svclab tour nodeport\n" +
+				"  sudo svclab tour nodeport --cni calico-proxyarp",
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd, nodePortLesson) },
 		},
 	)
 	return cmd

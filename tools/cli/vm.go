@@ -21,6 +21,8 @@ func newVM() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "vm",
 		Short: "Run a command in a VM with Debian's stock kernel (IPVS where the host kernel has none)",
+		Example: "  sudo svclab vm run -- ipvsadm -Ln\n" +
+			"  sudo svclab vm prepare",
 		Long: "Boots Debian's stock kernel under qemu (KVM when it really works, else TCG) with a root filesystem made " +
 			"from Debian packages (iproute2, iptables legacy and nft, ipset, ipvsadm, conntrack, curl, tcpdump…), " +
 			"runs one command in it as root and powers off. The VM has no network device. Images are cached under " +
@@ -135,8 +137,9 @@ func parseShares(specs []string) ([]vm.Share, error) {
 func newVMPrepare() *cobra.Command {
 	var refresh, noBoot bool
 	cmd := &cobra.Command{
-		Use:   "prepare",
-		Short: "Install qemu if missing, build the cached VM image, pick the accelerator and boot it once",
+		Use:     "prepare",
+		Short:   "Install qemu if missing, build the cached VM image, pick the accelerator and boot it once",
+		Example: "  sudo svclab vm prepare   # qemu, the cached VM image with Debian's kernel, one boot",
 		Long: "Installs the host's Debian packages the VM needs (qemu-system-x86, xz-utils; see internal/hostprog) when missing (as root), " +
 			"builds the image from Debian packages (kernel from linux-image-amd64, never installed on the host) or " +
 			"reuses the cached one, probes KVM, and boots `true` once to show the boot-to-exit time.",
