@@ -108,8 +108,6 @@ func TestRequiredFlagsAreMarked(t *testing.T) {
 	}{
 		{[]string{"create", "lab"}, "config"},
 		{[]string{"create", "cluster"}, "config"},
-		{[]string{"delete", "lab"}, "name"},
-		{[]string{"delete", "labs"}, "all"},
 		{[]string{"delete", "cluster"}, "name"},
 		{[]string{"apply"}, "filename"},
 		{[]string{"traffic"}, "to"},
