@@ -73,6 +73,7 @@ func TestIntegrationCLI(t *testing.T) {
 
 	pods := checkGet(t, svclab, name)
 	checkTrafficVerdict(t, svclab, name, pods)
+	checkKubectlHabits(t, roottest.SharedBinary(t), name, svclab)
 
 	out, _ = svclab("exec", "--lab", name, "node1", "--", "iptables-save", "-t", "nat")
 	for _, want := range []string{"KUBE-SVC-2CMXP7HKUVJN7L6M", "--probability 0.33333333349", "--probability 0.50000000000"} {
@@ -91,8 +92,8 @@ func TestIntegrationCLI(t *testing.T) {
 		t.Errorf("/proxyMode = %q", out)
 	}
 
-	if out, code = svclab("delete", "lab", "--name", name); code != 0 {
-		t.Fatalf("delete (exit %d): %s", code, out)
+	if out, code = svclab("delete", "lab", name); code != 0 || out != "lab "+name+" deleted\n" {
+		t.Fatalf("delete lab %s (exit %d): %s", name, code, out)
 	}
 	if ns, _ := network.Namespaces(name); len(ns) != 0 {
 		t.Errorf("delete left namespaces %v", ns)
