@@ -28,11 +28,11 @@ func newWorkshop() *cobra.Command {
 		Short: "Classroom lessons: step through a lesson in its own lab, do its exercises, check them, report progress",
 		Long: "A lesson (clusters/lessons/NAME) runs in a lab of its own, one step per `next`; every step's output is checked " +
 			"against what the lesson says, live. Its exercises are checked against the lab's real rules, counters and traffic " +
-			"(`check` exits 1 with a hint while one fails). `progress` reports the student's work (text, json, html); " +
+			"(`check` exits 1 naming the item that fails; `hint` gives the exercise's hints one at a time). `progress` reports the student's work (text, json, html); " +
 			"`class` puts many students' JSON reports in one table for the teacher. State is kept in " + workshop.StateDir() +
 			" ($SVCLAB_WORKSHOP_DIR).",
 		Example: "  svclab workshop list\n  svclab workshop start example-clusterip\n  svclab workshop next\n" +
-			"  svclab workshop check three-pods\n  svclab workshop progress -o html > me.html\n  svclab workshop reset",
+			"  svclab workshop check three-pods\n  svclab workshop hint three-pods\n  svclab workshop progress -o html > me.html\n  svclab workshop reset",
 	}
 	cmd.PersistentFlags().StringVar(&lessonsDir, "lessons", "", "the lessons' folder (default: clusters/lessons of the checkout at or above the working directory)")
 	dir := func() (string, error) {
@@ -42,7 +42,7 @@ func newWorkshop() *cobra.Command {
 		return workshop.LessonsDir()
 	}
 	cmd.AddCommand(newWorkshopList(dir), newWorkshopStart(dir), newWorkshopNext(), newWorkshopBack(),
-		newWorkshopCheck(), newWorkshopProgress(), newWorkshopReset(), newWorkshopClass(dir))
+		newWorkshopCheck(), newWorkshopHint(), newWorkshopProgress(), newWorkshopReset(), newWorkshopClass(dir))
 	return cmd
 }
 
@@ -51,7 +51,9 @@ func newWorkshopList(dir func() (string, error)) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list [-o text|json]",
 		Short: "List the lessons",
-		Args:  cobra.NoArgs,
+		Example: "  svclab workshop list\n" +
+			"  svclab workshop list -o json",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			d, err := dir()
 			if err != nil {
@@ -74,7 +76,9 @@ func newWorkshopStart(dir func() (string, error)) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "start LESSON [--cni X] [--auto] [--student NAME]",
 		Short: "Create the lesson's lab and show its first step (--auto: run every step, for a demo)",
-		Args:  cobra.ExactArgs(1),
+		Example: "  sudo svclab workshop start seed-001-ladder --student alice\n" +
+			"  sudo svclab workshop start seed-004-nodeport --auto   # every step at once, for a demo",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := dir()
 			if err != nil && !isPath(args[0]) {
@@ -125,9 +129,10 @@ func isPath(s string) bool { return strings.Contains(s, "/") }
 
 func newWorkshopNext() *cobra.Command {
 	return &cobra.Command{
-		Use:   "next",
-		Short: "Run and show the lesson's next step (its output checked live)",
-		Args:  cobra.NoArgs,
+		Use:     "next",
+		Short:   "Run and show the lesson's next step (its output checked live)",
+		Example: "  sudo svclab workshop next",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return workshopRun(cmd, func(ctx context.Context) error {
 				out := cmd.OutOrStdout()
@@ -149,9 +154,10 @@ func newWorkshopNext() *cobra.Command {
 
 func newWorkshopBack() *cobra.Command {
 	return &cobra.Command{
-		Use:   "back",
-		Short: "Show the previous step again, as it was shown",
-		Args:  cobra.NoArgs,
+		Use:     "back",
+		Short:   "Show the previous step again, as it was shown",
+		Example: "  sudo svclab workshop back",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, st, err := workshop.Resume(cmd.OutOrStdout(), "")
 			if err != nil {
@@ -163,10 +169,18 @@ func newWorkshopBack() *cobra.Command {
 }
 
 func newWorkshopCheck() *cobra.Command {
-	return &cobra.Command{
-		Use:   "check [EXERCISE]",
-		Short: "Check an exercise (default: every exercise not passed yet) against the lab; exit 1 with a hint when one fails",
-		Args:  cobra.MaximumNArgs(1),
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "check [EXERCISE] [--verbose]",
+		Short: "Check an exercise (default: every exercise not passed yet) against the lab; exit 1 naming the item that fails",
+		Long: "Checks the exercise against the lab's real state. A failed check says which item failed and why, and shows what " +
+			"the lab showed, never the expression the item wanted (for many exercises that is the answer), unless the lesson " +
+			"marks the item reveal: true; `svclab workshop hint` gives the exercise's hints one at a time. --verbose, for " +
+			"the teacher, shows the expressions.",
+		Example: "  sudo svclab workshop check                  # every exercise of the lesson\n" +
+			"  sudo svclab workshop check four-replicas\n" +
+			"  sudo svclab workshop check four-replicas --verbose   # for the teacher: the expressions checked",
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return workshopRun(cmd, func(ctx context.Context) error {
 				out := cmd.OutOrStdout()
@@ -196,7 +210,7 @@ func newWorkshopCheck() *cobra.Command {
 						return err
 					}
 					st.Record(res, time.Now())
-					workshop.WriteResult(out, res)
+					workshop.WriteResult(out, res, verbose)
 					failed = failed || !res.Passed
 				}
 				if err := st.Save(); err != nil {
@@ -212,6 +226,8 @@ func newWorkshopCheck() *cobra.Command {
 			})
 		},
 	}
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "for the teacher: show the expression a failed item wanted")
+	return cmd
 }
 
 func passed(st *workshop.State, name string) bool {
@@ -228,7 +244,10 @@ func newWorkshopProgress() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "progress [-o text|json|html] [--student NAME]",
 		Short: "The student's progress: steps done, exercises passed with attempts and time",
-		Args:  cobra.NoArgs,
+		Example: "  sudo svclab workshop progress\n" +
+			"  sudo svclab workshop progress -o json > alice.json\n" +
+			"  sudo svclab workshop progress -o html > alice.html",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// The report needs the state and the lesson, not the lab: it
 			// is written even when the lab is gone (its picture then is).
@@ -271,9 +290,10 @@ func newWorkshopProgress() *cobra.Command {
 
 func newWorkshopReset() *cobra.Command {
 	return &cobra.Command{
-		Use:   "reset",
-		Short: "Delete the lesson's lab and the workshop's state",
-		Args:  cobra.NoArgs,
+		Use:     "reset",
+		Short:   "Delete the lesson's lab and the workshop's state",
+		Example: "  sudo svclab workshop reset",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lab, err := workshop.Reset()
 			if err != nil {
@@ -294,6 +314,8 @@ func newWorkshopClass(dir func() (string, error)) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "class REPORT.json… [-o text|html]",
 		Short: "For the teacher: many students' progress reports (progress -o json) in one table",
+		Example: "  svclab workshop class *.json\n" +
+			"  svclab workshop class *.json -o html > class.html",
 		Long: "Reports come from students and are checked as hostile input: each at most " +
 			fmt.Sprintf("%d KiB with no more exercises than a lesson may have, names that are names, ", workshop.MaxReportBytes>>10) +
 			"every exercise one its lesson declares (the lessons of --lessons, or of the checkout at or above the " +

@@ -2,6 +2,7 @@ package workshop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -16,16 +17,30 @@ import (
 type CheckResult struct {
 	Exercise string
 	Passed   bool
-	// Item is the index of the failing check item (when !Passed).
-	Item int
-	// Why says what failed: the item's why, else the exercise's first
-	// hint; Detail is what the lab showed.
+	// Item is the index of the failing check item (when !Passed), of
+	// Items.
+	Item, Items int
+	// Why says what failed: the item's why (empty when it has none);
+	// Detail is what the lab showed.
 	Why    string
 	Detail string
+	// Wanted is the expression the failed item wanted ("the output does
+	// not show /…/"): it is the answer to some exercises, so WriteResult
+	// shows it only when Reveal (the item's reveal) or verbose is set.
+	Wanted string
+	Reveal bool
+	// Hints is how many hints the exercise has (svclab workshop hint).
+	Hints int
 	// CannotRun: this kernel lacks what the exercise requires (Why says
 	// what, and where it runs); the check did not run.
 	CannotRun bool
 }
+
+// expressionError is a check item's failure that names the expression it
+// wanted: kept apart from what the lab showed (see CheckResult.Wanted).
+type expressionError struct{ msg string }
+
+func (e expressionError) Error() string { return e.msg }
 
 // Exercise returns the exercise called name.
 func (l *Lesson) Exercise(name string) (*Exercise, bool) {
@@ -45,19 +60,16 @@ func (r *Runner) Check(ctx context.Context, ex *Exercise) (CheckResult, error) {
 	if why := Unmet(ex.Requires); why != "" {
 		return CheckResult{Exercise: ex.Name, CannotRun: true, Why: "this exercise cannot be done here: " + unmetNote(r.Lesson, ex.Requires)}, nil
 	}
-	res := CheckResult{Exercise: ex.Name, Passed: true}
+	res := CheckResult{Exercise: ex.Name, Passed: true, Items: len(ex.Check), Hints: len(ex.Hints)}
 	for i, c := range ex.Check {
 		detail, err := r.checkItem(ctx, c)
 		if err == nil {
 			continue
 		}
-		res.Passed, res.Item, res.Detail = false, i, detail
-		res.Why = c.Why
-		if res.Why == "" && len(ex.Hints) > 0 {
-			res.Why = ex.Hints[0]
-		}
-		if res.Why == "" {
-			res.Why = err.Error()
+		res.Passed, res.Item, res.Why, res.Reveal = false, i, c.Why, c.Reveal
+		var wanted expressionError
+		if errors.As(err, &wanted) {
+			res.Wanted, res.Detail = wanted.msg, detail
 		} else {
 			res.Detail = strings.TrimSpace(err.Error() + "\n" + detail)
 		}
@@ -89,7 +101,7 @@ func (r *Runner) checkItem(ctx context.Context, c Check) (string, error) {
 			return detail, err
 		}
 		if ok, err := matches(pattern, out.Output); err != nil || !ok {
-			return detail, orErr(err, "the output does not show /%s/", pattern)
+			return detail, orErr(err, expressionError{fmt.Sprintf("the output does not show /%s/", pattern)})
 		}
 	}
 	for _, e := range c.ExpectNot {
@@ -98,7 +110,7 @@ func (r *Runner) checkItem(ctx context.Context, c Check) (string, error) {
 			return detail, err
 		}
 		if ok, err := matches(pattern, out.Output); err != nil || ok {
-			return detail, orErr(err, "the output shows /%s/", pattern)
+			return detail, orErr(err, expressionError{fmt.Sprintf("the output shows /%s/", pattern)})
 		}
 	}
 	return "", nil
@@ -117,11 +129,11 @@ func headLines(text string, n int) string {
 	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… (%d more lines)", len(lines)-n)
 }
 
-func orErr(err error, format string, args ...any) error {
+func orErr(err, otherwise error) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf(format, args...)
+	return otherwise
 }
 
 // checkTraffic sends the connections and tests the split (see TrafficCheck).
@@ -218,8 +230,11 @@ func (r *Runner) Solve(ctx context.Context, ex *Exercise) error {
 	return nil
 }
 
-// WriteResult prints a check's result as the student sees it.
-func WriteResult(w io.Writer, res CheckResult) {
+// WriteResult prints a check's result as the student sees it: which item
+// failed and why, what the lab showed, and where the hints are — never the
+// expression the item wanted, unless the item reveals it or verbose is set
+// (svclab workshop check --verbose, for the teacher).
+func WriteResult(w io.Writer, res CheckResult, verbose bool) {
 	if res.Passed {
 		fmt.Fprintf(w, "✓ %s: passed\n", res.Exercise)
 		return
@@ -229,9 +244,17 @@ func WriteResult(w io.Writer, res CheckResult) {
 		fmt.Fprintf(w, "  %s\n", res.Why)
 		return
 	}
-	fmt.Fprintf(w, "✗ %s: not yet (check item %d)\n", res.Exercise, res.Item+1)
-	fmt.Fprintf(w, "  hint: %s\n", res.Why)
+	fmt.Fprintf(w, "✗ %s: not yet (check item %d of %d failed)\n", res.Exercise, res.Item+1, max(res.Items, res.Item+1))
+	if res.Why != "" {
+		fmt.Fprintf(w, "  why: %s\n", res.Why)
+	}
+	if res.Wanted != "" && (res.Reveal || verbose) {
+		fmt.Fprintf(w, "  wanted: %s\n", res.Wanted)
+	}
 	if res.Detail != "" {
 		writeIndented(w, strings.TrimRight(res.Detail, "\n"))
+	}
+	if res.Hints > 0 {
+		fmt.Fprintf(w, "  stuck? svclab workshop hint %s gives a hint (%d, one at a time)\n", res.Exercise, res.Hints)
 	}
 }

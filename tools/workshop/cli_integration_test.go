@@ -15,8 +15,8 @@ import (
 )
 
 // TestIntegrationWorkshopCommands walks the example lesson as a student
-// does, through the svclab binary: start, next, back, check (exit 1 with a
-// hint), the solution, check (exit 0), progress as JSON and HTML, class,
+// does, through the svclab binary: start, next, back, check (exit 1 naming
+// the item, not the answer; --verbose with it), hints one at a time, the solution, check (exit 0), progress as JSON and HTML, class,
 // reset — and nothing of the lab or the state is left.
 func TestIntegrationWorkshopCommands(t *testing.T) {
 	roottest.Require(t, "builds the example lesson's lab from network namespaces")
@@ -60,7 +60,20 @@ func TestIntegrationWorkshopCommands(t *testing.T) {
 	mustContain(t, must(0, "workshop", "next"), "Step 3/3 · split", "PASS at alpha")
 	mustContain(t, must(0, "workshop", "next"), "That was the last step", "three-pods")
 
-	mustContain(t, must(1, "workshop", "check", "three-pods"), "✗ three-pods: not yet", "hint: the KUBE-SVC chain has no 1/3 rule yet")
+	// A failed check names the item and why, never the expression it
+	// wanted (`-A KUBE-SVC-… .*--probability 0\.333`: the answer);
+	// --verbose, for the teacher, shows it; hints come one at a time.
+	out = must(1, "workshop", "check", "three-pods")
+	mustContain(t, out, "✗ three-pods: not yet (check item 1 of 2 failed)", "why: the KUBE-SVC chain has no 1/3 rule yet", "svclab workshop hint three-pods")
+	for _, part := range []string{`0\.333`, "0.333", "wanted", ".*--probability"} {
+		if strings.Contains(out, part) {
+			t.Errorf("a failed check shows %q, part of the expression it wanted:\n%s", part, out)
+		}
+	}
+	mustContain(t, must(1, "workshop", "check", "three-pods", "--verbose"), `wanted: the output does not show /-A KUBE-SVC-`, `.*--probability 0\.333/`)
+	mustContain(t, must(0, "workshop", "hint"), "hint 1 of 2 for three-pods: Copy web-b's Pod", "svclab workshop hint three-pods gives the next one")
+	mustContain(t, must(0, "workshop", "hint", "three-pods"), "hint 2 of 2 for three-pods: The ladder for three endpoints")
+	mustContain(t, must(0, "workshop", "hint", "three-pods"), "hint 2 of 2", "that was the last hint")
 	mustContain(t, must(1, "workshop", "check", "nosuch"), `no exercise "nosuch"`)
 	must(0, "apply", "--lab", "example-clusterip", "-f", "solutions/web-c.yaml")
 	mustContain(t, must(0, "workshop", "check"), "✓ three-pods: passed")
@@ -69,8 +82,8 @@ func TestIntegrationWorkshopCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(must(0, "workshop", "progress", "-o", "json")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Student != "alice" || rep.StepsDone != 3 || rep.Passed != 1 || rep.Exercises[0].Attempts != 2 {
-		t.Errorf("progress: %+v; want alice, 3 steps, 1 passed at the 2nd attempt", rep)
+	if rep.Student != "alice" || rep.StepsDone != 3 || rep.Passed != 1 || rep.Exercises[0].Attempts != 3 {
+		t.Errorf("progress: %+v; want alice, 3 steps, 1 passed at the 3rd attempt", rep)
 	}
 	html := must(0, "workshop", "progress", "-o", "html")
 	mustContain(t, html, "<svg", "node1", "client", "web-c", "✓ passed")
@@ -80,7 +93,7 @@ func TestIntegrationWorkshopCommands(t *testing.T) {
 	if err := os.WriteFile(reportFile, []byte(must(0, "workshop", "progress", "-o", "json")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, must(0, "workshop", "class", reportFile), "alice", "✓ 2")
+	mustContain(t, must(0, "workshop", "class", reportFile), "alice", "✓ 3")
 
 	mustContain(t, must(0, "workshop", "reset"), "lab example-clusterip deleted")
 	if _, err := os.Stat(state); !errors.Is(err, os.ErrNotExist) {

@@ -105,8 +105,10 @@ type Exercise struct {
 	Name  string   `json:"name"`
 	Task  string   `json:"task"`
 	Hints []string `json:"hints,omitempty"`
-	// Check items must all hold; the first that fails is reported with
-	// its Why (or the exercise's first hint).
+	// Hints are given one at a time, on demand (svclab workshop hint),
+	// from a nudge to the last step; a failed check never shows them.
+	// Check items must all hold; the first that fails is reported by its
+	// number and Why.
 	Check []Check `json:"check"`
 	// Solution is the reference solution the lesson ships: running it on a
 	// fresh lab makes Check pass.
@@ -129,8 +131,13 @@ type Check struct {
 	ExpectNot []string       `json:"expectNot,omitempty"`
 	Traffic   *TrafficCheck  `json:"traffic,omitempty"`
 	ClientIP  *ClientIPCheck `json:"clientIP,omitempty"`
-	// Why says what failed, shown when the item fails.
+	// Why says what failed, shown when the item fails; it should say what
+	// is missing without giving the answer away.
 	Why string `json:"why,omitempty"`
+	// Reveal, when set, lets a failed item show the expression it wanted
+	// (for an item whose expression is no answer to the exercise); else
+	// only `svclab workshop check --verbose`, for the teacher, shows it.
+	Reveal bool `json:"reveal,omitempty"`
 }
 
 // TrafficCheck sends Count connections from a lab host to a target and

@@ -131,7 +131,7 @@ func runExercise(ctx context.Context, t *testing.T, r *Runner, ex *Exercise, out
 	}
 	if !res.Passed {
 		var b bytes.Buffer
-		WriteResult(&b, res)
+		WriteResult(&b, res, true)
 		t.Errorf("exercise %s: its check fails after the reference solution:\n%s", ex.Name, b.String())
 	}
 }

@@ -62,7 +62,7 @@ func TestWriteUnmet(t *testing.T) {
 func TestCannotRunIsNoAttempt(t *testing.T) {
 	res := CheckResult{Exercise: "sched", CannotRun: true, Why: "this exercise cannot be done here: no IPVS"}
 	var b strings.Builder
-	WriteResult(&b, res)
+	WriteResult(&b, res, false)
 	if got := b.String(); !strings.Contains(got, "cannot be checked on this machine") || strings.Contains(got, "not yet") {
 		t.Errorf("WriteResult:\n%s", got)
 	}

@@ -39,6 +39,9 @@ type ExerciseState struct {
 	Attempts int        `json:"attempts"`
 	Passed   bool       `json:"passed"`
 	PassedAt *time.Time `json:"passedAt,omitempty"`
+	// HintsShown is how many of the exercise's hints the student has
+	// asked for (svclab workshop hint), in order.
+	HintsShown int `json:"hintsShown,omitempty"`
 }
 
 // maxStateBytes bounds state.json and a report read back.
