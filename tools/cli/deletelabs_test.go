@@ -60,3 +60,14 @@ func TestOwnKindsRefuseUnknownOutput(t *testing.T) {
 		}
 	}
 }
+
+// get kubeconfig needs a cluster's name, as kind get kubeconfig does
+// (whose default, like create cluster's, is svclab).
+func TestGetKubeconfigNeedsAName(t *testing.T) {
+	if _, err := run("get", "kubeconfig", "--name", ""); err == nil || err.Error() != "--name: required" {
+		t.Errorf("get kubeconfig --name '': %v", err)
+	}
+	if got := parsed(t, "get", "kubeconfig").Flags().Lookup("name").DefValue; got != "svclab" {
+		t.Errorf("get kubeconfig's default --name is %q, want svclab (create cluster's)", got)
+	}
+}
