@@ -128,8 +128,9 @@ func newDeleteCluster() *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
 		Use:   "cluster --name N",
-		Short: "Delete a kind cluster (its logs are exported first); idempotent",
-		Args:  cobra.NoArgs,
+		Short:   "Delete a kind cluster (its logs are exported first); idempotent",
+		Example: "  sudo svclab delete cluster --name demo",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if name == "" {
 				return fmt.Errorf("--name: required")
