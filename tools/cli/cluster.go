@@ -127,7 +127,7 @@ func newCreateCluster() *cobra.Command {
 func newDeleteCluster() *cobra.Command {
 	var name string
 	cmd := &cobra.Command{
-		Use:   "cluster --name N",
+		Use:     "cluster --name N",
 		Short:   "Delete a kind cluster (its logs are exported first); idempotent",
 		Example: "  sudo svclab delete cluster --name demo",
 		Args:    cobra.NoArgs,
