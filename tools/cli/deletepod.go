@@ -21,6 +21,9 @@ func newDeletePod() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pod [NAME…] --lab NAME [-n NAMESPACE] [-l SELECTOR]",
 		Short: "Delete pods; -n kube-system -l k8s-app=kube-proxy restarts the node proxies",
+		Example: `  sudo svclab delete pod web-xxxxx           # terminates for its grace period, like kubectl
+  sudo svclab delete pod -n kube-system -l k8s-app=kube-proxy   # the node proxies restart and read their ConfigMap
+  sudo svclab delete pod web-xxxxx --grace-period 0 --wait=false`,
 		RunE: labChange(func(cmd *cobra.Command, names []string) error {
 			l, err := openLab(labName)
 			if err != nil {

@@ -124,7 +124,8 @@ func newGetResource(r resource) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     r.plural + " [NAME…]",
 		Aliases: r.aliases,
-		Short:   fmt.Sprintf("List a lab's %s as kubectl get does (-o wide|json|yaml|name)", r.plural),
+		Short:   fmt.Sprintf("List a lab's %s as kubectl get does (-o wide|json|yaml|name|jsonpath=…|custom-columns=…)", r.plural),
+		Example: getResourceExample(r),
 		RunE: func(cmd *cobra.Command, names []string) error {
 			return runGet(cmd, f, []resource{r}, names)
 		},
@@ -134,6 +135,22 @@ func newGetResource(r resource) *cobra.Command {
 	}
 	f.add(cmd, r.namespaced)
 	return cmd
+}
+
+// getResourceExample is the Example of `get KIND`: its forms as kubectl's
+// are typed.
+func getResourceExample(r resource) string {
+	lines := []string{"  sudo svclab get " + r.plural}
+	if r.namespaced {
+		lines = append(lines, "  sudo svclab get "+r.plural+" -A -o wide            # every namespace")
+	} else {
+		lines = append(lines, "  sudo svclab get "+r.plural+" -o wide")
+	}
+	lines = append(lines,
+		"  sudo svclab get "+r.aliases[0]+" NAME -o yaml",
+		"  sudo svclab get "+r.plural+" -o jsonpath='{.items[*].metadata.name}'",
+		"  sudo svclab get "+r.plural+" -o custom-columns=NAME:.metadata.name,CREATED:.metadata.creationTimestamp")
+	return strings.Join(lines, "\n")
 }
 
 // getKinds is `get KIND[,KIND…] [NAME…]` for what no subcommand of get

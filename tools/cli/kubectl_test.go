@@ -210,7 +210,7 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("__complete get '': %v lacks %s", kinds, want)
 		}
 	}
-	if got := complete(t, "get", "pods", "-o", ""); !slices.Equal(got, []string{"wide", "json", "yaml", "name"}) {
+	if got := complete(t, "get", "pods", "-o", ""); !slices.Equal(got, []string{"wide", "json", "yaml", "name", "jsonpath", "jsonpath-as-json", "custom-columns"}) {
 		t.Errorf("__complete get pods -o '': %v", got)
 	}
 	if got := complete(t, "version", "-o", ""); !slices.Equal(got, []string{"json", "yaml"}) {

@@ -20,9 +20,9 @@ const (
 	OutputName  = "name"
 )
 
-// Outputs are the -o values Print takes (the template formats with "="
-// and their argument after it), for completion.
-var Outputs = []string{OutputWide, OutputJSON, OutputYAML, OutputName, OutputJSONPath + "=", OutputJSONPathAsJSON + "=", OutputCustomColumns + "="}
+// Outputs are the -o values Print takes, for completion as kubectl
+// completes them (the template formats want "=TEMPLATE" after them).
+var Outputs = []string{OutputWide, OutputJSON, OutputYAML, OutputName, OutputJSONPath, OutputJSONPathAsJSON, OutputCustomColumns}
 
 // Options say how Print prints.
 type Options struct {
