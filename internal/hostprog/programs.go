@@ -63,6 +63,7 @@ const (
 	Tar                   = "tar"
 	Ldd                   = "ldd"
 	NSEnter               = "nsenter"
+	Unshare               = "unshare"
 	Debootstrap           = "debootstrap"
 	Docker                = "docker"
 	Dockerd               = "dockerd"
@@ -119,6 +120,7 @@ var Programs = []Program{
 	{Tar, "tar", []Use{Cluster}, "the node root filesystem is packed as rootfs.tar"},
 	{Ldd, "libc-bin", []Use{Cluster}, "the component images check that a binary is static"},
 	{NSEnter, "util-linux", []Use{Cluster}, "svclab's dockerd starts in its namespace through nsenter"},
+	{Unshare, "util-linux", []Use{Cluster}, "debootstrap runs in a mount namespace of its own, so its /proc in the target goes with it"},
 	{Debootstrap, "debootstrap", []Use{Cluster}, "the kind node's Debian root filesystem"},
 	{Docker, "docker.io", []Use{Cluster}, "the Docker CLI: images, containers of the kind nodes"},
 	{Dockerd, "docker.io", nil, "svclab's own Docker daemon, installed when no Docker answers (labs/kind/dockerhost)"},

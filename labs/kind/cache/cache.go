@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/svclab/svclab/internal/flock"
+	"github.com/svclab/svclab/internal/mounts"
 )
 
 // RootDefault is root's kind cache.
@@ -93,14 +94,16 @@ func Product(ctx context.Context, root, name, key string, build func(tmp string)
 		return path, true, nil // built by someone else meanwhile
 	}
 	tmp := path + ".tmp"
-	if err := os.RemoveAll(tmp); err != nil { // an interrupted earlier build
+	// An interrupted earlier build; a killed build may have left a mount
+	// in it (debootstrap's /proc): unmounted first, never descended into.
+	if err := mounts.RemoveAll(tmp); err != nil {
 		return "", false, err
 	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", false, err
 	}
 	if err := build(tmp); err != nil {
-		os.RemoveAll(tmp)
+		mounts.RemoveAll(tmp) //nolint:errcheck // the next build removes it first
 		return "", false, fmt.Errorf("build %s %s: %w", name, key, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

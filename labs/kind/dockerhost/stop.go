@@ -1,16 +1,15 @@
 package dockerhost
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/svclab/svclab/internal/mounts"
 	"github.com/svclab/svclab/labs/kind/cache"
 	"github.com/svclab/svclab/labs/kind/cmdrun"
 )
@@ -91,7 +90,7 @@ func stop(ctx context.Context, log io.Writer) error {
 	for _, pid := range shimsOf(execRoot) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
-	if n := unmountUnder(dataRoot(), execRoot); n > 0 {
+	if n := mounts.UnmountBelow(dataRoot(), execRoot); n > 0 {
 		fmt.Fprintf(log, "unmounted %d leftover mounts of svclab's dockerd\n", n)
 	}
 	if _, err := os.Stat("/run/netns/" + Namespace); err == nil {
@@ -152,36 +151,4 @@ func shimsOf(dir string) []int {
 		}
 	}
 	return pids
-}
-
-// unmountUnder lazily unmounts every mount point below the given
-// directories, deepest first, and returns how many it unmounted.
-func unmountUnder(dirs ...string) int {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	var points []string
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := fields[4]
-		for _, d := range dirs {
-			if strings.HasPrefix(mp, d+"/") {
-				points = append(points, mp)
-			}
-		}
-	}
-	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
-	n := 0
-	for _, p := range points {
-		if syscall.Unmount(p, syscall.MNT_DETACH) == nil {
-			n++
-		}
-	}
-	return n
 }

@@ -47,7 +47,10 @@ func rootfsKey(v Versions, pauseImage string, q host.Quirks) []string {
 // into dir/rootfs.tar (what `docker import` reads); the tree is removed.
 func buildRootfs(ctx context.Context, v Versions, kindDir, pauseImage string, q host.Quirks, dir string) error {
 	root := filepath.Join(dir, "rootfs")
-	if err := cmdrun.Command(debootstrapArgs(v, root)...).Run(ctx); err != nil {
+	// In a mount namespace of its own: the /proc and /sys debootstrap
+	// mounts in the target go with it, also when it is killed, instead of
+	// staying mounted in the cache's build directory.
+	if err := cmdrun.Command(append([]string{hostprog.Unshare, "--mount", "--propagation", "private"}, debootstrapArgs(v, root)...)...).Run(ctx); err != nil {
 		return err
 	}
 	if err := customizeRootfs(ctx, root, kindDir, pauseImage, q); err != nil {
