@@ -2,10 +2,13 @@
 // with the Debian package that provides it and what needs it, and makes sure
 // the programs a command needs are there before the command starts.
 //
-// Programs is the one table. A command calls Ensure with what it needs
+// Programs is the table of programs, DataFiles (datafiles.go) that of the
+// data files a program needs but its package only Recommends (Debian's
+// archive keyring for debootstrap). A command calls Ensure with what it needs
 // (Needs(Cluster), Needs(Lab)…) before its first step: a missing program is
 // installed with apt-get (one `apt-get update`, then one `apt-get install`
-// of every missing package, services kept from starting), or, where
+// of every missing package, services kept from starting by a policy-rc.d
+// of svclab's own that no kill leaves behind unnoticed: policyrcd.go), or, where
 // installing is off (not root, or SVCLAB_NO_INSTALL=1), Ensure fails at once
 // with one error naming each missing program and its package:
 //
