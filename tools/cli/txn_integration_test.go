@@ -115,16 +115,30 @@ func (l *txnLab) crash(step string, args ...string) {
 }
 
 // killAfter starts a command and kills it (SIGKILL) after delay, as a user
-// or the OOM killer would at a moment nobody chose.
-func (l *txnLab) killAfter(delay time.Duration, args ...string) {
+// or the OOM killer would at a moment nobody chose: the moment is the
+// point, not a synchronisation, and every assertion after it must hold
+// wherever it fell. It reports whether the kill landed (false: the command
+// had finished, successfully or not, before it), so the caller asserts
+// what is true in either case.
+func (l *txnLab) killAfter(delay time.Duration, args ...string) (killed bool) {
 	l.t.Helper()
 	cmd := exec.Command(l.bin, args...)
 	if err := cmd.Start(); err != nil {
 		l.t.Fatal(err)
 	}
-	time.Sleep(delay)
-	cmd.Process.Kill() //nolint:errcheck // it may have finished
-	cmd.Wait()         //nolint:errcheck // killed or done: both are fine here
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	select {
+	case <-exited:
+		return false
+	case <-timer.C:
+	}
+	cmd.Process.Kill() //nolint:errcheck // it may have finished meanwhile
+	err := <-exited
+	var exit *exec.ExitError
+	return errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL
 }
 
 // assertShown checks the promise that matters after any interruption:
@@ -292,13 +306,21 @@ func TestIntegrationKilledCreateIsShownAndDeletable(t *testing.T) {
 	bin := roottest.SharedBinary(t)
 	for _, step := range []string{"clock", "create:intent", "create:network", "create:proxies"} {
 		l := newTxnLab(t, bin, "kcreate")
+		killed := true
 		if step == "clock" {
-			l.killAfter(300*time.Millisecond, "create", "lab", "--config", l.topo)
+			killed = l.killAfter(300*time.Millisecond, "create", "lab", "--config", l.topo)
 		} else {
 			l.crash(step, "create", "lab", "--config", l.topo)
 		}
 		out, _ := l.run(nil, "get", "labs")
-		if ns, _ := network.Namespaces(l.name); (len(ns) > 0 || step != "clock") && !lineHas(out, l.name, "incomplete (create interrupted") {
+		ns, _ := network.Namespaces(l.name)
+		switch {
+		case !killed:
+			// The create finished before the clock's kill: a whole lab.
+			if !lineHas(out, l.name, "running") {
+				t.Errorf("get labs after a create that finished before the clock's kill:\n%s", out)
+			}
+		case (len(ns) > 0 || step != "clock") && !lineHas(out, l.name, "incomplete (create interrupted"):
 			t.Errorf("get labs after a kill at %s (namespaces %v):\n%s", step, ns, out)
 		}
 		if step != "clock" {
