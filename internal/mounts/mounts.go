@@ -16,9 +16,11 @@ import (
 )
 
 // Below lists the mount points strictly below the given directories, as
-// /proc/self/mountinfo names them, deepest first.
+// the calling thread's mount namespace has them (/proc/thread-self: a
+// thread may have left the process's namespace, as the tests' do), deepest
+// first.
 func Below(dirs ...string) ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	f, err := os.Open("/proc/thread-self/mountinfo")
 	if err != nil {
 		return nil, err
 	}

@@ -94,10 +94,15 @@ func Product(ctx context.Context, root, name, key string, build func(tmp string)
 		return path, true, nil // built by someone else meanwhile
 	}
 	tmp := path + ".tmp"
-	// An interrupted earlier build; a killed build may have left a mount
-	// in it (debootstrap's /proc): unmounted first, never descended into.
-	if err := mounts.RemoveAll(tmp); err != nil {
-		return "", false, err
+	// Interrupted earlier builds of this product, of any key (the lock is
+	// the name's, so none is under way); a killed build may have left a
+	// mount in its directory (debootstrap's /proc): unmounted first, never
+	// descended into.
+	stale, _ := filepath.Glob(filepath.Join(root, name, "*.tmp"))
+	for _, dir := range stale {
+		if err := mounts.RemoveAll(dir); err != nil {
+			return "", false, err
+		}
 	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", false, err
