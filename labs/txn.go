@@ -172,8 +172,11 @@ func (l *Lab) Pending() (op string, making []*corev1.Pod, removing []string, err
 	return in.Op, in.Pods, in.Stop, nil
 }
 
-// rollBack undoes a change that failed or was interrupted before or after
-// its commit: the store holds cur again and the new pods are removed. The
+// rollBack undoes a change that failed or was interrupted before its
+// objects were stored, or whose store write failed after the commit (an
+// interruption once they are stored leaves the change to the next command:
+// committedButInterrupted): the store holds cur again and the new pods are
+// removed. The
 // journal says so first, so a kill during the undo is finished by the next
 // command. It returns cause, with what was undone.
 func (l *Lab) rollBack(ctx context.Context, op string, cur *labstore.State, made []*corev1.Pod, committed bool, cause error, opts Options) error {
