@@ -33,7 +33,7 @@ LINT_ENV = GOTOOLCHAIN=local PATH="$(shell $(GO) env GOROOT)/bin:$$PATH"
 # make test-repeat: the root-test packages (host specs: the VM tests skip),
 # COUNT runs one after another; LOAD=1 keeps both cores busy meanwhile.
 COUNT ?= 5
-PKGS  ?= ./labs/ ./labs/trace/ ./tools/ui/ ./tools/cli/ ./tools/workshop/ ./scenarios/
+PKGS  ?= ./labs/netns/ ./labs/netns/trace/ ./tools/ui/ ./tools/cli/ ./tools/workshop/ ./scenarios/
 SKIP  ?= InVM
 TEST_TIMEOUT ?= 30m
 CNI      ?= canal
@@ -150,7 +150,7 @@ fuzz-upstream: ## fuzz svclab's iptables tables and nftables table against upstr
 	cd tools/upstream && $(GO) test -run '^$$' -fuzz '^FuzzNFTablesMatchesUpstream$$' -fuzztime $(FUZZTIME) .
 
 test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
-	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/ ./labs/trace/ ./tools/workshop/
+	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/ ./labs/netns/trace/ ./tools/workshop/
 
 e2e-kind: root-check deps build ## kind clusters, offline: build the node image (and the real flannel's images) if missing, run the conformance scenarios on kind: 4 clusters (JUnit in _out/; ~40 min cold)
 	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_CONFORMANCE_BIN=$(CURDIR)/$(CONFORMANCE_BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out \
@@ -173,7 +173,7 @@ fuzz-smoke: ## run each fuzz target briefly under the fuzzer (FUZZSMOKE: 300 inp
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZSMOKE)
 
 bench: ## run the benchmarks (renderer, lab bring-up) and print their tables
-	$(GO) test -run '^$$' -bench . -benchmem ./proxy/... ./labs/...
+	$(GO) test -run '^$$' -bench . -benchmem ./proxy/... ./labs/... ./tools/bench/
 
 clean-labs: build ## delete every lab, also crashed ones
 	./$(BIN) delete labs --all

@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
@@ -36,7 +36,7 @@ func podIPs(lab *kit.Lab, app string) map[string]netip.Addr {
 }
 
 // labOpts are the options the scenarios' lab operations run with.
-func labOpts() labs.Options { return kit.Options(binary) }
+func labOpts() netns.Options { return kit.Options(binary) }
 
 func must(s string, err error) string {
 	GinkgoHelper()

@@ -8,8 +8,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/network"
-	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/agents/traffic"
+	"github.com/svclab/svclab/labs/netns/network"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/traffic"
-	"github.com/svclab/svclab/labs/workload"
+	"github.com/svclab/svclab/labs/agents/traffic"
+	"github.com/svclab/svclab/labs/netns/workload"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 

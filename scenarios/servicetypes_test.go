@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/traffic"
-	"github.com/svclab/svclab/labs/workload"
+	"github.com/svclab/svclab/labs/agents/traffic"
+	"github.com/svclab/svclab/labs/netns/workload"
 	"github.com/svclab/svclab/proxy/server"
 	"github.com/svclab/svclab/scenarios/kit"
 )

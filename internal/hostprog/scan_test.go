@@ -33,7 +33,7 @@ var execCalls = map[string]int{
 	"cmdrun.Command":       0,
 	"runCmd":               2, // internal/vm
 	"network.NetnsCommand": 1, // (ns, argv…)
-	"NetnsCommand":         1, // the same, inside labs/network
+	"NetnsCommand":         1, // the same, inside labs/netns/network
 	"d.NetnsCommand":       0, // dockerhost.Daemon: argv in svclab's dockerd namespace
 	"l.Command":            1, // labs.Lab and kit.Lab: (host, args…) in a lab namespace
 	"lab.Command":          1,
@@ -56,9 +56,9 @@ var dynamicSites = map[string]struct {
 }{
 	// Wrappers: the program comes from their callers, whose calls are
 	// matched through execCalls.
-	"labs/exec.go:Lab.Command":                           {why: "wrapper (l.Command, lab.Command)"},
-	"labs/network/netns.go:NetnsCommand":                 {why: "wrapper (network.NetnsCommand)"},
-	"labs/process/start.go:Start":                        {why: "wrapper (process.Spec{Args: …})"},
+	"labs/netns/exec.go:Lab.Command":                           {why: "wrapper (l.Command, lab.Command)"},
+	"labs/netns/network/netns.go:NetnsCommand":           {why: "wrapper (network.NetnsCommand)"},
+	"labs/agents/process/start.go:Start":                 {why: "wrapper (process.Spec{Args: …})"},
 	"labs/kind/cmdrun/cmdrun.go:Cmd.Exec":                {why: "wrapper (cmdrun.Command)"},
 	"labs/kind/dockerhost/daemon.go:Daemon.NetnsCommand": {why: "wrapper (d.NetnsCommand)"},
 	"internal/vm/apt.go:runCmd":                          {why: "wrapper (runCmd)"},
@@ -69,23 +69,23 @@ var dynamicSites = map[string]struct {
 	"internal/hostprog/ensure.go:run":                    {programs: []string{AptGet}, why: "Ensure's apt-get update and install"},
 
 	// Programs chosen at run time.
-	"internal/vm/qemu.go:qemuCommand":                     {programs: []string{QEMU}, why: "qemuBinary's path from LookPath"},
-	"internal/vm/rootfs.go:depmod":                        {programs: []string{Depmod}, why: "the guest's ld.so running its kmod, else the host's depmod"},
-	"labs/bench/probe.go:probe.found":                     {programs: []string{IPTables, IPTablesLegacy, IPTablesNFT, NFT, IPVSAdm}, why: "the mode's probe (probe.command): iptables -S of the backend, nft get element, ipvsadm -Ln"},
-	"labs/bench/probe.go:probe.count":                     {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave, NFT, IPVSAdm}, why: "the mode's listing: iptables-save of the backend, nft list table, ipvsadm -Ln"},
-	"labs/network/step_iptables.go:IptablesRestore.apply": {programs: []string{IPTablesRestore, IPTablesLegacyRestore, IPTablesNFTRestore}, why: "the lab backend's RestoreCommand()"},
-	"proxy/iptables/execrunner.go:ExecRunner.command":     {programs: []string{IPTables, IPTablesSave, IPTablesRestore, IPTablesLegacy, IPTablesLegacySave, IPTablesLegacyRestore, IPTablesNFT, IPTablesNFTSave, IPTablesNFTRestore}, why: "Backend.binary(tool)"},
-	"scenarios/kit/iptables.go:Lab.IPTablesSave":          {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "the lab backend's Command()+\"-save\""},
-	"labs/trace/collect.go:saveAll":                       {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "svclab trace reads counters with the lab backend's Command()+\"-save\""},
-	"labs/kind/nodeimage/gobuild.go:stagingModules":       {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
-	"labs/kind/nodeimage/moddir.go:moduleDir":             {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
-	"labs/kind/nodeimage/gobuild.go:goProgram.build":      {programs: []string{Go}, why: "buildCommand: the Go toolchain found by goBinary"},
+	"internal/vm/qemu.go:qemuCommand":                           {programs: []string{QEMU}, why: "qemuBinary's path from LookPath"},
+	"internal/vm/rootfs.go:depmod":                              {programs: []string{Depmod}, why: "the guest's ld.so running its kmod, else the host's depmod"},
+	"tools/bench/probe.go:probe.found":                          {programs: []string{IPTables, IPTablesLegacy, IPTablesNFT, NFT, IPVSAdm}, why: "the mode's probe (probe.command): iptables -S of the backend, nft get element, ipvsadm -Ln"},
+	"tools/bench/probe.go:probe.count":                          {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave, NFT, IPVSAdm}, why: "the mode's listing: iptables-save of the backend, nft list table, ipvsadm -Ln"},
+	"labs/netns/network/step_iptables.go:IptablesRestore.apply": {programs: []string{IPTablesRestore, IPTablesLegacyRestore, IPTablesNFTRestore}, why: "the lab backend's RestoreCommand()"},
+	"proxy/iptables/execrunner.go:ExecRunner.command":           {programs: []string{IPTables, IPTablesSave, IPTablesRestore, IPTablesLegacy, IPTablesLegacySave, IPTablesLegacyRestore, IPTablesNFT, IPTablesNFTSave, IPTablesNFTRestore}, why: "Backend.binary(tool)"},
+	"scenarios/kit/iptables.go:Lab.IPTablesSave":                {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "the lab backend's Command()+\"-save\""},
+	"labs/netns/trace/collect.go:saveAll":                       {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "svclab trace reads counters with the lab backend's Command()+\"-save\""},
+	"labs/kind/nodeimage/gobuild.go:stagingModules":             {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
+	"labs/kind/nodeimage/moddir.go:moduleDir":                   {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
+	"labs/kind/nodeimage/gobuild.go:goProgram.build":            {programs: []string{Go}, why: "buildCommand: the Go toolchain found by goBinary"},
 
 	// No host programs: svclab itself, what svclab built, a guest's or a
 	// kind node's programs, the user's command.
-	"labs/supervised.go:Lab.startSupervised":            {why: "svclab itself (opts.Binary) as the supervisor of a node's proxy or a pod's server"},
-	"labs/process/supervise.go:Supervise":               {why: "the supervised process: svclab itself as a node's proxy or a pod's server"},
-	"labs/traffic.go:Lab.Traffic":                       {why: "svclab itself (opts.Binary) as the traffic client"},
+	"labs/netns/supervised.go:Lab.startSupervised":            {why: "svclab itself (opts.Binary) as the supervisor of a node's proxy or a pod's server"},
+	"labs/agents/process/supervise.go:Supervise":        {why: "the supervised process: svclab itself as a node's proxy or a pod's server"},
+	"labs/netns/traffic.go:Lab.Traffic":                {why: "svclab itself (opts.Binary) as the traffic client"},
 	"scenarios/kit/labtarget.go:labWorkspace.ProxyMode": {why: "svclab itself (the lab's binary)"},
 	"internal/vm/rootfs.go:linkApplets":                 {why: "the guest root's busybox, by its path"},
 	"labs/kind/nodeimage/build.go:build.kubeadmImages":  {why: "kubeadm, just built into the cache, by its path"},

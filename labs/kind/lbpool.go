@@ -14,7 +14,7 @@ import (
 	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/kind/images"
 	"github.com/svclab/svclab/labs/kind/loadbalancer"
-	"github.com/svclab/svclab/labs/topology"
+	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // kindNetwork is the Docker network kind puts every cluster's nodes on

@@ -9,7 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/svclab/svclab/labs/conntrack"
+	"github.com/svclab/svclab/labs/agents/conntrack"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 

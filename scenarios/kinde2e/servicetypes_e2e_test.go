@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
-	"github.com/svclab/svclab/labs/topology"
-	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/netns/topology"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 

@@ -1,7 +1,7 @@
 package kit
 
 import (
-	"github.com/svclab/svclab/labs/conntrack"
+	"github.com/svclab/svclab/labs/agents/conntrack"
 )
 
 // Conntrack reads the conntrack table of a lab host over netlink (what

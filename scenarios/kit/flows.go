@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/svclab/svclab/labs/conntrack"
-	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/agents/conntrack"
+	"github.com/svclab/svclab/labs/agents/traffic"
 )
 
 // FlowsTo returns the conntrack entries whose original destination is dst

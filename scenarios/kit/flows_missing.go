@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/svclab/svclab/labs/conntrack"
+	"github.com/svclab/svclab/labs/agents/conntrack"
 )
 
 // MissingFlows returns the client addresses (sorted) that have no conntrack

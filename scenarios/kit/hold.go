@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // HeldConnection is a TCP connection opened from a lab host and kept open,

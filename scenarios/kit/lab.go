@@ -9,26 +9,26 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/agents/traffic"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // Lab is a lab made for one scenario.
 type Lab struct {
-	*labs.Lab
+	*netns.Lab
 	Binary string
 	dir    string
 }
 
 // ProgramTimeout bounds how long a lab change waits for its proxies to
-// program it: the labs package's bound (see labs.DefaultTimeout, which
+// program it: the labs package's bound (see netns.DefaultTimeout, which
 // says why it is minutes).
-const ProgramTimeout = labs.DefaultTimeout
+const ProgramTimeout = netns.DefaultTimeout
 
 // Options are the lab options of the scenarios: the svclab binary and
 // ProgramTimeout.
-func Options(binary string) labs.Options {
-	return labs.Options{Binary: binary, Timeout: ProgramTimeout}
+func Options(binary string) netns.Options {
+	return netns.Options{Binary: binary, Timeout: ProgramTimeout}
 }
 
 // NewLab creates a lab from a topology whose metadata.name is written as
@@ -42,7 +42,7 @@ func NewLab(ctx context.Context, name, topology, binary string) (*Lab, error) {
 	if err := os.WriteFile(file, []byte(strings.ReplaceAll(topology, "{{NAME}}", name)), 0o644); err != nil {
 		return nil, err
 	}
-	l, _, err := labs.Create(ctx, file, Options(binary))
+	l, _, err := netns.Create(ctx, file, Options(binary))
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -53,7 +53,7 @@ func NewLab(ctx context.Context, name, topology, binary string) (*Lab, error) {
 // Delete removes the lab and its scratch files.
 func (l *Lab) Delete() error {
 	defer os.RemoveAll(l.dir)
-	return labs.Delete(l.Name())
+	return netns.Delete(l.Name())
 }
 
 // Apply applies a manifest given as text.

@@ -13,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/conntrack"
-	"github.com/svclab/svclab/labs/selfexec"
-	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/agents/conntrack"
+	"github.com/svclab/svclab/labs/agents/selfexec"
+	"github.com/svclab/svclab/labs/agents/traffic"
 )
 
 // LabTarget runs the conformance scenarios on svclab's netns labs: each

@@ -4,7 +4,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
-	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/agents/traffic"
 )
 
 // Statistics, stated once for every distribution assertion of `make test`.

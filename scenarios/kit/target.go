@@ -6,8 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/svclab/svclab/labs/conntrack"
-	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/agents/conntrack"
+	"github.com/svclab/svclab/labs/agents/traffic"
 )
 
 // Target is where the conformance scenarios run: svclab's netns labs

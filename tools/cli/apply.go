@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 func newApply() *cobra.Command {
@@ -39,7 +39,7 @@ func newApply() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := l.ApplyManifests(cmd.Context(), m, source, labs.Options{Out: cmd.OutOrStdout()}); err != nil {
+				if err := l.ApplyManifests(cmd.Context(), m, source, netns.Options{Out: cmd.OutOrStdout()}); err != nil {
 					return err
 				}
 			}

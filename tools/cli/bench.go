@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs/bench"
-	"github.com/svclab/svclab/labs/bench/report"
+	"github.com/svclab/svclab/tools/bench"
+	"github.com/svclab/svclab/tools/bench/report"
 )
 
 // newBench is `svclab bench`: measurements on labs of its own.

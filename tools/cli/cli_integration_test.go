@@ -17,7 +17,7 @@ import (
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // TestIntegrationCLI is the foundation's acceptance walk, as a user types it:

@@ -9,13 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svclab/svclab/labs/agents/selfexec"
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/calico"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/kind/flannel"
 	"github.com/svclab/svclab/labs/kind/nodeimage"
-	"github.com/svclab/svclab/labs/selfexec"
 )
 
 // newKind is `svclab kind …`: the kind backend's build and housekeeping.

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // Shell completion: cobra's `svclab completion bash|zsh|fish|powershell`
@@ -73,7 +73,7 @@ func completeHosts(cmd *cobra.Command, args []string, toComplete string) ([]stri
 
 // completeLabNames completes positional lab names (delete lab --name).
 func completeLabNames(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-	names, err := labs.List()
+	names, err := netns.List()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // newEdit is `kubectl edit configmap`: the object in $EDITOR, applied when
@@ -58,7 +58,7 @@ func newEdit() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "Edit cancelled, no changes made.\n")
 				return nil
 			}
-			if err := l.Apply(cmd.Context(), file, labs.Options{Out: cmd.OutOrStdout()}); err != nil {
+			if err := l.Apply(cmd.Context(), file, netns.Options{Out: cmd.OutOrStdout()}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "configmap/%s edited\n", args[0])
@@ -71,7 +71,7 @@ func newEdit() *cobra.Command {
 	return cmd
 }
 
-func configMapYAML(labName, namespace, name string) ([]byte, *labs.Lab, error) {
+func configMapYAML(labName, namespace, name string) ([]byte, *netns.Lab, error) {
 	l, err := openLab(labName)
 	if err != nil {
 		return nil, nil, err

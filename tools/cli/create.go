@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 func newCreate() *cobra.Command {
@@ -26,7 +26,7 @@ func newCreate() *cobra.Command {
 			if config == "" {
 				return fmt.Errorf("--config: required (a lab topology, e.g. clusters/single-node.yaml)")
 			}
-			l, took, err := labs.Create(cmd.Context(), config, labs.Options{Out: cmd.OutOrStdout()})
+			l, took, err := netns.Create(cmd.Context(), config, netns.Options{Out: cmd.OutOrStdout()})
 			if err != nil {
 				return err
 			}

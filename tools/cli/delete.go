@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 func newDelete() *cobra.Command {
@@ -28,7 +28,7 @@ func newDelete() *cobra.Command {
 				return err
 			}
 			for _, f := range files {
-				if err := l.DeleteManifest(cmd.Context(), f, labs.Options{Out: cmd.OutOrStdout()}, del.options()); err != nil {
+				if err := l.DeleteManifest(cmd.Context(), f, netns.Options{Out: cmd.OutOrStdout()}, del.options()); err != nil {
 					return err
 				}
 			}

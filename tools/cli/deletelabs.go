@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // newDeleteLabs is `svclab delete lab NAME…` (or `delete labs`, as
@@ -29,7 +29,7 @@ func newDeleteLabs() *cobra.Command {
 				if name == "" {
 					return fmt.Errorf("--name: required")
 				}
-				if err := labs.CheckName(name); err != nil {
+				if err := netns.CheckName(name); err != nil {
 					return fmt.Errorf("--name: %w", err)
 				}
 				names = append(names, name)
@@ -38,7 +38,7 @@ func newDeleteLabs() *cobra.Command {
 				if len(names) > 0 {
 					return errors.New("--all deletes every lab: give no names with it")
 				}
-				deleted, err := labs.DeleteAll()
+				deleted, err := netns.DeleteAll()
 				for _, n := range deleted {
 					fmt.Fprintf(cmd.OutOrStdout(), "lab %s deleted\n", n)
 				}
@@ -48,13 +48,13 @@ func newDeleteLabs() *cobra.Command {
 				return errors.New("a lab name is required (delete lab NAME…, or --name NAME), or --all for every lab")
 			}
 			for _, n := range names {
-				if err := labs.CheckName(n); err != nil {
+				if err := netns.CheckName(n); err != nil {
 					return fmt.Errorf("lab %q: %w", n, err)
 				}
 			}
 			var errs []error
 			for _, n := range names {
-				if err := labs.Delete(n); err != nil {
+				if err := netns.Delete(n); err != nil {
 					errs = append(errs, err)
 					continue
 				}

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // newDeletePod is `kubectl delete pod` for a lab: pods by name or by label
@@ -40,7 +40,7 @@ func newDeletePod() *cobra.Command {
 			for _, n := range names {
 				want[n] = true
 			}
-			opts := labs.Options{Out: cmd.OutOrStdout()}
+			opts := netns.Options{Out: cmd.OutOrStdout()}
 			var nodes []string // kube-system's proxy pods: restarted per node
 			if namespace == "kube-system" {
 				for _, p := range l.ProxyPods() {
@@ -94,8 +94,8 @@ func (d *deleteFlags) addFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&d.wait, "wait", true, "wait until the deleted pods are gone (their endpoints are terminating meanwhile)")
 }
 
-func (d deleteFlags) options() labs.DeleteOptions {
-	return labs.DeleteOptions{GracePeriod: d.gracePeriod, NoWait: !d.wait, IgnoreNotFound: d.ignoreNotFound}
+func (d deleteFlags) options() netns.DeleteOptions {
+	return netns.DeleteOptions{GracePeriod: d.gracePeriod, NoWait: !d.wait, IgnoreNotFound: d.ignoreNotFound}
 }
 
 func keys(m map[string]bool) []string {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs/clusterdns"
-	"github.com/svclab/svclab/labs/selfexec"
+	"github.com/svclab/svclab/labs/agents/clusterdns"
+	"github.com/svclab/svclab/labs/agents/selfexec"
 )
 
 // newDNS is `svclab dns`, internal: the process of a lab's coredns pod.

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 	"github.com/svclab/svclab/tools/cli/kubeprint"
 )
 
@@ -257,7 +257,7 @@ func runGet(cmd *cobra.Command, f getFlags, kinds []resource, names []string) er
 // notePending says, on stderr, which pods a command is making or removing
 // (or was, when it was killed): they may exist without being in the
 // store, or be in it without existing yet.
-func notePending(cmd *cobra.Command, l *labs.Lab) {
+func notePending(cmd *cobra.Command, l *netns.Lab) {
 	op, making, removing, err := l.Pending()
 	if err != nil || op == "" {
 		return
@@ -270,6 +270,6 @@ func notePending(cmd *cobra.Command, l *labs.Lab) {
 		note = append(note, name+" (being deleted)")
 	}
 	if len(note) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "pending %s: %s: %s\n", op, labs.Interrupted(l.Name()), strings.Join(note, ", "))
+		fmt.Fprintf(cmd.ErrOrStderr(), "pending %s: %s: %s\n", op, netns.Interrupted(l.Name()), strings.Join(note, ", "))
 	}
 }

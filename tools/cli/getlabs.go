@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // newGetLabs is `svclab get labs [NAME…]` (or `get lab`): svclab's own
@@ -30,7 +30,7 @@ func newGetLabs() *cobra.Command {
 			if err := out.check(); err != nil {
 				return err
 			}
-			all, err := labs.List()
+			all, err := netns.List()
 			if err != nil {
 				return err
 			}
@@ -76,9 +76,9 @@ type labRow struct {
 
 // readLabRow reads the lab called name.
 func readLabRow(name string) labRow {
-	l, err := labs.Open(name)
-	if err != nil && labs.Interrupted(name) != "" {
-		return labRow{name: name, state: labs.Interrupted(name)}
+	l, err := netns.Open(name)
+	if err != nil && netns.Interrupted(name) != "" {
+		return labRow{name: name, state: netns.Interrupted(name)}
 	}
 	if err != nil {
 		return labRow{name: name, state: fmt.Sprintf("broken (no state; svclab delete lab --name %s)", name)}

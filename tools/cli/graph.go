@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs/graph"
+	"github.com/svclab/svclab/labs/netns/graph"
 )
 
 // newGraph is `svclab graph [--lab L] [-o svg|dot|mermaid]`: the lab's

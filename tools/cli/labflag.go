@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // addLabFlag binds --lab to name, with shell completion of the labs'
@@ -21,7 +21,7 @@ func addLabFlag(cmd *cobra.Command, name *string) {
 // names.
 func registerLabCompletion(cmd *cobra.Command) {
 	cmd.RegisterFlagCompletionFunc("lab", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) { //nolint:errcheck // the flag exists
-		names, err := labs.List()
+		names, err := netns.List()
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveError
 		}
@@ -30,20 +30,20 @@ func registerLabCompletion(cmd *cobra.Command) {
 }
 
 // openLab opens the lab called name, or, when name is empty, the only lab.
-func openLab(name string) (*labs.Lab, error) {
+func openLab(name string) (*netns.Lab, error) {
 	if name == "" {
 		var err error
 		if name, err = onlyLab(); err != nil {
 			return nil, err
 		}
 	}
-	return labs.Open(name)
+	return netns.Open(name)
 }
 
 // onlyLab is the name of the one lab there is, or an error saying why
 // --lab is needed.
 func onlyLab() (string, error) {
-	names, err := labs.List()
+	names, err := netns.List()
 	if err != nil {
 		return "", err
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/svclab/svclab/internal/hostprog"
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // newGetLeftovers lists what interrupted svclab commands left on the host
@@ -56,7 +56,7 @@ func newGetLeftovers() *cobra.Command {
 				objs = append(objs, newOwnObject("Leftover", "host", time.Time{}, st))
 			}
 			if len(host) > 0 && labName == "" {
-				if names, err := labs.List(); err == nil && len(names) == 0 {
+				if names, err := netns.List(); err == nil && len(names) == 0 {
 					return out.printUnlessHuman(cmd.OutOrStdout(), objs)
 				}
 			}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svclab/svclab/labs/agents/selfexec"
 	"github.com/svclab/svclab/labs/kind/loadbalancer"
-	"github.com/svclab/svclab/labs/selfexec"
 )
 
 // newLoadBalancer is `svclab loadbalancer`: the load balancer of svclab's

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/process"
+	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // newLogs is `kubectl logs` for a lab: a node proxy is the pod
@@ -82,7 +82,7 @@ func newLogs() *cobra.Command {
 
 // checkContainer refuses a container the pod does not have, as kubectl
 // does; a node proxy's container is kube-proxy.
-func checkContainer(l *labs.Lab, namespace, pod, container string) error {
+func checkContainer(l *netns.Lab, namespace, pod, container string) error {
 	pods, err := l.PodObjects(nil)
 	if err != nil {
 		return err

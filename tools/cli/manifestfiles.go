@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"github.com/svclab/svclab/internal/boundedread"
-	"github.com/svclab/svclab/labs/workload"
+	"github.com/svclab/svclab/labs/netns/workload"
 )
 
 // stdinSource is how an -f - manifest is named in errors, as kubectl

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svclab/svclab/labs/workload"
+	"github.com/svclab/svclab/labs/netns/workload"
 )
 
 // -f DIR reads a directory's .json, .yaml and .yml files in lexical

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs/netexec"
-	"github.com/svclab/svclab/labs/selfexec"
+	"github.com/svclab/svclab/labs/agents/netexec"
+	"github.com/svclab/svclab/labs/agents/selfexec"
 )
 
 func newNetexec() *cobra.Command {

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/vishvananda/netlink"
 
-	"github.com/svclab/svclab/labs/conntrack"
+	"github.com/svclab/svclab/labs/agents/conntrack"
 )
 
 // newNode is `svclab node`: what the conformance suite's node agent (a

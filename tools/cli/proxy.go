@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs/selfexec"
+	"github.com/svclab/svclab/labs/agents/selfexec"
 	"github.com/svclab/svclab/proxy"
 )
 

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/svclab/svclab/internal/labstore"
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/workload"
+	"github.com/svclab/svclab/labs/netns"
+	"github.com/svclab/svclab/labs/netns/workload"
 )
 
 // resource is one kind `svclab get` and `describe` know, as kubectl names
@@ -28,13 +28,13 @@ type resource struct {
 
 // labView is one read of a lab's store, shared by the kinds of a command.
 type labView struct {
-	lab  *labs.Lab
+	lab  *netns.Lab
 	objs *labstore.State
 	// podObjs caches pods() (nil: not read yet).
 	podObjs []*corev1.Pod
 }
 
-func newLabView(l *labs.Lab) (*labView, error) {
+func newLabView(l *netns.Lab) (*labView, error) {
 	objs, _, err := l.Store.ReadObjects()
 	if err != nil {
 		return nil, err

@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svclab/svclab/labs/clusterdns"
+	"github.com/svclab/svclab/labs/agents/clusterdns"
+	"github.com/svclab/svclab/labs/agents/netexec"
+	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/agents/selfexec"
+	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/kind/cni"
-	"github.com/svclab/svclab/labs/netexec"
-	"github.com/svclab/svclab/labs/process"
-	"github.com/svclab/svclab/labs/selfexec"
-	"github.com/svclab/svclab/labs/traffic"
 	"github.com/svclab/svclab/proxy"
 )
 

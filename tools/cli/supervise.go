@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/internal/labstore"
-	"github.com/svclab/svclab/labs/process"
-	"github.com/svclab/svclab/labs/selfexec"
+	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/agents/selfexec"
 )
 
 func newSupervise() *cobra.Command {

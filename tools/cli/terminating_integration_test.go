@@ -11,8 +11,8 @@ import (
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/network"
-	"github.com/svclab/svclab/labs/process"
+	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // txnSlow is a pod whose server answers 3 s more after SIGTERM, with the

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs/trace"
+	"github.com/svclab/svclab/labs/netns/trace"
 )
 
 // newTrace is `svclab trace --lab L --from HOST --to IP:PORT [--proto

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/selfexec"
-	"github.com/svclab/svclab/labs/traffic"
-	"github.com/svclab/svclab/labs/traffic/bars"
+	"github.com/svclab/svclab/labs/agents/selfexec"
+	"github.com/svclab/svclab/labs/agents/traffic"
+	"github.com/svclab/svclab/labs/agents/traffic/bars"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 func newTraffic() *cobra.Command {
@@ -100,5 +100,5 @@ func trafficInLab(labName, from string, opts traffic.Options) (*traffic.Result, 
 	if err != nil {
 		return nil, err
 	}
-	return l.Traffic(from, opts, labs.Options{})
+	return l.Traffic(from, opts, netns.Options{})
 }

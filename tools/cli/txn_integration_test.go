@@ -16,8 +16,8 @@ import (
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/netns"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // These tests interrupt lab-changing commands the ways a user does (kill
@@ -109,7 +109,7 @@ func exitCode(t *testing.T, cmd *exec.Cmd, err error) int {
 // crash runs a command with svclab set to kill itself (SIGKILL) at a step.
 func (l *txnLab) crash(step string, args ...string) {
 	l.t.Helper()
-	if out, code := l.run([]string{labs.CrashEnv + "=" + step}, args...); code != 128+int(syscall.SIGKILL) {
+	if out, code := l.run([]string{netns.CrashEnv + "=" + step}, args...); code != 128+int(syscall.SIGKILL) {
 		l.t.Fatalf("svclab %s with a crash at %s: exit %d, want a kill:\n%s", strings.Join(args, " "), step, code, out)
 	}
 }
@@ -523,9 +523,9 @@ func TestIntegrationDeleteWaitsForTheLabsLock(t *testing.T) {
 		if err != nil {
 			t.Fatalf("delete lab after the lock was released: %v", err)
 		}
-	case <-time.After(labs.DefaultTimeout):
+	case <-time.After(netns.DefaultTimeout):
 		cmd.Process.Kill() //nolint:errcheck // the test fails anyway
-		t.Fatalf("delete lab did not finish within %s once the lock was free", labs.DefaultTimeout)
+		t.Fatalf("delete lab did not finish within %s once the lock was free", netns.DefaultTimeout)
 	}
 	if ns, _ := network.Namespaces(l.name); len(ns) != 0 {
 		t.Errorf("delete left namespaces %v", ns)

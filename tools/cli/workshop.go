@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/internal/hostprog"
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 	"github.com/svclab/svclab/tools/workshop"
 )
 
@@ -273,7 +273,7 @@ func newWorkshopProgress() *cobra.Command {
 				return rep.WriteJSON(cmd.OutOrStdout())
 			case "html":
 				pic := ""
-				if lab, err := labs.Open(st.Lab); err == nil {
+				if lab, err := netns.Open(st.Lab); err == nil {
 					if pic, err = workshop.LabPicture(lab); err != nil {
 						return err
 					}

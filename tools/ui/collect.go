@@ -15,11 +15,11 @@ import (
 
 	"github.com/svclab/svclab/internal/hostprog"
 	"github.com/svclab/svclab/internal/labstore"
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/graph"
-	"github.com/svclab/svclab/labs/topology"
-	"github.com/svclab/svclab/labs/traffic"
-	"github.com/svclab/svclab/labs/traffic/bars"
+	"github.com/svclab/svclab/labs/agents/traffic"
+	"github.com/svclab/svclab/labs/agents/traffic/bars"
+	"github.com/svclab/svclab/labs/netns"
+	"github.com/svclab/svclab/labs/netns/graph"
+	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // Source is what the page shows and does; LabSource is the real one.
@@ -58,9 +58,9 @@ const (
 
 // LabSource reads a running lab.
 type LabSource struct {
-	Lab *labs.Lab
+	Lab *netns.Lab
 	// Binary is the svclab binary traffic runs in the client's namespace
-	// (labs.Options.Binary; default: this one).
+	// (netns.Options.Binary; default: this one).
 	Binary string
 }
 
@@ -223,7 +223,7 @@ func (s *LabSource) Traffic(ctx context.Context, key string, count int) (*Traffi
 		return nil, fmt.Errorf("service %q: no such Service port in lab %s", key, s.Lab.Name())
 	}
 	from := s.client()
-	res, err := s.Lab.Traffic(from, traffic.Options{Target: ref.Target, Connections: count, Deadline: TrafficDeadline}, labs.Options{Binary: s.Binary})
+	res, err := s.Lab.Traffic(from, traffic.Options{Target: ref.Target, Connections: count, Deadline: TrafficDeadline}, netns.Options{Binary: s.Binary})
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,10 @@
 // Package ui is `svclab ui`: a local web page that shows a lab live on a
-// classroom projector — its topology (labs/graph's SVG), each node's Service
+// classroom projector — its topology (labs/netns/graph's SVG), each node's Service
 // chains with their packet counters (`iptables-save -c -t nat` in the node's
 // namespace; in IPVS mode `ipvsadm -Ln --stats --exact`), the last
 // `svclab trace` picture the lab's store holds, and a button that sends a
 // bounded traffic run from the lab's client to a Service and draws the split
-// (labs/traffic/bars).
+// (labs/agents/traffic/bars).
 //
 // The page is self-contained (HTML, CSS and JavaScript embedded in the
 // binary; nothing from a CDN) and polls GET /api/state. What the lab's

@@ -16,7 +16,7 @@ import (
 
 	"github.com/svclab/svclab/internal/hostprog"
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 	"github.com/svclab/svclab/tools/ui"
 )
 
@@ -92,7 +92,7 @@ func TestIntegrationPageInChromium(t *testing.T) {
 
 // singleNodeLabWithNginx creates clusters/single-node.yaml under a unique
 // name with clusters/workloads/nginx.yaml applied, deleted at the end.
-func singleNodeLabWithNginx(t *testing.T, bin string) *labs.Lab {
+func singleNodeLabWithNginx(t *testing.T, bin string) *netns.Lab {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
@@ -114,7 +114,7 @@ func singleNodeLabWithNginx(t *testing.T, bin string) *labs.Lab {
 	t.Cleanup(func() { _ = exec.Command(bin, "delete", "lab", "--name", name).Run() })
 	svclab("create", "lab", "--config", topoFile)
 	svclab("apply", "--lab", name, "-f", filepath.Join(root, "clusters", "workloads", "nginx.yaml"))
-	lab, err := labs.Open(name)
+	lab, err := netns.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func dumpDOM(ctx context.Context, t *testing.T, pageURL string, loaded bool) str
 	return dom
 }
 
-func checkNodesAndTopology(t *testing.T, dom string, lab *labs.Lab) {
+func checkNodesAndTopology(t *testing.T, dom string, lab *netns.Lab) {
 	t.Helper()
 	for _, n := range lab.Topology.Spec.Nodes {
 		if !regexp.MustCompile(`<section class="node" data-node="` + n.Name + `"><h3>` + n.Name + `<`).MatchString(dom) {

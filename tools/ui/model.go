@@ -7,7 +7,7 @@ type State struct {
 	Generation int64 `json:"generation"`
 	// Client is the host traffic is sent from.
 	Client string `json:"client"`
-	// Topology is labs/graph's SVG of the lab.
+	// Topology is labs/netns/graph's SVG of the lab.
 	Topology string       `json:"topology"`
 	Nodes    []NodeView   `json:"nodes"`
 	Services []ServiceRef `json:"services"`
@@ -109,6 +109,6 @@ type TrafficView struct {
 	Verdict string `json:"verdict"`
 	// Summary is the report's verdict line.
 	Summary string `json:"summary"`
-	// SVG is the split drawn by labs/traffic/bars.
+	// SVG is the split drawn by labs/agents/traffic/bars.
 	SVG string `json:"svg"`
 }

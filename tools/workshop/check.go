@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/agents/traffic"
 )
 
 // CheckResult is the outcome of an exercise's check.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // TestIntegrationWorkshopCommands walks the example lesson as a student

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/netns"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // LabFacts are a live lab's facts, read from its store and network plan
 // each time a template asks (a step may have just changed them).
-type LabFacts struct{ Lab *labs.Lab }
+type LabFacts struct{ Lab *netns.Lab }
 
 // ClusterIP is the Service's spec.clusterIP.
 func (f LabFacts) ClusterIP(namespace, name string) (string, error) {

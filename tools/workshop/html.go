@@ -46,12 +46,12 @@ var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
 `))
 
 // WriteHTML writes the report as a self-contained HTML page; picture is
-// the lab's topology as inline SVG (labs/graph), or empty.
+// the lab's topology as inline SVG (labs/netns/graph), or empty.
 func (r Report) WriteHTML(w io.Writer, picture string) error {
 	return reportPage.Execute(w, struct {
 		R       Report
 		Picture template.HTML
-	}{r, template.HTML(picture)}) //nolint:gosec // the SVG is svclab's own rendering (labs/graph escapes every name)
+	}{r, template.HTML(picture)}) //nolint:gosec // the SVG is svclab's own rendering (labs/netns/graph escapes every name)
 }
 
 var classPage = template.Must(template.New("class").Funcs(template.FuncMap{

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svclab/svclab/labs/topology"
+	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // TestLabYAML: the lesson's lab is named after the lesson and takes the

@@ -143,7 +143,7 @@ type Check struct {
 // TrafficCheck sends Count connections from a lab host to a target and
 // requires the split over the backends (pod names, as /hostname answers)
 // to be the expected one: every connection succeeds, no other backend
-// answers, and the chi-square goodness-of-fit test of labs/traffic at
+// answers, and the chi-square goodness-of-fit test of labs/agents/traffic at
 // significance Alpha (default traffic.DefaultAlpha, 1e-6: a correct lab
 // fails this check in at most one run in a million) does not reject the
 // weights.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/netns"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // TestLessons runs every lesson under clusters/lessons against the kernel,
@@ -50,7 +50,7 @@ func TestLessons(t *testing.T) {
 
 // lessonTimeout bounds one whole lesson (seed-002 takes about 4 minutes
 // in svclab's VM). The lab and the svclab commands a lesson runs wait for
-// the proxies up to labs.DefaultTimeout.
+// the proxies up to netns.DefaultTimeout.
 const lessonTimeout = 20 * time.Minute
 
 // runLesson runs one lesson both ways on a fresh lab (of the given CNI, ""
@@ -67,7 +67,7 @@ func runLesson(t *testing.T, l *Lesson, bin, cni string) {
 		if _, err := Reset(); err != nil {
 			t.Errorf("reset: %v", err)
 		}
-		if names, _ := labs.List(); len(names) > 0 {
+		if names, _ := netns.List(); len(names) > 0 {
 			for _, n := range names {
 				if n == r.Lab.Name() {
 					t.Errorf("lab %s still listed after reset", n)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/graph"
+	"github.com/svclab/svclab/labs/netns"
+	"github.com/svclab/svclab/labs/netns/graph"
 )
 
 // LessonsDir finds clusters/lessons in the svclab checkout at or above the
@@ -111,9 +111,9 @@ func WriteList(w io.Writer, ls []LessonSummary, format string) error {
 	return tw.Flush()
 }
 
-// LabPicture draws the lab's topology as SVG (labs/graph), for the HTML
+// LabPicture draws the lab's topology as SVG (labs/netns/graph), for the HTML
 // report.
-func LabPicture(lab *labs.Lab) (string, error) {
+func LabPicture(lab *netns.Lab) (string, error) {
 	objs, _, err := lab.Store.ReadObjects()
 	if err != nil {
 		return "", err

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/svclab/svclab/internal/strictyaml"
-	"github.com/svclab/svclab/labs/topology"
+	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // A report is written by a student and read by the teacher (`workshop

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/svclab/svclab/labs"
+	"github.com/svclab/svclab/labs/netns"
 )
 
 // maxOutput bounds what one action's output keeps (the rest is cut, and
@@ -22,7 +22,7 @@ const maxOutput = 1 << 20
 // Runner runs a lesson's steps, checks and solutions in its live lab.
 type Runner struct {
 	Lesson *Lesson
-	Lab    *labs.Lab
+	Lab    *netns.Lab
 	// Binary is the svclab executable svclab actions run (default: this one).
 	Binary string
 	// Out receives what the student sees.
@@ -38,7 +38,7 @@ func (r *Runner) binary() (string, error) {
 	return os.Executable()
 }
 
-func (r *Runner) labOpts() labs.Options { return labs.Options{Binary: r.Binary} }
+func (r *Runner) labOpts() netns.Options { return netns.Options{Binary: r.Binary} }
 
 // ActionOutput is what one action printed, as shown.
 type ActionOutput struct {

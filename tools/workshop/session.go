@@ -13,8 +13,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/svclab/svclab/labs"
-	"github.com/svclab/svclab/labs/topology"
+	"github.com/svclab/svclab/labs/netns"
+	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // StartOptions are the options of Start.
@@ -84,7 +84,7 @@ func Start(ctx context.Context, l *Lesson, opts StartOptions) (*Runner, *State, 
 	if err := st.Save(); err != nil {
 		return nil, nil, err
 	}
-	lab, took, err := labs.Create(ctx, labFile, labs.Options{Out: opts.Out, Binary: opts.Binary, Timeout: opts.Timeout})
+	lab, took, err := netns.Create(ctx, labFile, netns.Options{Out: opts.Out, Binary: opts.Binary, Timeout: opts.Timeout})
 	if err != nil {
 		removeState() //nolint:errcheck // the error that matters is Create's
 		return nil, nil, err
@@ -145,7 +145,7 @@ func Resume(out io.Writer, binary string) (*Runner, *State, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	lab, err := labs.Open(st.Lab)
+	lab, err := netns.Open(st.Lab)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w (svclab workshop reset, then start the lesson again)", err)
 	}
@@ -208,7 +208,7 @@ func Reset() (string, error) {
 	if err != nil {
 		return "", errors.Join(err, removeState())
 	}
-	if err := labs.Delete(st.Lab); err != nil {
+	if err := netns.Delete(st.Lab); err != nil {
 		return st.Lab, err
 	}
 	return st.Lab, removeState()

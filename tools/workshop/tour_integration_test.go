@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // TestIntegrationTours runs the tours as make lab-nodeport and make lab do

@@ -16,8 +16,8 @@
 // route to the node's podCIDR via its VTEP address over the VXLAN device,
 // a permanent neighbour entry for that address with the VTEP MAC, and an
 // FDB entry sending that MAC to the node's InternalIP. VTEP MACs are
-// derived from the node name as in labs/network, so nothing has to be
+// derived from the node name as in labs/netns/network, so nothing has to be
 // published on the Node objects. Device names, VNIs and ports are
-// labs/network's (the same as the netns labs), so the scenarios read the
+// labs/netns/network's (the same as the netns labs), so the scenarios read the
 // same.
 package cni

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // masqRules are the NAT rules the variant's real agent installs, so that
@@ -16,7 +16,7 @@ import (
 // reverse paths strictly):
 //
 //   - flannel-vxlan: flanneld --ip-masq's FLANNEL-POSTRTG (and its
-//     FLANNEL-FWD accepts), as labs/network renders them;
+//     FLANNEL-FWD accepts), as labs/netns/network renders them;
 //   - calico-proxyarp: Felix's natOutgoing for the pool (cali-nat-outgoing).
 //
 // 0x4000/0x4000 is kube-proxy's masquerade mark: it masquerades those itself.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/svclab/svclab/labs/network"
+	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // The variants.
@@ -48,7 +48,7 @@ const vxlanOverhead = 50
 const PodMTU = network.UnderlayMTU - vxlanOverhead
 
 // VTEPMAC is the VXLAN device's MAC on node: stable, locally administered,
-// derived like labs/network's.
+// derived like labs/netns/network's.
 func VTEPMAC(node, dev string) net.HardwareAddr {
 	sum := sha1.Sum([]byte("vtep/" + dev + "/" + node))
 	mac := net.HardwareAddr(sum[:6])

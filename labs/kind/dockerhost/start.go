@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svclab/svclab/labs/agents/process"
 	"github.com/svclab/svclab/labs/kind/cmdrun"
 	"github.com/svclab/svclab/labs/kind/host"
-	"github.com/svclab/svclab/labs/process"
 )
 
 // daemonConfig is svclab's dockerd configuration (daemon.json).

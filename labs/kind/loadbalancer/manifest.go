@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"text/template"
 
-	"github.com/svclab/svclab/labs/selfexec"
+	"github.com/svclab/svclab/labs/agents/selfexec"
 )
 
 // ManifestParams fill Manifest.

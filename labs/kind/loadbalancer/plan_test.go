@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/svclab/svclab/labs/topology"
+	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 var pool = topology.AddrRange{First: netip.MustParseAddr("172.18.255.224"), Last: netip.MustParseAddr("172.18.255.226")}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/svclab/svclab/labs/topology"
+	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // Options configure Run.

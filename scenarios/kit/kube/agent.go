@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
-	"github.com/svclab/svclab/labs/selfexec"
+	"github.com/svclab/svclab/labs/agents/selfexec"
 )
 
 const agentName = "svclab-node-agent"

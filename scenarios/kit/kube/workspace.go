@@ -15,9 +15,9 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
-	"github.com/svclab/svclab/labs/conntrack"
-	"github.com/svclab/svclab/labs/selfexec"
-	"github.com/svclab/svclab/labs/traffic"
+	"github.com/svclab/svclab/labs/agents/conntrack"
+	"github.com/svclab/svclab/labs/agents/selfexec"
+	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 

@@ -1,0 +1,274 @@
+package network
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/svclab/svclab/labs/netns/topology"
+)
+
+// PodNet says which pod to attach and with what address.
+type PodNet struct {
+	// Name is the pod's name; its namespace is svclab-<lab>.<Name>, so it
+	// may not be the name of a host of the lab or of another pod.
+	Name string
+	// Namespace is the pod's Kubernetes namespace, "" for "default". Only
+	// the Calico attachment uses it, to name the node-side interface.
+	Namespace string
+	// IP must lie in the node's podCIDR, past its first address (see
+	// NextPodIP).
+	IP netip.Addr
+}
+
+// PodPlan is what AttachPod does for one pod.
+type PodPlan struct {
+	Lab, Node, Pod string
+	// KubeNamespace is the pod's Kubernetes namespace.
+	KubeNamespace string
+	// Namespace is the pod's network namespace, svclab-<lab>.<pod>.
+	Namespace string
+	// IP is eth0's address: podCIDR-sized with the bridge attachment, a /32
+	// with Calico's.
+	IP netip.Prefix
+	// Gateway is the pod's default gateway.
+	Gateway netip.Addr
+	// HostVeth is the node-side end of the pod's veth.
+	HostVeth string
+	MTU      int
+	Steps    []Step
+}
+
+// Script renders the pod plan as shell commands.
+func (pp *PodPlan) Script() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# svclab: attach pod %s to node %s of lab %s\n", pp.Pod, pp.Node, pp.Lab)
+	writeSteps(&b, pp.Steps)
+	return b.String()
+}
+
+// Pod is an attached pod as found in its namespace.
+type Pod struct {
+	Name, Node string
+	// Namespace is the pod's network namespace.
+	Namespace string
+	IP        netip.Addr
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// dnsSubdomain is a DNS-1123 subdomain: labels joined by dots.
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// PlanPod plans attaching pod to node of lab. It is pure.
+func PlanPod(lab *topology.Lab, node string, pod PodNet) (*PodPlan, error) {
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("plan pod %q on node %q of lab %q: %s", pod.Name, node, lab.Name(), fmt.Sprintf(format, args...))
+	}
+	plan, err := PlanLab(lab)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := plan.Host(node)
+	if !ok || h.Node == nil {
+		return nil, errf("no such node (nodes: %s)", strings.Join(nodeNames(lab), ", "))
+	}
+	switch {
+	case !dnsSubdomain.MatchString(pod.Name) || len(pod.Name) > 253:
+		// Pod names are DNS-1123 subdomains, as the API server wants them
+		// (seed 004's pod is httpserver-v2.0.0-rc.3-patch1-zvcbp).
+		return nil, errf("pod name is not a DNS subdomain")
+	case pod.Name == topology.RouterName:
+		return nil, errf("pod name %q is reserved for the router", pod.Name)
+	}
+	if _, clash := plan.Host(pod.Name); clash {
+		return nil, errf("pod name %q is already the name of a host of the lab", pod.Name)
+	}
+	kubeNS := pod.Namespace
+	if kubeNS == "" {
+		kubeNS = "default"
+	}
+	if !dnsLabel.MatchString(kubeNS) {
+		return nil, errf("Kubernetes namespace %q is not a DNS label", kubeNS)
+	}
+	att, _, err := parts(lab.Spec.CNI)
+	if err != nil {
+		return nil, errf("%v", err)
+	}
+	cidr := h.Node.PodCIDR
+	switch {
+	case !pod.IP.IsValid():
+		return nil, errf("no pod IP given (see NextPodIP)")
+	case !pod.IP.Is4() || !cidr.Contains(pod.IP):
+		return nil, errf("pod IP %s is not in the node's podCIDR %s", pod.IP, cidr)
+	case pod.IP == cidr.Addr():
+		return nil, errf("pod IP %s is the podCIDR's network address (the node's VTEP address)", pod.IP)
+	case pod.IP == lastAddr(cidr):
+		return nil, errf("pod IP %s is the podCIDR's broadcast address", pod.IP)
+	case att.reserved(h, pod.IP):
+		return nil, errf("pod IP %s is reserved for the node (the pods' gateway)", pod.IP)
+	}
+	pp := &PodPlan{
+		Lab:           lab.Name(),
+		Node:          node,
+		Pod:           pod.Name,
+		KubeNamespace: kubeNS,
+		Namespace:     NamespaceName(lab.Name(), pod.Name),
+		IP:            att.podPrefix(h, pod.IP),
+		Gateway:       h.Node.PodGateway,
+		HostVeth:      att.hostVeth(kubeNS, pod.Name),
+		MTU:           h.Node.PodMTU,
+	}
+	pp.Steps = append(nsSteps(pp.Namespace, tag{Lab: lab.Name(), Role: "pod", Node: node}), att.podSteps(h, pp)...)
+	return pp, nil
+}
+
+func nodeNames(lab *topology.Lab) []string {
+	var names []string
+	for _, n := range lab.Spec.Nodes {
+		names = append(names, n.Name)
+	}
+	return names
+}
+
+// NextPodIP is the first address of podCIDR that a pod may get and that is
+// not in used, counting from the third address (.2 in a /24) as host-local
+// IPAM does when the gateway is .1.
+func NextPodIP(podCIDR netip.Prefix, used []netip.Addr) (netip.Addr, error) {
+	if !podCIDR.IsValid() || !podCIDR.Addr().Is4() || podCIDR.Bits() > 30 {
+		return netip.Addr{}, fmt.Errorf("NextPodIP: podCIDR %s is not an IPv4 prefix of /30 or larger", podCIDR)
+	}
+	last := lastAddr(podCIDR)
+	for a := nthAddr(podCIDR, 2); a.Less(last); a = a.Next() {
+		if !slices.Contains(used, a) {
+			return a, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("NextPodIP: podCIDR %s is full", podCIDR)
+}
+
+// AttachPod creates the pod's namespace and plugs it into node as the
+// lab's CNI would. The lab must be built. It is all-or-nothing: on failure
+// nothing of the pod remains.
+func AttachPod(lab *topology.Lab, node string, pod PodNet) (*PodPlan, error) {
+	pp, err := PlanPod(lab, node, pod)
+	if err != nil {
+		return nil, err
+	}
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("attach pod %q to node %q of lab %q: %s", pod.Name, node, lab.Name(), fmt.Sprintf(format, args...))
+	}
+	if nodeNS := NamespaceName(lab.Name(), node); !namespaceExists(nodeNS) {
+		return nil, errf("the lab is not built (no namespace %s)", nodeNS)
+	}
+	if namespaceExists(pp.Namespace) {
+		return nil, errf("namespace %s already exists (a pod of that name is attached; DetachPod it first)", pp.Namespace)
+	}
+	pods, err := Pods(lab.Name())
+	if err != nil {
+		return nil, errf("%v", err)
+	}
+	for _, other := range pods {
+		if other.IP == pod.IP {
+			return nil, errf("IP %s is already used by pod %s on node %s", pod.IP, other.Name, other.Node)
+		}
+	}
+	x := newExecutor()
+	if err := x.run(pp.Steps); err != nil {
+		// Delete the veth pair first: that is synchronous, whereas the
+		// node-side end would otherwise linger until the kernel gets round
+		// to cleaning up the deleted namespace.
+		deletePodLink(pp.Namespace)
+		if uerr := x.undo(); uerr != nil {
+			return nil, fmt.Errorf("attach pod %q: %w (and %v)", pod.Name, err, uerr)
+		}
+		return nil, fmt.Errorf("attach pod %q to node %q of lab %q: %w", pod.Name, node, lab.Name(), err)
+	}
+	x.close()
+	return pp, nil
+}
+
+// DetachPod removes a pod's namespace and, with it, its veth pair and the
+// node's route to it. A pod that is not there is not an error.
+func DetachPod(labName, pod string) error {
+	ns := NamespaceName(labName, pod)
+	if !namespaceExists(ns) {
+		return nil
+	}
+	if t, ok := readTag(ns); ok && (t.Lab != labName || t.Role != "pod") {
+		return fmt.Errorf("detach pod %q of lab %q: namespace %s is a %s of lab %q, not a pod", pod, labName, ns, t.Role, t.Lab)
+	}
+	deletePodLink(ns)
+	return deleteNamedNetns(ns)
+}
+
+// deletePodLink deletes eth0 in a pod namespace, if any; deleting one end
+// of a veth pair deletes both ends at once.
+func deletePodLink(ns string) {
+	h, err := netns.GetFromPath(netnsPath(ns))
+	if err != nil {
+		return
+	}
+	defer h.Close()
+	nl, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
+	if err != nil {
+		return
+	}
+	defer nl.Close()
+	if l, err := nl.LinkByName("eth0"); err == nil {
+		_ = nl.LinkDel(l)
+	}
+}
+
+// Pods lists the pods attached in a lab, from their namespaces.
+func Pods(labName string) ([]Pod, error) {
+	names, err := Namespaces(labName)
+	if err != nil {
+		return nil, err
+	}
+	var pods []Pod
+	for _, ns := range names {
+		t, ok := readTag(ns)
+		if !ok || t.Role != "pod" {
+			continue
+		}
+		lab, name, ok := SplitNamespaceName(ns)
+		if !ok || lab != labName {
+			continue // a namespace of the older scheme, found only to be deleted
+		}
+		pod := Pod{Name: name, Node: t.Node, Namespace: ns}
+		pod.IP, _ = eth0Addr(ns)
+		pods = append(pods, pod)
+	}
+	return pods, nil
+}
+
+// eth0Addr reads the first IPv4 address of eth0 in a namespace.
+func eth0Addr(ns string) (netip.Addr, error) {
+	h, err := netns.GetFromPath(netnsPath(ns))
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	defer h.Close()
+	nl, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	defer nl.Close()
+	l, err := nl.LinkByName("eth0")
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	addrs, err := nl.AddrList(l, unix.AF_INET)
+	if err != nil || len(addrs) == 0 {
+		return netip.Addr{}, fmt.Errorf("no IPv4 address on eth0 in %s", ns)
+	}
+	a, _ := netip.AddrFromSlice(addrs[0].IP.To4())
+	return a, nil
+}

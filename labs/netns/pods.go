@@ -1,0 +1,165 @@
+package netns
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/svclab/svclab/labs/agents/netexec"
+	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/netns/network"
+)
+
+// startPod makes a pod real: its namespace attached to its node by the lab's
+// CNI, and, when it has containerPorts, the agnhost-netexec-compatible
+// server listening on all of them. It returns once the server listens.
+func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error {
+	_, err := network.AttachPod(l.Topology, pod.Spec.NodeName, network.PodNet{Name: pod.Name, IP: mustAddr(pod.Status.PodIP)})
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", pod.Name, err)
+	}
+	crashPoint("pod:attached")
+	if err := l.writePodResolvConf(pod); err != nil {
+		return fmt.Errorf("pod %s: %w", pod.Name, err)
+	}
+	ports := serverPorts(pod)
+	if len(ports) == 0 {
+		return nil
+	}
+	log, err := l.Store.Confine("logs", pod.Name+".log")
+	if err != nil {
+		return err
+	}
+	pid, err := l.startSupervised(supervised{
+		namespace: pod.Namespace, pod: pod.Name, node: pod.Spec.NodeName, host: pod.Name, log: log,
+		argv: l.podArgv(pod, ports, opts),
+	}, opts)
+	if err != nil {
+		return err
+	}
+	return l.waitListening(ctx, pod.Name, pid, ports, opts.Timeout, log)
+}
+
+func netexecOptions(pod *corev1.Pod, ports []int) netexec.Options {
+	return netexec.Options{
+		PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: ports,
+		DelayShutdown: delayShutdown(pod),
+	}
+}
+
+// serverPorts are the TCP containerPorts of a pod: its server listens on
+// them (a pod without any runs no process).
+func serverPorts(pod *corev1.Pod) []int {
+	var ports []int
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
+				ports = append(ports, int(p.ContainerPort))
+			}
+		}
+	}
+	return ports
+}
+
+// delayShutdown is the --delay-shutdown=SECONDS an agnhost netexec
+// container of the pod is given (`args: [netexec, --delay-shutdown=10]`):
+// the lab's server then goes on answering that long after SIGTERM, as
+// agnhost does, which is how a terminating endpoint that still serves is
+// shown.
+func delayShutdown(pod *corev1.Pod) time.Duration {
+	for _, c := range pod.Spec.Containers {
+		args := append(append([]string{}, c.Command...), c.Args...)
+		for i, a := range args {
+			value, ok := strings.CutPrefix(a, "--delay-shutdown=")
+			if !ok && a == "--delay-shutdown" && i+1 < len(args) {
+				value, ok = args[i+1], true
+			}
+			if n, err := strconv.Atoi(value); ok && err == nil && n > 0 {
+				return time.Duration(n) * time.Second
+			}
+		}
+	}
+	return 0
+}
+
+// stopPod ends a pod's server (its supervisor first) and removes its
+// namespace and link.
+func (l *Lab) stopPod(name string) error {
+	l.stopSupervised(name) //nolint:errcheck // the namespace's processes are ended below in any case
+	process.StopInNamespaces([]string{network.NamespaceName(l.Name(), name)}, 2*time.Second)
+	if err := network.DetachPod(l.Name(), name); err != nil {
+		return err
+	}
+	return network.RemoveResolvConf(l.Name(), name)
+}
+
+// waitListening waits until the pod's server listens on every port, read
+// from /proc/<pid>/net/tcp of its supervisor (the file shows the socket
+// table of the process's network namespace, which the supervisor shares
+// with the server). A server that crash-loops ends the wait at once.
+func (l *Lab) waitListening(ctx context.Context, pod string, pid int, ports []int, timeout time.Duration, log string) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		listening := listeningPorts(pid)
+		missing := 0
+		for _, p := range ports {
+			if !listening[p] {
+				missing++
+			}
+		}
+		if missing == 0 {
+			return nil
+		}
+		ps, err := l.podState(pod)
+		if err != nil {
+			return err
+		}
+		if why := ps.failure(); why != "" {
+			return fmt.Errorf("server of pod %s does not run: %s\n%s", pod, why, tail(log, 10))
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("server of pod %s (supervisor pid %d) does not listen on %v after %s\n%s", pod, pid, ports, timeout, tail(log, 10))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func listeningPorts(pid int) map[int]bool {
+	out := map[int]bool{}
+	for _, f := range []string{"tcp", "tcp6"} {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n")[1:] {
+			fields := strings.Fields(line)
+			if len(fields) < 4 || fields[3] != "0A" { // 0A = TCP_LISTEN
+				continue
+			}
+			if i := strings.LastIndexByte(fields[1], ':'); i >= 0 {
+				if port, err := strconv.ParseUint(fields[1][i+1:], 16, 16); err == nil {
+					out[int(port)] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+func nodePorts(ports []corev1.ServicePort) string {
+	var parts []string
+	for _, p := range ports {
+		if p.NodePort != 0 {
+			parts = append(parts, fmt.Sprintf("%d:%d/%s", p.Port, p.NodePort, p.Protocol))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ", node ports " + strings.Join(parts, ",")
+}

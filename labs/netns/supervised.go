@@ -1,0 +1,124 @@
+package netns
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/svclab/svclab/internal/labstore"
+	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/agents/selfexec"
+	"github.com/svclab/svclab/labs/netns/network"
+)
+
+// Every long-running process of a lab (a node's proxy, a pod's server) runs
+// under its own supervisor, `svclab supervise`, in the same network
+// namespace: the lab's kubelet, which restarts it with back-off when it
+// exits and writes its state to the store's pods/<pod>.json. The pid file
+// run/<pod>.pid is the supervisor's.
+
+// supervised is one supervised process: its pod and where it runs.
+type supervised struct {
+	namespace, pod, node string
+	host                 string // the lab host whose network namespace it runs in
+	log                  string
+	argv                 []string
+}
+
+func (l *Lab) supervisorPIDFile(pod string) string { return l.Store.Path("run", pod+".pid") }
+
+// startSupervised starts a supervisor for s (forgetting any status of an
+// earlier one) and returns its pid.
+func (l *Lab) startSupervised(s supervised, opts Options) (int, error) {
+	if err := l.Store.ClearPodStatus(s.pod); err != nil {
+		return 0, err
+	}
+	args := selfexec.Argv(opts.Binary, &selfexec.Supervise{
+		LabDir: l.Store.Dir, Namespace: s.namespace, Pod: s.pod, Node: s.node, Log: s.log,
+		Backoff: opts.RestartBackoff, Argv: s.argv,
+	})
+	return process.Start(process.Spec{
+		Namespace: network.NamespaceName(l.Name(), s.host),
+		Args:      args,
+		LogFile:   s.log,
+		PIDFile:   l.supervisorPIDFile(s.pod),
+	})
+}
+
+// stopSupervised ends a pod's supervisor (which stops its process), then the
+// process itself if it outlived the supervisor, and forgets its status.
+func (l *Lab) stopSupervised(pod string) error {
+	st, ok, _ := l.Store.PodStatus(pod)
+	if pid := l.supervisorPID(pod); pid != 0 {
+		process.StopPID(pid, 3*time.Second)
+	}
+	if ok && st.PID != 0 {
+		process.StopPID(st.PID, time.Second)
+	}
+	l.Store.RemoveFile("run", pod+".pid") //nolint:errcheck // best effort: the namespace is what matters
+	return l.Store.ClearPodStatus(pod)
+}
+
+// supervisorPID returns the pid of a pod's supervisor (0 if it is not running).
+func (l *Lab) supervisorPID(pod string) int {
+	data, err := os.ReadFile(l.supervisorPIDFile(pod))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	if pid == 0 || !process.Alive(pid) {
+		return 0
+	}
+	return pid
+}
+
+// podState is a supervised pod as its supervisor last reported it, checked
+// against the kernel: a supervisor that is gone leaves a status that no
+// longer holds.
+type podState struct {
+	labstore.PodStatus
+	// Found is false when no supervisor has reported yet.
+	Found bool
+	// SupervisorGone is true when the supervisor's process is not running.
+	SupervisorGone bool
+}
+
+func (l *Lab) podState(pod string) (podState, error) {
+	st, ok, err := l.Store.PodStatus(pod)
+	if err != nil {
+		return podState{}, err
+	}
+	return podState{PodStatus: st, Found: ok, SupervisorGone: l.supervisorPID(pod) == 0}, nil
+}
+
+// running reports whether the pod's process runs now.
+func (s podState) running() bool {
+	return s.Found && !s.SupervisorGone && s.State == labstore.StateRunning && s.PID != 0 && process.Alive(s.PID)
+}
+
+// failure says why the pod's process is not running and will not be soon
+// ("" when it runs, or is about to be restarted at once): a supervisor
+// that is gone, or a container waiting out its back-off.
+func (s podState) failure() string {
+	switch {
+	case s.SupervisorGone:
+		return "its supervisor is not running (svclab delete pod restarts it)"
+	case !s.Found:
+		return ""
+	case s.State == labstore.StateWaiting:
+		msg := s.Reason
+		if t := s.LastTermination; t != nil {
+			msg += fmt.Sprintf(": last exit %s, code %d", t.Reason, t.ExitCode)
+			if t.Signal != "" {
+				msg += " (" + t.Signal + ")"
+			}
+		}
+		if !s.NextRestart.IsZero() {
+			msg += fmt.Sprintf("; restart %d in %s", s.Restarts+1, time.Until(s.NextRestart).Round(time.Second))
+		}
+		return msg
+	}
+	return ""
+}

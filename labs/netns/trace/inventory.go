@@ -1,0 +1,107 @@
+package trace
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/vishvananda/netlink"
+	vnetns "github.com/vishvananda/netns"
+
+	"github.com/svclab/svclab/labs/netns"
+	"github.com/svclab/svclab/labs/netns/network"
+)
+
+// inventory is the lab as the walk needs it: every host's namespace and
+// role, which host owns which address (read from the kernel), and where
+// each pod runs.
+type inventory struct {
+	lab     string
+	nodes   []string
+	role    map[string]string // host → client, router, node or pod
+	owner   map[netip.Addr]string
+	podNode map[string]string
+}
+
+// takeInventory lists the lab's namespaces and the addresses in them.
+// Loopback addresses and kube-ipvs0's (every node holds the Service
+// addresses there in IPVS mode) name no host.
+func takeInventory(l *netns.Lab) (*inventory, error) {
+	inv := &inventory{lab: l.Name(), role: map[string]string{}, owner: map[netip.Addr]string{}, podNode: map[string]string{}}
+	for _, n := range l.Topology.Spec.Nodes {
+		inv.nodes = append(inv.nodes, n.Name)
+		inv.role[n.Name] = "node"
+	}
+	for _, h := range l.Topology.Hosts() {
+		if inv.role[h.Name] == "" {
+			inv.role[h.Name] = "client"
+		}
+	}
+	inv.role["router"] = "router"
+	objs, _, err := l.Store.ReadObjects()
+	if err != nil {
+		return nil, fmt.Errorf("trace: lab %s: %w", l.Name(), err)
+	}
+	for _, p := range objs.Pods {
+		inv.role[p.Name], inv.podNode[p.Name] = "pod", p.Spec.NodeName
+	}
+	namespaces, err := network.Namespaces(l.Name())
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range namespaces {
+		lab, host, ok := network.SplitNamespaceName(ns)
+		if !ok || lab != l.Name() || inv.role[host] == "" {
+			continue
+		}
+		if err := inv.readAddresses(ns, host); err != nil {
+			return nil, err
+		}
+	}
+	return inv, nil
+}
+
+func (inv *inventory) readAddresses(ns, host string) error {
+	return withHandle(ns, func(h *netlink.Handle) error {
+		links, err := h.LinkList()
+		if err != nil {
+			return fmt.Errorf("trace: links of %s: %w", ns, err)
+		}
+		for _, link := range links {
+			if link.Attrs().Name == "kube-ipvs0" {
+				continue
+			}
+			addrs, err := h.AddrList(link, netlink.FAMILY_V4)
+			if err != nil {
+				return fmt.Errorf("trace: addresses of %s in %s: %w", link.Attrs().Name, ns, err)
+			}
+			for _, a := range addrs {
+				ip, ok := netip.AddrFromSlice(a.IP.To4())
+				if ok && !ip.IsLoopback() && inv.owner[ip] == "" {
+					inv.owner[ip] = host
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// namespace is a host's network namespace.
+func (inv *inventory) namespace(host string) string { return network.NamespaceName(inv.lab, host) }
+
+func (inv *inventory) isNode(host string) bool { return slices.Contains(inv.nodes, host) }
+
+// withHandle runs fn with a netlink handle inside the named namespace.
+func withHandle(ns string, fn func(h *netlink.Handle) error) error {
+	nsh, err := vnetns.GetFromName(ns)
+	if err != nil {
+		return fmt.Errorf("trace: namespace %s: %w", ns, err)
+	}
+	defer nsh.Close()
+	h, err := netlink.NewHandleAt(nsh)
+	if err != nil {
+		return fmt.Errorf("trace: netlink in %s: %w", ns, err)
+	}
+	defer h.Close()
+	return fn(h)
+}
