@@ -56,10 +56,10 @@ var dynamicSites = map[string]struct {
 }{
 	// Wrappers: the program comes from their callers, whose calls are
 	// matched through execCalls.
-	"labs/netns/exec.go:Lab.Command":                           {why: "wrapper (l.Command, lab.Command)"},
+	"labs/netns/exec.go:Lab.Command":                     {why: "wrapper (l.Command, lab.Command)"},
 	"labs/netns/network/netns.go:NetnsCommand":           {why: "wrapper (network.NetnsCommand)"},
 	"labs/agents/process/start.go:Start":                 {why: "wrapper (process.Spec{Args: …})"},
-	"labs/kind/cmdrun/cmdrun.go:Cmd.Exec":                {why: "wrapper (cmdrun.Command)"},
+	"internal/cmdrun/cmdrun.go:Cmd.Exec":                 {why: "wrapper (cmdrun.Command)"},
 	"labs/kind/dockerhost/daemon.go:Daemon.NetnsCommand": {why: "wrapper (d.NetnsCommand)"},
 	"internal/vm/apt.go:runCmd":                          {why: "wrapper (runCmd)"},
 	"scenarios/kit/lab.go:Lab.Run":                       {why: "wrapper (l.Run, lab.Run)"},
@@ -83,9 +83,9 @@ var dynamicSites = map[string]struct {
 
 	// No host programs: svclab itself, what svclab built, a guest's or a
 	// kind node's programs, the user's command.
-	"labs/netns/supervised.go:Lab.startSupervised":            {why: "svclab itself (opts.Binary) as the supervisor of a node's proxy or a pod's server"},
+	"labs/netns/supervised.go:Lab.startSupervised":      {why: "svclab itself (opts.Binary) as the supervisor of a node's proxy or a pod's server"},
 	"labs/agents/process/supervise.go:Supervise":        {why: "the supervised process: svclab itself as a node's proxy or a pod's server"},
-	"labs/netns/traffic.go:Lab.Traffic":                {why: "svclab itself (opts.Binary) as the traffic client"},
+	"labs/netns/traffic.go:Lab.Traffic":                 {why: "svclab itself (opts.Binary) as the traffic client"},
 	"scenarios/kit/labtarget.go:labWorkspace.ProxyMode": {why: "svclab itself (the lab's binary)"},
 	"internal/vm/rootfs.go:linkApplets":                 {why: "the guest root's busybox, by its path"},
 	"labs/kind/nodeimage/build.go:build.kubeadmImages":  {why: "kubeadm, just built into the cache, by its path"},

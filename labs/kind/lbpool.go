@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
-	"github.com/svclab/svclab/labs/kind/cmdrun"
+	"github.com/svclab/svclab/internal/cmdrun"
 	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/kind/images"
 	"github.com/svclab/svclab/labs/kind/loadbalancer"

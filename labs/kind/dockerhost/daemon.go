@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/svclab/svclab/labs/kind/cmdrun"
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // Daemon is a reachable Docker daemon.

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svclab/svclab/internal/cmdrun"
 	"github.com/svclab/svclab/labs/agents/process"
-	"github.com/svclab/svclab/labs/kind/cmdrun"
 	"github.com/svclab/svclab/labs/kind/host"
 )
 

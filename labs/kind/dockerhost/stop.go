@@ -9,9 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svclab/svclab/internal/cmdrun"
 	"github.com/svclab/svclab/internal/mounts"
 	"github.com/svclab/svclab/labs/kind/cache"
-	"github.com/svclab/svclab/labs/kind/cmdrun"
 )
 
 // Release stops svclab's dockerd when no kind cluster is left on it and no

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/svclab/svclab/labs/kind/cmdrun"
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // Image references svclab loads into the kind clusters it creates.

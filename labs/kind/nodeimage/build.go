@@ -11,8 +11,8 @@ import (
 
 	"github.com/svclab/svclab/internal/hostprog"
 
+	"github.com/svclab/svclab/internal/cmdrun"
 	"github.com/svclab/svclab/labs/kind/cache"
-	"github.com/svclab/svclab/labs/kind/cmdrun"
 	"github.com/svclab/svclab/labs/kind/host"
 )
 

@@ -7,7 +7,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/svclab/svclab/labs/kind/cmdrun"
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // Docker runs docker CLI commands against one daemon (svclab's own, in its

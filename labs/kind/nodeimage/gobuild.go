@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/svclab/svclab/labs/kind/cmdrun"
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // goProgram is a set of main packages built from one throwaway module that

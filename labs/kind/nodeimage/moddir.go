@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/svclab/svclab/labs/kind/cmdrun"
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // moduleDir downloads (or finds in the module cache) mod@version and

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/svclab/svclab/internal/cmdrun"
 	"github.com/svclab/svclab/internal/hostprog"
-	"github.com/svclab/svclab/labs/kind/cmdrun"
 	"github.com/svclab/svclab/labs/kind/host"
 )
 
