@@ -60,7 +60,7 @@ var dynamicSites = map[string]struct {
 	"labs/netns/network/netns.go:NetnsCommand":           {why: "wrapper (network.NetnsCommand)"},
 	"labs/agents/process/start.go:Start":                 {why: "wrapper (process.Spec{Args: …})"},
 	"internal/cmdrun/cmdrun.go:Cmd.Exec":                 {why: "wrapper (cmdrun.Command)"},
-	"labs/kind/dockerhost/daemon.go:Daemon.NetnsCommand": {why: "wrapper (d.NetnsCommand)"},
+	"labs/kind/internal/dockerhost/daemon.go:Daemon.NetnsCommand": {why: "wrapper (d.NetnsCommand)"},
 	"internal/vm/apt.go:runCmd":                          {why: "wrapper (runCmd)"},
 	"scenarios/kit/lab.go:Lab.Run":                       {why: "wrapper (l.Run, lab.Run)"},
 	"tools/workshop/run.go:Runner.runHost":               {programs: []string{Bridge, Cat, Conntrack, IP, IPSet, IPTables, IPTablesSave, IPVSAdm, NFT, Sh}, why: "a lesson's host commands: the lesson decoder accepts only workshop.HostPrograms"},
@@ -77,9 +77,9 @@ var dynamicSites = map[string]struct {
 	"proxy/iptables/execrunner.go:ExecRunner.command":           {programs: []string{IPTables, IPTablesSave, IPTablesRestore, IPTablesLegacy, IPTablesLegacySave, IPTablesLegacyRestore, IPTablesNFT, IPTablesNFTSave, IPTablesNFTRestore}, why: "Backend.binary(tool)"},
 	"scenarios/kit/iptables.go:Lab.IPTablesSave":                {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "the lab backend's Command()+\"-save\""},
 	"labs/netns/trace/collect.go:saveAll":                       {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "svclab trace reads counters with the lab backend's Command()+\"-save\""},
-	"labs/kind/nodeimage/gobuild.go:stagingModules":             {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
-	"labs/kind/nodeimage/moddir.go:moduleDir":                   {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
-	"labs/kind/nodeimage/gobuild.go:goProgram.build":            {programs: []string{Go}, why: "buildCommand: the Go toolchain found by goBinary"},
+	"labs/kind/internal/nodeimage/gobuild.go:stagingModules":             {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
+	"labs/kind/internal/nodeimage/moddir.go:moduleDir":                   {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
+	"labs/kind/internal/nodeimage/gobuild.go:goProgram.build":            {programs: []string{Go}, why: "buildCommand: the Go toolchain found by goBinary"},
 
 	// No host programs: svclab itself, what svclab built, a guest's or a
 	// kind node's programs, the user's command.
@@ -88,7 +88,7 @@ var dynamicSites = map[string]struct {
 	"labs/netns/traffic.go:Lab.Traffic":                 {why: "svclab itself (opts.Binary) as the traffic client"},
 	"scenarios/kit/labtarget.go:labWorkspace.ProxyMode": {why: "svclab itself (the lab's binary)"},
 	"internal/vm/rootfs.go:linkApplets":                 {why: "the guest root's busybox, by its path"},
-	"labs/kind/nodeimage/build.go:build.kubeadmImages":  {why: "kubeadm, just built into the cache, by its path"},
+	"labs/kind/internal/nodeimage/build.go:build.kubeadmImages":  {why: "kubeadm, just built into the cache, by its path"},
 	"tools/cli/conformance.go:runSuite":                 {why: "bin/svclab-conformance.test, svclab's own conformance suite"},
 	"labs/kind/cni/plugin.go:runIPAM":                   {why: "the CNI IPAM plugin from CNI_PATH, inside a kind node"},
 	"labs/kind/cni/masq.go:hostCommand":                 {why: "a kind node's own program, chrooted into its root (hostCommand's calls name node paths)"},

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 
 	"github.com/svclab/svclab/labs/kind/cni"
-	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/kind/internal/host"
 )
 
 // Proxy choices.

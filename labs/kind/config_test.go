@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/svclab/svclab/labs/kind/cni"
-	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/kind/internal/host"
 )
 
 func TestParseConfigIsStrict(t *testing.T) {

@@ -13,13 +13,13 @@ import (
 
 	"github.com/svclab/svclab/internal/hostprog"
 
-	"github.com/svclab/svclab/labs/kind/calico"
+	"github.com/svclab/svclab/labs/kind/internal/calico"
 	"github.com/svclab/svclab/labs/kind/cni"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
-	"github.com/svclab/svclab/labs/kind/flannel"
-	"github.com/svclab/svclab/labs/kind/host"
-	"github.com/svclab/svclab/labs/kind/images"
-	"github.com/svclab/svclab/labs/kind/nodeimage"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/flannel"
+	"github.com/svclab/svclab/labs/kind/internal/host"
+	"github.com/svclab/svclab/labs/kind/internal/images"
+	"github.com/svclab/svclab/labs/kind/internal/nodeimage"
 )
 
 // Create makes a cluster: it checks the input, makes sure Docker runs and

@@ -11,7 +11,7 @@ import (
 
 	"sigs.k8s.io/kind/pkg/cluster"
 
-	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
 )
 
 // Delete deletes a cluster: its logs are exported first (always, into

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 
 	"github.com/svclab/svclab/internal/cmdrun"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
-	"github.com/svclab/svclab/labs/kind/images"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/images"
 	"github.com/svclab/svclab/labs/kind/loadbalancer"
 	"github.com/svclab/svclab/labs/netns/topology"
 )

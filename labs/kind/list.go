@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
 )
 
 // List returns the kind clusters on the running Docker daemon (none when

@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
-	"github.com/svclab/svclab/labs/kind/calico"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
-	"github.com/svclab/svclab/labs/kind/flannel"
+	"github.com/svclab/svclab/labs/kind/internal/calico"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/flannel"
 )
 
 // controlPlane finds the (first) control-plane node.

@@ -5,9 +5,9 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/svclab/svclab/labs/kind/calico"
+	"github.com/svclab/svclab/labs/kind/internal/calico"
 	"github.com/svclab/svclab/labs/kind/cni"
-	"github.com/svclab/svclab/labs/kind/flannel"
+	"github.com/svclab/svclab/labs/kind/internal/flannel"
 )
 
 // PodNetworks are the --cni choices: svclab's own CNI in its two variants

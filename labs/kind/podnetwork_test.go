@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/svclab/svclab/labs/kind/cni"
-	"github.com/svclab/svclab/labs/kind/flannel"
+	"github.com/svclab/svclab/labs/kind/internal/flannel"
 )
 
 // --cni flannel: the config's podSubnet must be the manifest's Network

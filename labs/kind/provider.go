@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/log"
 
-	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
 )
 
 // newProvider is kind's cluster provider on the given daemon (kind runs

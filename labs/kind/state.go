@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
 )
 
 // clustersDir keeps, per cluster, what kind does not: the CNI and proxy

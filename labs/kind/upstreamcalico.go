@@ -6,9 +6,9 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/svclab/svclab/labs/kind/cache"
-	"github.com/svclab/svclab/labs/kind/calico"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/cache"
+	"github.com/svclab/svclab/labs/kind/internal/calico"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
 )
 
 // upstreamCalico prepares --cni calico before anything is built or

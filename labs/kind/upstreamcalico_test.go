@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svclab/svclab/labs/kind/calico"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/calico"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
 )
 
 // calicoManifest stands for upstream's calico.yaml: its pool commented

@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/svclab/svclab/labs/kind/images"
+	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
@@ -19,7 +19,7 @@ type Options struct {
 	Setup func(ctx context.Context) (kit.Target, error)
 	// Image is the scenario backend image: svclab's netexec (agnhost
 	// netexec's /hostname, /clientip, /) with svclab's traffic client in
-	// it; "" is svclab/netexec:dev (images.Netexec). Clusters svclab
+	// it; "" is svclab/netexec:dev (kind.NetexecImage). Clusters svclab
 	// creates have it preloaded; for other clusters the runner may name
 	// another reference (a registry copy).
 	Image string
@@ -42,7 +42,7 @@ func Register(opts Options) error {
 		return errors.New("conformance.Options.Setup is not set: the runner says which backend the suite runs on")
 	}
 	if opts.Image == "" {
-		opts.Image = images.Netexec
+		opts.Image = kind.NetexecImage
 	}
 	if opts.PullPolicy == "" {
 		opts.PullPolicy = "IfNotPresent"

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/labs/kind"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
-	"github.com/svclab/svclab/labs/kind/flannel"
 )
 
 // e2eRealFlannel: `svclab create cluster --cni flannel` makes a cluster
@@ -27,13 +25,13 @@ func e2eRealFlannel(t *testing.T, bin, artifacts string) {
 	const name = "e2e-flannel"
 	junit := filepath.Join(artifacts, "junit-kind-flannel.xml")
 	start := time.Now()
-	out := run(t, bin, "create", "cluster", "--config", filepath.Join("..", "..", "clusters", "kind", "flannel.yaml"), "--name", name, "--cni", flannel.Name)
+	out := run(t, bin, "create", "cluster", "--config", filepath.Join("..", "..", "clusters", "kind", "flannel.yaml"), "--name", name, "--cni", kind.CNIFlannel)
 	t.Logf("MEASURE real flannel cluster: create %s\n%s", time.Since(start).Round(time.Second), lastLines(out, 30))
 	defer run(t, bin, "delete", "cluster", "--name", name)
 
 	list := run(t, bin, "get", "clusters")
-	if !regexp.MustCompile(`(?m)^` + name + `\s+2\s+` + regexp.QuoteMeta(kind.DescribeCNI(flannel.Name))).MatchString(list) {
-		t.Errorf("svclab get clusters does not say %s runs %q:\n%s", name, kind.DescribeCNI(flannel.Name), list)
+	if !regexp.MustCompile(`(?m)^` + name + `\s+2\s+` + regexp.QuoteMeta(kind.DescribeCNI(kind.CNIFlannel))).MatchString(list) {
+		t.Errorf("svclab get clusters does not say %s runs %q:\n%s", name, kind.DescribeCNI(kind.CNIFlannel), list)
 	}
 	c := clusterOf(t, name)
 	checkFlannelOnNodes(t, c)
@@ -41,7 +39,7 @@ func e2eRealFlannel(t *testing.T, bin, artifacts string) {
 
 	kubeconfig := kubeconfigOf(t, name)
 	t0 := time.Now()
-	res, err := runErr(bin, "conformance", "--kubeconfig", kubeconfig, "--netns", dockerhost.Namespace,
+	res, err := runErr(bin, "conformance", "--kubeconfig", kubeconfig, "--netns", kind.DockerNamespace,
 		"--pull-policy", "Never", "--junit", junit)
 	t.Logf("MEASURE real flannel cluster: conformance %s; create + conformance %s; report %s", time.Since(t0).Round(time.Second), time.Since(start).Round(time.Second), junit)
 	if err != nil {
@@ -54,25 +52,25 @@ func e2eRealFlannel(t *testing.T, bin, artifacts string) {
 // 8472), /run/flannel/subnet.env with the manifest's network.
 func checkFlannelOnNodes(t *testing.T, c kind.Cluster) {
 	t.Helper()
-	info, err := flannel.Parse(flannel.Manifest())
+	info, err := kind.Flannel()
 	if err != nil {
 		t.Fatal(err)
 	}
-	vni, port := info.Backend.VXLAN()
+	vni, port := info.VNI, info.Port
 	cp := c.Name + "-control-plane"
-	pods := dockerExec(t, c, cp, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "-n", flannel.Namespace, "get", "pods",
+	pods := dockerExec(t, c, cp, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "-n", info.Namespace, "get", "pods",
 		"-l", "app=flannel", "-o", `jsonpath={range .items[*]}{.spec.nodeName} {.status.phase} {.spec.containers[0].image}{"\n"}{end}`)
 	for _, node := range c.Nodes {
-		want := fmt.Sprintf("%s Running %s", node, info.FlannelImage)
+		want := fmt.Sprintf("%s Running %s", node, info.Image)
 		if !strings.Contains(pods+"\n", want+"\n") {
 			t.Errorf("no Running kube-flannel pod on %s (want %q):\n%s", node, want, pods)
 		}
-		link := dockerExec(t, c, node, "ip", "-d", "link", "show", flannel.Device)
+		link := dockerExec(t, c, node, "ip", "-d", "link", "show", info.Device)
 		if !strings.Contains(link, fmt.Sprintf("vxlan id %d ", vni)) || !strings.Contains(link, fmt.Sprintf("dstport %d ", port)) {
-			t.Errorf("%s on %s is not VXLAN VNI %d port %d:\n%s", flannel.Device, node, vni, port, link)
+			t.Errorf("%s on %s is not VXLAN VNI %d port %d:\n%s", info.Device, node, vni, port, link)
 		}
 		env := dockerExec(t, c, node, "cat", "/run/flannel/subnet.env")
-		if !strings.Contains(env, "FLANNEL_NETWORK="+info.Network.String()+"\n") || !strings.Contains(env, "FLANNEL_SUBNET=10.244.") {
+		if !strings.Contains(env, "FLANNEL_NETWORK="+info.Network+"\n") || !strings.Contains(env, "FLANNEL_SUBNET=10.244.") {
 			t.Errorf("/run/flannel/subnet.env on %s:\n%s", node, env)
 		}
 		t.Logf("%s: %s\n%s%s", node, strings.TrimSpace(strings.Split(link, "\n")[0]), link[strings.Index(link, "\n")+1:], env)

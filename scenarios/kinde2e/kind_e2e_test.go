@@ -12,7 +12,6 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/cni"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/scenarios/conformance/cmdline"
 )
 
@@ -56,7 +55,7 @@ func TestIntegrationKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	hostBefore := roottest.SnapshotHost()
-	sysctlsBefore, err := dockerhost.SnapshotSysctls()
+	sysctlsBefore, err := kind.HostSysctls()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +88,7 @@ func TestIntegrationKind(t *testing.T) {
 		run(t, bin, "create", "cluster", "--config", filepath.Join("..", "..", "clusters", "kind", "svclab-proxy.yaml"), "--name", name, "--proxy", kind.ProxySvclab)
 		defer run(t, bin, "delete", "cluster", "--name", name)
 		kubeconfig := kubeconfigOf(t, name)
-		out, err := runErr(bin, "conformance", "--kubeconfig", kubeconfig, "--netns", dockerhost.Namespace,
+		out, err := runErr(bin, "conformance", "--kubeconfig", kubeconfig, "--netns", kind.DockerNamespace,
 			"--pull-policy", "Never", "--junit", junit)
 		t.Logf("MEASURE svclab proxy cluster: create + conformance: %s; report %s", time.Since(start).Round(time.Second), junit)
 		if err != nil {
@@ -103,16 +102,16 @@ func TestIntegrationKind(t *testing.T) {
 	if cs, _ := kind.List(t.Context()); len(cs) > 0 {
 		t.Fatalf("clusters left: %v", cs)
 	}
-	if _, err := os.Stat("/run/netns/" + dockerhost.Namespace); err == nil {
-		t.Errorf("namespace %s left after the last cluster was deleted", dockerhost.Namespace)
+	if _, err := os.Stat("/run/netns/" + kind.DockerNamespace); err == nil {
+		t.Errorf("namespace %s left after the last cluster was deleted", kind.DockerNamespace)
 	}
-	if dockerhost.Leftovers() {
+	if kind.DockerLeftovers() {
 		t.Errorf("svclab's dockerd left something behind")
 	}
 	if diff := hostBefore.Diff(roottest.SnapshotHost()); diff != "" {
 		t.Errorf("the host's root namespace changed:\n%s", diff)
 	}
-	sysctlsAfter, err := dockerhost.SnapshotSysctls()
+	sysctlsAfter, err := kind.HostSysctls()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,8 +144,8 @@ current-context: c
 	if err == nil || !strings.Contains(out, unreachable) || !strings.Contains(out, "does not answer") {
 		t.Errorf("conformance with an unreachable kubeconfig: err %v, output %q: want an error naming the file and saying the server does not answer", err, out)
 	}
-	if _, err := os.Stat("/run/netns/" + dockerhost.Namespace); err == nil {
-		t.Errorf("bad input started svclab's dockerd (namespace %s exists)", dockerhost.Namespace)
+	if _, err := os.Stat("/run/netns/" + kind.DockerNamespace); err == nil {
+		t.Errorf("bad input started svclab's dockerd (namespace %s exists)", kind.DockerNamespace)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/kind"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
 	"github.com/svclab/svclab/labs/netns/topology"
 	"github.com/svclab/svclab/scenarios/kit"
 )
@@ -314,8 +313,8 @@ func waitFor(t *testing.T, what string, done func() bool) {
 // routed (never in the host's).
 func ipIn(t *testing.T, args ...string) {
 	t.Helper()
-	if out, err := exec.Command("ip", append([]string{"-n", dockerhost.Namespace}, args...)...).CombinedOutput(); err != nil {
-		t.Fatalf("ip -n %s %s: %v\n%s", dockerhost.Namespace, strings.Join(args, " "), err, out)
+	if out, err := exec.Command("ip", append([]string{"-n", kind.DockerNamespace}, args...)...).CombinedOutput(); err != nil {
+		t.Fatalf("ip -n %s %s: %v\n%s", kind.DockerNamespace, strings.Join(args, " "), err, out)
 	}
 }
 
@@ -323,7 +322,7 @@ func ipIn(t *testing.T, args ...string) {
 // kind network's outside) from the source address src.
 func outsideTraffic(t *testing.T, bin, src string, target netip.AddrPort, n int) *traffic.Result {
 	t.Helper()
-	return trafficResult(t, exec.Command("ip", "netns", "exec", dockerhost.Namespace, bin, "traffic", "--raw",
+	return trafficResult(t, exec.Command("ip", "netns", "exec", kind.DockerNamespace, bin, "traffic", "--raw",
 		"--source", src, "--to", target.String(), "-c", fmt.Sprint(n), "--timeout", "2s"))
 }
 

@@ -11,11 +11,7 @@ import (
 
 	"github.com/svclab/svclab/labs/agents/selfexec"
 	"github.com/svclab/svclab/labs/kind"
-	"github.com/svclab/svclab/labs/kind/calico"
 	"github.com/svclab/svclab/labs/kind/cni"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
-	"github.com/svclab/svclab/labs/kind/flannel"
-	"github.com/svclab/svclab/labs/kind/nodeimage"
 )
 
 // newKind is `svclab kind …`: the kind backend's build and housekeeping.
@@ -40,32 +36,10 @@ func newKind() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			out := cmd.OutOrStdout()
-			d, err := dockerhost.Ensure(ctx, out)
-			if err != nil {
-				return err
-			}
-			defer dockerhost.Release(ctx, d, out)
-			v := nodeimage.DefaultVersions()
-			if version != "" {
-				v.Kubernetes = version
-			}
-			res, err := nodeimage.Build(ctx, d, nodeimage.Options{Versions: v, Out: out})
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "node image %s ready in %s\n", res.NodeImage, res.Took.Round(time.Second/10))
-			if withFlannel {
-				fl, err := nodeimage.BuildFlannel(ctx, d, res.RootfsTar, nodeimage.Options{Out: out})
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(out, "flannel images %v ready in %s\n", fl.Images, fl.Took.Round(time.Second/10))
-			}
-			return nil
+			return kind.BuildImages(ctx, kind.BuildOptions{Kubernetes: version, Flannel: withFlannel, Out: cmd.OutOrStdout()})
 		},
 	}
-	build.Flags().StringVar(&version, "kubernetes-version", "", "Kubernetes version to build (default "+nodeimage.DefaultKubernetes+")")
+	build.Flags().StringVar(&version, "kubernetes-version", "", "Kubernetes version to build (default "+kind.DefaultKubernetes+")")
 	build.Flags().BoolVar(&withFlannel, "flannel", false, "also build the real flannel's images (what --cni flannel needs)")
 	stopDocker := &cobra.Command{
 		Use:     "stop-docker",
@@ -73,7 +47,7 @@ func newKind() *cobra.Command {
 		Example: "  sudo svclab kind stop-docker    # after the last cluster is deleted",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return dockerhost.Stop(cmd.Context(), cmd.OutOrStdout())
+			return kind.StopDocker(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	cmd.AddCommand(build, stopDocker)
@@ -106,7 +80,7 @@ func newCreateCluster() *cobra.Command {
 				"kubeconfig: %s\n", c.Name, c.Took.Round(time.Second/10), len(c.Nodes), c.CNI, c.Proxy, c.ProxyMode, c.Kubeconfig)
 			if c.DockerHost != "" {
 				fmt.Fprintf(cmd.OutOrStdout(), "docker:     export DOCKER_HOST=%s   (then: docker exec -it %s-control-plane bash)\n", c.DockerHost, c.Name)
-				fmt.Fprintf(cmd.OutOrStdout(), "kubectl:    ip netns exec %s kubectl --kubeconfig %s get nodes\n", dockerhost.Namespace, c.Kubeconfig)
+				fmt.Fprintf(cmd.OutOrStdout(), "kubectl:    ip netns exec %s kubectl --kubeconfig %s get nodes\n", kind.DockerNamespace, c.Kubeconfig)
 			}
 			return nil
 		},
@@ -116,9 +90,9 @@ func newCreateCluster() *cobra.Command {
 	cmd.MarkFlagRequired("config") //nolint:errcheck // the flag exists
 	f.StringVar(&opts.Name, "name", "", "cluster name (default: the config's name, else svclab)")
 	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (svclab's CNI imitating them), or "+
-		flannel.Name+" (the real flannel "+flannel.Version+", upstream's kube-flannel.yml), or "+
-		calico.Name+" (upstream Calico "+calico.Release.Version+"'s manifest, verified by sha256; needs a registry and a Docker of your own) (default "+cni.FlannelVXLAN+")")
-	f.StringVar(&opts.CalicoManifestSHA256, "calico-manifest-sha256", "", "for --cni calico: the sha256 of upstream's calico.yaml at "+calico.Release.Version+" when this build pins none")
+		kind.CNIFlannel+" (the real flannel "+kind.FlannelVersion+", upstream's kube-flannel.yml), or "+
+		kind.CNICalico+" (upstream Calico "+kind.CalicoVersion+"'s manifest, verified by sha256; needs a registry and a Docker of your own) (default "+cni.FlannelVXLAN+")")
+	f.StringVar(&opts.CalicoManifestSHA256, "calico-manifest-sha256", "", "for --cni calico: the sha256 of upstream's calico.yaml at "+kind.CalicoVersion+" when this build pins none")
 	f.StringVar(&opts.Proxy, "proxy", "", "Service proxy: stock (kube-proxy) or svclab (svclab's proxy as a DaemonSet, kubeProxyMode none)")
 	return cmd
 }

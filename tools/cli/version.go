@@ -9,12 +9,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/svclab/svclab/internal/buildinfo"
-	"github.com/svclab/svclab/labs/kind/nodeimage"
+	"github.com/svclab/svclab/labs/kind"
 )
 
 // newVersion is `svclab version`: svclab's version and VCS revision, the
 // Go that built it, the Kubernetes release svclab follows (its proxy, the
-// upstream comparison and its kind node image: nodeimage.DefaultKubernetes)
+// upstream comparison and its kind node image: kind.DefaultKubernetes)
 // and the version of the Kubernetes client libraries it was built with.
 func newVersion() *cobra.Command {
 	var output string
@@ -52,17 +52,17 @@ func writeVersion(w io.Writer, info buildinfo.Info, output string) error {
 			rev += " (modified)"
 		}
 		_, err := fmt.Fprintf(w, "svclab version: %s\nRevision: %s\nGo version: %s (%s)\nKubernetes: %s (svclab's proxy and kind clusters)\nClient libraries: k8s.io/api %s\n",
-			info.Version, rev, info.GoVersion, info.Platform, nodeimage.DefaultKubernetes, orUnknown(info.APIModule))
+			info.Version, rev, info.GoVersion, info.Platform, kind.DefaultKubernetes, orUnknown(info.APIModule))
 		return err
 	case "json":
-		data, err := json.MarshalIndent(versionOutput{nodeimage.DefaultKubernetes, info}, "", "  ")
+		data, err := json.MarshalIndent(versionOutput{kind.DefaultKubernetes, info}, "", "  ")
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(w, "%s\n", data)
 		return err
 	case "yaml":
-		data, err := yaml.Marshal(versionOutput{nodeimage.DefaultKubernetes, info})
+		data, err := yaml.Marshal(versionOutput{kind.DefaultKubernetes, info})
 		if err != nil {
 			return err
 		}

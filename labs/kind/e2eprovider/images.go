@@ -16,7 +16,7 @@ import (
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"github.com/svclab/svclab/labs/kind"
-	"github.com/svclab/svclab/labs/kind/dockerhost"
+	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
 )
 
 // LoadImage loads an image from the Docker daemon the cluster runs on

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/types"
 
 	"github.com/svclab/svclab/labs/kind"
-	"github.com/svclab/svclab/labs/kind/nodeimage"
+	"github.com/svclab/svclab/labs/kind/internal/nodeimage"
 )
 
 // The provider is checked against e2e-framework's interface at compile time.

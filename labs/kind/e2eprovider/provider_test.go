@@ -15,7 +15,7 @@ import (
 
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/cni"
-	"github.com/svclab/svclab/labs/kind/nodeimage"
+	"github.com/svclab/svclab/labs/kind/internal/nodeimage"
 )
 
 func TestSetters(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/svclab/svclab/labs/kind/images"
+	"github.com/svclab/svclab/labs/kind"
 )
 
 // Binary is the file name of the conformance test binary; `make build`
@@ -21,7 +21,7 @@ const BinaryEnv = "SVCLAB_CONFORMANCE_BIN"
 
 // Defaults of the flags the binary and `svclab conformance` share.
 const (
-	DefaultImage        = images.Netexec
+	DefaultImage        = kind.NetexecImage
 	DefaultPullPolicy   = "IfNotPresent"
 	DefaultReadyTimeout = 3 * time.Minute
 	DefaultTimeout      = 60 * time.Minute

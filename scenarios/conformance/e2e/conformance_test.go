@@ -19,7 +19,6 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/e2eprovider"
-	"github.com/svclab/svclab/labs/kind/images"
 	"github.com/svclab/svclab/scenarios/conformance"
 	"github.com/svclab/svclab/scenarios/conformance/cmdline"
 	"github.com/svclab/svclab/scenarios/kit"
@@ -110,7 +109,7 @@ func onKind(t *testing.T, f cmdline.Flags) {
 			return nil, fmt.Errorf("a second cluster named %s: got %v, want an 'already exists' error", name, err)
 		}
 		target, err := kube.New(ctx, p.KubernetesRestConfig(), kube.Options{
-			Source: p.GetKubeconfig(), Image: images.Netexec, PullPolicy: "Never", ReadyTimeout: f.ReadyTimeout, Out: GinkgoWriter,
+			Source: p.GetKubeconfig(), Image: kind.NetexecImage, PullPolicy: "Never", ReadyTimeout: f.ReadyTimeout, Out: GinkgoWriter,
 		})
 		if err != nil {
 			destroy(ctx)
@@ -118,7 +117,7 @@ func onKind(t *testing.T, f cmdline.Flags) {
 		}
 		return &closing{Target: target, after: destroy}, nil
 	}
-	run(t, "svclab conformance (kind: "+name+")", conformance.Options{Setup: setup, Image: images.Netexec, PullPolicy: "Never"})
+	run(t, "svclab conformance (kind: "+name+")", conformance.Options{Setup: setup, Image: kind.NetexecImage, PullPolicy: "Never"})
 }
 
 // run registers the suite's specs with opts and runs them.

@@ -67,7 +67,7 @@ func (p Pin) Validate() error {
 		return fmt.Errorf("calico pin %s: no registry", p.Version)
 	}
 	if p.SHA256 == "" {
-		return fmt.Errorf("--cni calico: the sha256 of calico %s's manifest (%s) is not pinned in this build (labs/kind/calico/pin.go: it could not be fetched where svclab was built); give it with --calico-manifest-sha256 (from a machine you trust: curl -fsSL %s | sha256sum), or use --cni calico-proxyarp (svclab's offline calico-compatible CNI)", p.Version, p.URL, p.URL)
+		return fmt.Errorf("--cni calico: the sha256 of calico %s's manifest (%s) is not pinned in this build (labs/kind/internal/calico/pin.go: it could not be fetched where svclab was built); give it with --calico-manifest-sha256 (from a machine you trust: curl -fsSL %s | sha256sum), or use --cni calico-proxyarp (svclab's offline calico-compatible CNI)", p.Version, p.URL, p.URL)
 	}
 	if !sha256RE.MatchString(p.SHA256) {
 		return fmt.Errorf("calico pin %s: sha256 %q: want 64 lower-case hex digits", p.Version, p.SHA256)

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/svclab/svclab/internal/privdir"
-	"github.com/svclab/svclab/labs/kind/cache"
+	"github.com/svclab/svclab/labs/kind/internal/cache"
 )
 
 const (

@@ -11,8 +11,8 @@ import (
 
 	"github.com/svclab/svclab/internal/hostprog"
 
-	"github.com/svclab/svclab/labs/kind/cache"
-	"github.com/svclab/svclab/labs/kind/flannel"
+	"github.com/svclab/svclab/labs/kind/internal/cache"
+	"github.com/svclab/svclab/labs/kind/internal/flannel"
 )
 
 // FlannelPackages are the Debian packages (with what they depend on) the

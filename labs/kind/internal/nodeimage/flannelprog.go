@@ -1,6 +1,6 @@
 package nodeimage
 
-import "github.com/svclab/svclab/labs/kind/flannel"
+import "github.com/svclab/svclab/labs/kind/internal/flannel"
 
 // tencentVPCReplace: flanneld links every backend, and the module proxy
 // refuses the version of the Tencent Cloud VPC SDK its tencentvpc backend

@@ -14,7 +14,7 @@ import (
 
 	"github.com/svclab/svclab/internal/cmdrun"
 	"github.com/svclab/svclab/labs/agents/process"
-	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/kind/internal/host"
 )
 
 // daemonConfig is svclab's dockerd configuration (daemon.json).

@@ -10,7 +10,7 @@ import (
 
 	"github.com/svclab/svclab/internal/cmdrun"
 	"github.com/svclab/svclab/internal/hostprog"
-	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/kind/internal/host"
 )
 
 // NodePackages are the Debian packages of the node's root filesystem:

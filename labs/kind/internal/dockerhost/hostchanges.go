@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/svclab/svclab/labs/kind/cache"
+	"github.com/svclab/svclab/labs/kind/internal/cache"
 )
 
 // HostChanges is a window in which svclab's containers may change the

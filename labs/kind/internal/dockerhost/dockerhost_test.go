@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/kind/internal/host"
 )
 
 func TestDaemonConfigFollowsTheQuirks(t *testing.T) {

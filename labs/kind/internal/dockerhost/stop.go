@@ -11,7 +11,7 @@ import (
 
 	"github.com/svclab/svclab/internal/cmdrun"
 	"github.com/svclab/svclab/internal/mounts"
-	"github.com/svclab/svclab/labs/kind/cache"
+	"github.com/svclab/svclab/labs/kind/internal/cache"
 )
 
 // Release stops svclab's dockerd when no kind cluster is left on it and no

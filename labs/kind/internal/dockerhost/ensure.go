@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/svclab/svclab/internal/hostprog"
-	"github.com/svclab/svclab/labs/kind/cache"
-	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/kind/internal/cache"
+	"github.com/svclab/svclab/labs/kind/internal/host"
 )
 
 // Ensure returns a running Docker daemon: svclab's own when it runs, else

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/kind/internal/host"
 )
 
 // dialEnv makes this test binary the attacker's tool: run with it set to

@@ -12,8 +12,8 @@ import (
 	"github.com/svclab/svclab/internal/hostprog"
 
 	"github.com/svclab/svclab/internal/cmdrun"
-	"github.com/svclab/svclab/labs/kind/cache"
-	"github.com/svclab/svclab/labs/kind/host"
+	"github.com/svclab/svclab/labs/kind/internal/cache"
+	"github.com/svclab/svclab/labs/kind/internal/host"
 )
 
 // Options configure Build.

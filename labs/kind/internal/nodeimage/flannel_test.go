@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svclab/svclab/labs/kind/flannel"
+	"github.com/svclab/svclab/labs/kind/internal/flannel"
 )
 
 // The images get exactly the names the manifest uses, with upstream's
