@@ -8,13 +8,13 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/svclab/svclab/labs/netns"
-	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/netnslab"
 )
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // serviceVIP returns the cluster IP the lab gave to default/<name>.
-func serviceVIP(lab *kit.Lab, name string) netip.Addr {
+func serviceVIP(lab *netnslab.Lab, name string) netip.Addr {
 	objs, _, err := lab.Store.ReadObjects()
 	Expect(err).NotTo(HaveOccurred())
 	svc := objs.Service("default", name)
@@ -23,7 +23,7 @@ func serviceVIP(lab *kit.Lab, name string) netip.Addr {
 }
 
 // podIPs maps the names of the pods labelled app=<app> to their IPs.
-func podIPs(lab *kit.Lab, app string) map[string]netip.Addr {
+func podIPs(lab *netnslab.Lab, app string) map[string]netip.Addr {
 	objs, _, err := lab.Store.ReadObjects()
 	Expect(err).NotTo(HaveOccurred())
 	out := map[string]netip.Addr{}
@@ -36,7 +36,7 @@ func podIPs(lab *kit.Lab, app string) map[string]netip.Addr {
 }
 
 // labOpts are the options the scenarios' lab operations run with.
-func labOpts() netns.Options { return kit.Options(binary) }
+func labOpts() netns.Options { return netnslab.Options(binary) }
 
 func must(s string, err error) string {
 	GinkgoHelper()

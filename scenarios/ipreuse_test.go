@@ -13,6 +13,7 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/netnslab"
 )
 
 // Pod IP reuse, the way a Deployment reuses addresses when it is scaled
@@ -45,7 +46,7 @@ var _ = Describe("pod IP reuse", Label("iptables", "cni", "churn", "multi-node")
 	for _, cni := range []string{"flannel-vxlan", "calico-proxyarp", "canal"} {
 		Context("on "+cni, Ordered, func() {
 			var (
-				lab    *kit.Lab
+				lab    *netnslab.Lab
 				target string
 			)
 
@@ -70,7 +71,7 @@ var _ = Describe("pod IP reuse", Label("iptables", "cni", "churn", "multi-node")
 
 			BeforeAll(func(ctx SpecContext) {
 				var err error
-				lab, err = kit.NewLab(ctx, roottest.UniqueName("reuse"), strings.ReplaceAll(nodePortLab, "{{CNI}}", cni), binary)
+				lab, err = netnslab.NewLab(ctx, roottest.UniqueName("reuse"), strings.ReplaceAll(nodePortLab, "{{CNI}}", cni), binary)
 				Expect(err).NotTo(HaveOccurred())
 				DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 				scale(ctx, 3)

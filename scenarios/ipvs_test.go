@@ -14,6 +14,7 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/netnslab"
 )
 
 // The IPVS scenarios need a kernel with IPVS. On one without (this
@@ -85,7 +86,7 @@ spec:
 
 // switchMode applies the ConfigMap and deletes the kube-proxy pods, as an
 // operator does (seed 001), then checks /proxyMode on every node.
-func switchMode(ctx SpecContext, lab *kit.Lab, mode, scheduler string) {
+func switchMode(ctx SpecContext, lab *netnslab.Lab, mode, scheduler string) {
 	GinkgoHelper()
 	Expect(lab.Apply(ctx, kubeProxyConfig(mode, scheduler))).To(Succeed())
 	var nodes []string
@@ -103,7 +104,7 @@ func switchMode(ctx SpecContext, lab *kit.Lab, mode, scheduler string) {
 }
 
 // virtualServer finds the IPVS service for addr on a node.
-func virtualServer(lab *kit.Lab, node string, addr netip.AddrPort) kit.VirtualServer {
+func virtualServer(lab *netnslab.Lab, node string, addr netip.AddrPort) kit.VirtualServer {
 	GinkgoHelper()
 	vss, err := lab.IPVS(node)
 	Expect(err).NotTo(HaveOccurred())
@@ -129,7 +130,7 @@ func withoutCounters(vs kit.VirtualServer) kit.VirtualServer {
 
 var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Ordered, Label("ipvs", "mode-switch"), func() {
 	var (
-		lab  *kit.Lab
+		lab  *netnslab.Lab
 		vip  netip.AddrPort
 		pods map[string]netip.Addr
 	)
@@ -137,7 +138,7 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 	BeforeAll(func(ctx SpecContext) {
 		skipUnlessIPVS()
 		var err error
-		lab, err = kit.NewLab(ctx, roottest.UniqueName("mode"), twoNodeLab("iptables"), binary)
+		lab, err = netnslab.NewLab(ctx, roottest.UniqueName("mode"), twoNodeLab("iptables"), binary)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 		Expect(lab.Apply(ctx, ipvsPods())).To(Succeed())
@@ -258,14 +259,14 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 
 var _ = Describe("IPVS schedulers and graceful termination", Ordered, Label("ipvs"), func() {
 	var (
-		lab *kit.Lab
+		lab *netnslab.Lab
 		vip netip.AddrPort
 	)
 
 	BeforeAll(func(ctx SpecContext) {
 		skipUnlessIPVS()
 		var err error
-		lab, err = kit.NewLab(ctx, roottest.UniqueName("sched"), twoNodeLab("ipvs"), binary)
+		lab, err = netnslab.NewLab(ctx, roottest.UniqueName("sched"), twoNodeLab("ipvs"), binary)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 		Expect(lab.Apply(ctx, ipvsPods(3, 1, 1)+"\n---\n"+`

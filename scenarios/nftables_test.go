@@ -11,6 +11,7 @@ import (
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/netns/network"
 	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/netnslab"
 )
 
 // twoPods are two bare netexec pods behind Service "web" (80 → 8080), one
@@ -44,7 +45,7 @@ func nftablesLab(cni, mode string) string {
 }
 
 // nftTable is `nft list table ip kube-proxy` on a node ("" when missing).
-func nftTable(lab *kit.Lab, node string) string {
+func nftTable(lab *netnslab.Lab, node string) string {
 	out, err := lab.Run(node, "nft", "list", "table", "ip", "kube-proxy")
 	if err != nil {
 		return ""
@@ -56,7 +57,7 @@ var _ = Describe("nftables mode", Label("nftables", "nodeport", "multi-node"), f
 	for _, cni := range []string{"flannel-vxlan", "calico-proxyarp", "canal"} {
 		Context("on "+cni, Ordered, func() {
 			var (
-				lab       *kit.Lab
+				lab       *netnslab.Lab
 				vip       netip.AddrPort
 				pods      map[string]netip.Addr
 				overlayA  netip.Addr
@@ -68,7 +69,7 @@ var _ = Describe("nftables mode", Label("nftables", "nodeport", "multi-node"), f
 
 			BeforeAll(func(ctx SpecContext) {
 				var err error
-				lab, err = kit.NewLab(ctx, roottest.UniqueName("nft"), nftablesLab(cni, "nftables"), binary)
+				lab, err = netnslab.NewLab(ctx, roottest.UniqueName("nft"), nftablesLab(cni, "nftables"), binary)
 				Expect(err).NotTo(HaveOccurred())
 				DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 				Expect(lab.Apply(ctx, httpserver+"---"+twoPods)).To(Succeed())
@@ -122,7 +123,7 @@ var _ = Describe("nftables mode", Label("nftables", "nodeport", "multi-node"), f
 
 var _ = Describe("switching the proxy mode iptables → nftables → iptables through the kube-proxy ConfigMap", Ordered, Label("nftables", "mode-switch"), func() {
 	var (
-		lab  *kit.Lab
+		lab  *netnslab.Lab
 		vip  netip.AddrPort
 		pods map[string]netip.Addr
 	)
@@ -130,7 +131,7 @@ var _ = Describe("switching the proxy mode iptables → nftables → iptables th
 
 	BeforeAll(func(ctx SpecContext) {
 		var err error
-		lab, err = kit.NewLab(ctx, roottest.UniqueName("nsw"), nftablesLab("canal", "iptables"), binary)
+		lab, err = netnslab.NewLab(ctx, roottest.UniqueName("nsw"), nftablesLab("canal", "iptables"), binary)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 		Expect(lab.Apply(ctx, twoPods)).To(Succeed())

@@ -13,6 +13,7 @@ import (
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/netns/network"
 	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/netnslab"
 )
 
 // nodePortLab is seed 004's lab with the CNI variant left open: the client
@@ -89,7 +90,7 @@ var _ = Describe("cross-node NodePort with SNAT", Label("iptables", "nodeport", 
 		Context("on "+cni, Ordered, func() {
 			const n = 100 // connections per traffic run; the assertions are exact counts
 			var (
-				lab       *kit.Lab
+				lab       *netnslab.Lab
 				podIP     = netip.MustParseAddr("10.100.81.180")
 				nodeA     = netip.MustParseAddr("192.168.16.73")
 				nodeB     = netip.MustParseAddr("192.168.16.139")
@@ -101,7 +102,7 @@ var _ = Describe("cross-node NodePort with SNAT", Label("iptables", "nodeport", 
 
 			BeforeAll(func(ctx SpecContext) {
 				var err error
-				lab, err = kit.NewLab(ctx, roottest.UniqueName("np"), strings.ReplaceAll(nodePortLab, "{{CNI}}", cni), binary)
+				lab, err = netnslab.NewLab(ctx, roottest.UniqueName("np"), strings.ReplaceAll(nodePortLab, "{{CNI}}", cni), binary)
 				Expect(err).NotTo(HaveOccurred())
 				DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 				Expect(lab.Apply(ctx, httpserver)).To(Succeed())

@@ -9,14 +9,15 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/netnslab"
 )
 
 var _ = Describe("a Service that selects nothing", Ordered, Label("iptables"), func() {
-	var lab *kit.Lab
+	var lab *netnslab.Lab
 
 	BeforeAll(func(ctx SpecContext) {
 		var err error
-		lab, err = kit.NewLab(ctx, roottest.UniqueName("reject"), singleNode, binary)
+		lab, err = netnslab.NewLab(ctx, roottest.UniqueName("reject"), singleNode, binary)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 		Expect(lab.Apply(ctx, webService(1)+`

@@ -17,6 +17,7 @@ import (
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/netns/workload"
 	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/netnslab"
 )
 
 // serviceTypesFile is the issue's manifest, the one file that applies
@@ -33,13 +34,13 @@ var serviceTypesFile = filepath.Join("..", "clusters", "workloads", "service-typ
 var _ = Describe("the Service types manifest file, unchanged on a netns lab", Ordered, Label("service-types", "multi-node", "iptables"), func() {
 	const ns = "svctypes"
 	var (
-		lab  *kit.Lab
+		lab  *netnslab.Lab
 		objs func() *labstore.State
 	)
 	BeforeAll(func(ctx SpecContext) {
 		manifest, err := os.ReadFile(serviceTypesFile)
 		Expect(err).NotTo(HaveOccurred())
-		lab, err = kit.NewLab(ctx, roottest.UniqueName("svcf"), strings.ReplaceAll(serviceTypesLab, "{{MODE}}", "iptables"), binary)
+		lab, err = netnslab.NewLab(ctx, roottest.UniqueName("svcf"), strings.ReplaceAll(serviceTypesLab, "{{MODE}}", "iptables"), binary)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 		Expect(lab.Apply(ctx, string(manifest))).To(Succeed())

@@ -14,6 +14,7 @@ import (
 	"github.com/svclab/svclab/labs/netns/workload"
 	"github.com/svclab/svclab/proxy/server"
 	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/netnslab"
 )
 
 // serviceTypesLab is seed 004's two nodes with a load balancer pool, a
@@ -117,7 +118,7 @@ var _ = Describe("Service types: LoadBalancer with source ranges, external IPs, 
 		}
 		Context("in "+mode+" mode", Ordered, labels, func() {
 			var (
-				lab       *kit.Lab
+				lab       *netnslab.Lab
 				lbVIP     netip.AddrPort
 				extIP     = netip.MustParseAddrPort("203.0.113.7:80")
 				clientIP  = netip.MustParseAddr("192.168.55.230")
@@ -132,7 +133,7 @@ var _ = Describe("Service types: LoadBalancer with source ranges, external IPs, 
 					skipUnlessIPVS()
 				}
 				var err error
-				lab, err = kit.NewLab(ctx, roottest.UniqueName("svct"), strings.ReplaceAll(serviceTypesLab, "{{MODE}}", mode), binary)
+				lab, err = netnslab.NewLab(ctx, roottest.UniqueName("svct"), strings.ReplaceAll(serviceTypesLab, "{{MODE}}", mode), binary)
 				Expect(err).NotTo(HaveOccurred())
 				DeferCleanup(func() { Expect(lab.Delete()).To(Succeed()) })
 				Expect(lab.Apply(ctx, serviceTypes)).To(Succeed())

@@ -35,7 +35,7 @@ var execCalls = map[string]int{
 	"network.NetnsCommand": 1, // (ns, argv…)
 	"NetnsCommand":         1, // the same, inside labs/netns/network
 	"d.NetnsCommand":       0, // dockerhost.Daemon: argv in svclab's dockerd namespace
-	"l.Command":            1, // labs.Lab and kit.Lab: (host, args…) in a lab namespace
+	"l.Command":            1, // labs.Lab and netnslab.Lab: (host, args…) in a lab namespace
 	"lab.Command":          1,
 	"l.Run":                1,
 	"lab.Run":              1,

@@ -14,7 +14,7 @@ import (
 	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
 	"github.com/svclab/svclab/labs/kind/internal/images"
 	"github.com/svclab/svclab/labs/kind/loadbalancer"
-	"github.com/svclab/svclab/labs/netns/topology"
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // kindNetwork is the Docker network kind puts every cluster's nodes on
@@ -35,22 +35,22 @@ const lbBlockBits = 27
 // addresses Docker hands out from the bottom) that no other cluster of
 // svclab's holds, without the subnet's broadcast address. taken are the
 // other clusters' pools.
-func LoadBalancerPool(subnet netip.Prefix, taken []string) (topology.AddrRange, netip.Prefix, error) {
+func LoadBalancerPool(subnet netip.Prefix, taken []string) (podnet.AddrRange, netip.Prefix, error) {
 	subnet = subnet.Masked()
 	if !subnet.Addr().Is4() || subnet.Bits() > 24 {
-		return topology.AddrRange{}, netip.Prefix{}, fmt.Errorf("the kind network's subnet %s is not an IPv4 /24 or larger: no room for a load balancer pool", subnet)
+		return podnet.AddrRange{}, netip.Prefix{}, fmt.Errorf("the kind network's subnet %s is not an IPv4 /24 or larger: no room for a load balancer pool", subnet)
 	}
-	all := topology.RangeOf(subnet)
+	all := podnet.RangeOf(subnet)
 	block := all.Last
 	for i := 0; i < 4; i++ { // the top four /27s, never the subnet's first
 		p := netip.PrefixFrom(block, lbBlockBits).Masked()
-		r := topology.RangeOf(p)
+		r := podnet.RangeOf(p)
 		if r.Last == all.Last {
 			r.Last = r.Last.Prev()
 		}
 		used := false
 		for _, t := range taken {
-			if tr, err := topology.ParseAddrRange(t); err == nil && (tr.Contains(r.First) || tr.Contains(r.Last) || r.Contains(tr.First)) {
+			if tr, err := podnet.ParseAddrRange(t); err == nil && (tr.Contains(r.First) || tr.Contains(r.Last) || r.Contains(tr.First)) {
 				used = true
 			}
 		}
@@ -59,7 +59,7 @@ func LoadBalancerPool(subnet netip.Prefix, taken []string) (topology.AddrRange, 
 		}
 		block = p.Addr().Prev()
 	}
-	return topology.AddrRange{}, netip.Prefix{}, fmt.Errorf("the top four /27 blocks of the kind network %s are other clusters' load balancer pools (%s)", subnet, strings.Join(taken, ", "))
+	return podnet.AddrRange{}, netip.Prefix{}, fmt.Errorf("the top four /27 blocks of the kind network %s are other clusters' load balancer pools (%s)", subnet, strings.Join(taken, ", "))
 }
 
 // kindSubnet is the IPv4 subnet of the kind network.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/scenarios/kit"
+	"github.com/svclab/svclab/scenarios/kit/netnslab"
 )
 
 // TestConformanceOnLabs runs the conformance scenarios on svclab's netns
@@ -24,7 +25,7 @@ func TestConformanceOnLabs(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return &kit.LabTarget{Binary: bin, CNI: os.Getenv("SVCLAB_CNI")}, nil
+		return &netnslab.LabTarget{Binary: bin, CNI: os.Getenv("SVCLAB_CNI")}, nil
 	}})
 	if err != nil {
 		t.Fatal(err)

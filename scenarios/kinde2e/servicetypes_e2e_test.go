@@ -15,7 +15,7 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/kind"
-	"github.com/svclab/svclab/labs/netns/topology"
+	"github.com/svclab/svclab/labs/podnet"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
@@ -87,7 +87,7 @@ func e2eServiceTypes(t *testing.T, bin string, c kind.Cluster) {
 	lbIP := waitIngress(t, k, "lb")
 
 	t.Run("LoadBalancer gets an address of the pool", func(t *testing.T) {
-		pool, err := topology.ParseAddrRange(c.LoadBalancerPool)
+		pool, err := podnet.ParseAddrRange(c.LoadBalancerPool)
 		if err != nil {
 			t.Fatalf("cluster %s's pool %q: %v", c.Name, c.LoadBalancerPool, err)
 		}

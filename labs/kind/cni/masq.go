@@ -7,7 +7,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/svclab/svclab/labs/netns/network"
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // masqRules are the NAT rules the variant's real agent installs, so that
@@ -23,12 +23,12 @@ import (
 func masqRules(variant, cluster, podCIDR string) (rules string, jumps [][]string) {
 	switch variant {
 	case FlannelVXLAN:
-		return network.FlannelMasqRules(cluster, podCIDR), [][]string{
+		return podnet.FlannelMasqRules(cluster, podCIDR), [][]string{
 			{"-t", "nat", "-D", "POSTROUTING", "-m", "comment", "--comment", "flanneld masq", "-j", "FLANNEL-POSTRTG"},
 			{"-t", "filter", "-D", "FORWARD", "-m", "comment", "--comment", "flanneld forward", "-j", "FLANNEL-FWD"},
 		}
 	case CalicoProxyARP:
-		return network.CalicoNATOutgoingRules(cluster), [][]string{
+		return podnet.CalicoNATOutgoingRules(cluster), [][]string{
 			{"-t", "nat", "-D", "POSTROUTING", "-m", "comment", "--comment", "svclab: calico natOutgoing", "-j", "cali-nat-outgoing"},
 		}
 	}

@@ -11,11 +11,10 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/svclab/svclab/labs/podnet"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
-
-	"github.com/svclab/svclab/labs/netns/network"
 )
 
 // CalicoGateway is the pods' default gateway in the Calico variant: no
@@ -95,7 +94,7 @@ func hostVethName() string {
 	if name == "" {
 		return "cali" + shortHash(os.Getenv("CNI_CONTAINERID"))
 	}
-	return network.CalicoVethName(ns, name)
+	return podnet.CalicoVethName(ns, name)
 }
 
 func shortHash(s string) string {
@@ -184,7 +183,7 @@ func add(raw []byte, conf pluginConf) ([]byte, error) {
 		netlink.LinkDel(old)
 	}
 	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: hostName, MTU: mtu, HardwareAddr: network.CalicoHostMAC},
+		LinkAttrs:     netlink.LinkAttrs{Name: hostName, MTU: mtu, HardwareAddr: podnet.CalicoHostMAC},
 		PeerName:      ifname,
 		PeerNamespace: netlink.NsFd(int(podNS)),
 		PeerMTU:       uint32(mtu),
@@ -232,7 +231,7 @@ func add(raw []byte, conf pluginConf) ([]byte, error) {
 	res := map[string]any{
 		"cniVersion": conf.CNIVersion,
 		"interfaces": []map[string]string{
-			{"name": hostName, "mac": network.CalicoHostMAC.String()},
+			{"name": hostName, "mac": podnet.CalicoHostMAC.String()},
 			{"name": ifname, "mac": podLink.Attrs().HardwareAddr.String(), "sandbox": os.Getenv("CNI_NETNS")},
 		},
 		"ips":    []map[string]any{{"version": "4", "address": ip.String() + "/32", "interface": 1}},

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/svclab/svclab/labs/netns/network"
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // The variants.
@@ -28,9 +28,9 @@ type Overlay struct {
 func OverlayOf(variant string) (Overlay, error) {
 	switch variant {
 	case FlannelVXLAN:
-		return Overlay{Device: network.FlannelDevice, VNI: network.FlannelVNI, Port: network.FlannelPort}, nil
+		return Overlay{Device: podnet.FlannelDevice, VNI: podnet.FlannelVNI, Port: podnet.FlannelPort}, nil
 	case CalicoProxyARP:
-		return Overlay{Device: network.CalicoVXLANDevice, VNI: network.CalicoVNI, Port: network.CalicoVXLANPort}, nil
+		return Overlay{Device: podnet.CalicoVXLANDevice, VNI: podnet.CalicoVNI, Port: podnet.CalicoVXLANPort}, nil
 	}
 	return Overlay{}, fmt.Errorf("cni %q: want one of %v", variant, Variants)
 }
@@ -41,11 +41,8 @@ func Validate(variant string) error {
 	return err
 }
 
-// vxlanOverhead is what VXLAN over IPv4 adds to a frame.
-const vxlanOverhead = 50
-
 // PodMTU is the MTU of pod interfaces and VXLAN devices.
-const PodMTU = network.UnderlayMTU - vxlanOverhead
+const PodMTU = podnet.PodMTU
 
 // VTEPMAC is the VXLAN device's MAC on node: stable, locally administered,
 // derived like labs/netns/network's.

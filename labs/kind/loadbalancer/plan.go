@@ -4,9 +4,8 @@ import (
 	"net/netip"
 	"sort"
 
+	"github.com/svclab/svclab/labs/podnet"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // Class is the spec.loadBalancerClass this load balancer answers to,
@@ -28,7 +27,7 @@ type Change struct {
 // pending); a Service that stopped being a LoadBalancer gives its address
 // back. Services are taken oldest first, so an address two Services claim
 // stays with the older one.
-func Plan(pool topology.AddrRange, services []corev1.Service) []Change {
+func Plan(pool podnet.AddrRange, services []corev1.Service) []Change {
 	svcs := append([]corev1.Service(nil), services...)
 	sort.SliceStable(svcs, func(i, j int) bool {
 		a, b := svcs[i].CreationTimestamp, svcs[j].CreationTimestamp
@@ -91,7 +90,7 @@ func isVIP(ing corev1.LoadBalancerIngress) bool {
 
 // pick is the address s gets: the one spec.loadBalancerIP asks for when it
 // is in the pool and free, else the lowest free one.
-func pick(pool topology.AddrRange, used map[netip.Addr]bool, s *corev1.Service) (netip.Addr, bool) {
+func pick(pool podnet.AddrRange, used map[netip.Addr]bool, s *corev1.Service) (netip.Addr, bool) {
 	if want, err := netip.ParseAddr(s.Spec.LoadBalancerIP); err == nil && pool.Contains(want) && !used[want] {
 		return want, true
 	}
@@ -109,7 +108,7 @@ func pick(pool topology.AddrRange, used map[netip.Addr]bool, s *corev1.Service) 
 }
 
 // ingressAddrs are the addresses of the pool in s's status.
-func ingressAddrs(s *corev1.Service, pool topology.AddrRange) []netip.Addr {
+func ingressAddrs(s *corev1.Service, pool podnet.AddrRange) []netip.Addr {
 	var out []netip.Addr
 	for _, ing := range s.Status.LoadBalancer.Ingress {
 		if a, err := netip.ParseAddr(ing.IP); err == nil && pool.Contains(a) {

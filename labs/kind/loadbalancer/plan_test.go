@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svclab/svclab/labs/podnet"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/svclab/svclab/labs/netns/topology"
 )
 
-var pool = topology.AddrRange{First: netip.MustParseAddr("172.18.255.224"), Last: netip.MustParseAddr("172.18.255.226")}
+var pool = podnet.AddrRange{First: netip.MustParseAddr("172.18.255.224"), Last: netip.MustParseAddr("172.18.255.226")}
 
 // svc is a Service created at minute age, of type typ, holding ips.
 func svc(name string, age int, typ corev1.ServiceType, ips ...string) corev1.Service {

@@ -7,13 +7,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/svclab/svclab/labs/podnet"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-
-	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // Options configure Run.
@@ -28,7 +27,7 @@ type Options struct {
 // is done: every Interval it lists the Services and writes the status of
 // those Plan changes (a conflict is retried on the next pass).
 func Run(ctx context.Context, opts Options) error {
-	pool, err := topology.ParseAddrRange(opts.Pool)
+	pool, err := podnet.ParseAddrRange(opts.Pool)
 	if err != nil {
 		return fmt.Errorf("--pool %q: %w", opts.Pool, err)
 	}
@@ -60,7 +59,7 @@ func Run(ctx context.Context, opts Options) error {
 }
 
 // pass lists the Services and writes the status of those Plan changes.
-func pass(ctx context.Context, client kubernetes.Interface, pool topology.AddrRange, out io.Writer) error {
+func pass(ctx context.Context, client kubernetes.Interface, pool podnet.AddrRange, out io.Writer) error {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	list, err := client.CoreV1().Services(metav1.NamespaceAll).List(cctx, metav1.ListOptions{})

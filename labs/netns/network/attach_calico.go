@@ -2,6 +2,8 @@ package network
 
 import (
 	"net/netip"
+
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // CalicoGateway is the pods' default gateway with the Calico attachment. No
@@ -24,7 +26,7 @@ func (calicoAttachment) nodeSteps(*Host) []Step { return nil }
 func (calicoAttachment) podPrefix(_ *Host, ip netip.Addr) netip.Prefix { return host32(ip) }
 
 func (calicoAttachment) hostVeth(kubeNamespace, pod string) string {
-	return CalicoVethName(kubeNamespace, pod)
+	return podnet.CalicoVethName(kubeNamespace, pod)
 }
 
 // reserved keeps the first address of the podCIDR free with Calico too, so
@@ -59,7 +61,7 @@ func (calicoAttachment) reserved(h *Host, ip netip.Addr) bool {
 func (calicoAttachment) podSteps(h *Host, pp *PodPlan) []Step {
 	node, pod, veth := h.Namespace, pp.Namespace, pp.HostVeth
 	return []Step{
-		AddVeth{NS: pod, Name: "eth0", MTU: pp.MTU, PeerNS: node, PeerName: veth, PeerMAC: CalicoHostMAC},
+		AddVeth{NS: pod, Name: "eth0", MTU: pp.MTU, PeerNS: node, PeerName: veth, PeerMAC: podnet.CalicoHostMAC},
 		SetSysctl{NS: node, Key: "net/ipv4/conf/" + veth + "/proxy_arp", Value: "1"},
 		SetSysctl{NS: node, Key: "net/ipv4/neigh/" + veth + "/proxy_delay", Value: "0"},
 		SetSysctl{NS: node, Key: "net/ipv4/conf/" + veth + "/forwarding", Value: "1"},

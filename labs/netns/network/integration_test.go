@@ -18,6 +18,7 @@ import (
 
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/netns/topology"
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // uniqueLabName is a fresh lab name, so that tests never meet another
@@ -418,7 +419,7 @@ func testOverlay(t *testing.T, cni topology.CNI) {
 	if calicoPods {
 		wantContains(t, "pa eth0", addrsOf(t, p, peth), "10.100.40.2/32")
 		wantContains(t, "pa routes", routes(t, p), "169.254.1.1/32 dev eth0 scope link", "default via 169.254.1.1 dev eth0")
-		if pa2.HostVeth != CalicoVethName("kube-system", "pa2") {
+		if pa2.HostVeth != podnet.CalicoVethName("kube-system", "pa2") {
 			t.Errorf("pa2 host veth = %s", pa2.HostVeth)
 		}
 		cali := mustLink(t, ha, hosta, pa.HostVeth)

@@ -74,13 +74,6 @@ func BridgeVethName(podNamespace, pod string) string {
 	return "veth" + hashHex(podNamespace+"/"+pod, 8)
 }
 
-// CalicoVethName is the node-side end of a pod's veth with the Calico
-// attachment, derived as Calico does: "cali" and the first 11 hex characters
-// of sha1("<namespace>.<pod>").
-func CalicoVethName(podNamespace, pod string) string {
-	return "cali" + hashHex(podNamespace+"."+pod, 11)
-}
-
 // vtepMAC is a stable, locally administered unicast MAC for the VXLAN
 // device dev of node (flannel and Calico pick random ones and publish them;
 // a lab has no control plane, so the MAC is derived).
@@ -102,10 +95,6 @@ func podBridgeMAC(node string) net.HardwareAddr {
 	mac[0] = mac[0]&^0x01 | 0x02
 	return mac
 }
-
-// CalicoHostMAC is the MAC of every cali* interface on the node side;
-// proxy ARP answers 169.254.1.1 with it.
-var CalicoHostMAC = net.HardwareAddr{0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
 
 func hashHex(s string, n int) string {
 	sum := sha1.Sum([]byte(s))

@@ -1,9 +1,8 @@
 package network
 
 import (
-	"fmt"
-
 	"github.com/svclab/svclab/labs/netns/topology"
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // calicoOverlay is Calico's VXLAN mode as Felix programs it: vxlan.calico,
@@ -12,21 +11,15 @@ import (
 // a blackhole route for the node's own block, and natOutgoing for the pool.
 type calicoOverlay struct{}
 
-const (
-	CalicoVXLANDevice = "vxlan.calico"
-	CalicoVNI         = 4096
-	CalicoVXLANPort   = 4789
-)
-
 func (calicoOverlay) vtep(n topology.Node) VTEP {
 	return VTEP{
-		Device: CalicoVXLANDevice,
-		VNI:    CalicoVNI,
-		Port:   CalicoVXLANPort,
+		Device: podnet.CalicoVXLANDevice,
+		VNI:    podnet.CalicoVNI,
+		Port:   podnet.CalicoVXLANPort,
 		Addr:   n.PodCIDR.Masked().Addr(),
-		MAC:    vtepMAC(n.Name, CalicoVXLANDevice),
+		MAC:    vtepMAC(n.Name, podnet.CalicoVXLANDevice),
 		Local:  n.IP.Addr(),
-		MTU:    UnderlayMTU - vxlanOverhead,
+		MTU:    podnet.PodMTU,
 	}
 }
 
@@ -41,21 +34,8 @@ func (calicoOverlay) nodeSteps(lab *topology.Lab, self *Host, peers []*Host) []S
 		IptablesRestore{
 			NS:     self.Namespace,
 			Binary: lab.Spec.Proxy.IPTablesBackend.RestoreCommand(),
-			Rules:  CalicoNATOutgoingRules(lab.Spec.PodSubnet.String()),
+			Rules:  podnet.CalicoNATOutgoingRules(lab.Spec.PodSubnet.String()),
 		})
-}
-
-// CalicoNATOutgoingRules imitate Felix's natOutgoing for the IP pool:
-// traffic from pods to anything outside the pool is masqueraded. Felix
-// matches ipsets of all pools (cali40masq-ipam-pools, cali40all-ipam-pools);
-// a lab has one pool, so plain CIDRs say the same.
-func CalicoNATOutgoingRules(pool string) string {
-	return fmt.Sprintf(`*nat
-:cali-nat-outgoing - [0:0]
--A POSTROUTING -m comment --comment "svclab: calico natOutgoing" -j cali-nat-outgoing
--A cali-nat-outgoing -s %[1]s ! -d %[1]s -m comment --comment "svclab: calico natOutgoing" -j MASQUERADE --random-fully
-COMMIT
-`, pool)
 }
 
 var _ overlay = calicoOverlay{}

@@ -7,15 +7,8 @@ import (
 	"strings"
 
 	"github.com/svclab/svclab/labs/netns/topology"
+	"github.com/svclab/svclab/labs/podnet"
 )
-
-// UnderlayMTU is the MTU of every host's eth0 and of the router's bridges.
-const UnderlayMTU = 1500
-
-// vxlanOverhead is what VXLAN encapsulation over IPv4 costs: outer IP (20),
-// UDP (8), VXLAN (8) and inner Ethernet (14) headers. Pod MTU is the
-// underlay's minus this, as flannel and Calico compute it.
-const vxlanOverhead = 50
 
 // Plan is what Build does to make a lab: the derived facts and the ordered
 // steps. PlanLab makes it without touching the kernel.
@@ -160,7 +153,7 @@ func PlanLab(lab *topology.Lab) (*Plan, error) {
 		n, _ := lab.Node(h.Name)
 		h.Node = &NodeNet{
 			PodCIDR: n.PodCIDR,
-			PodMTU:  UnderlayMTU - vxlanOverhead,
+			PodMTU:  podnet.PodMTU,
 			VTEP:    ov.vtep(n),
 		}
 		att.node(h)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/svclab/svclab/labs/netns/topology"
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -198,8 +199,8 @@ func TestNaming(t *testing.T) {
 		t.Errorf("NamespaceName = %s", got)
 	}
 	// Calico: "cali" + sha1("<namespace>.<pod>")[:11].
-	if got := CalicoVethName("default", "nginx"); len(got) != 15 || !strings.HasPrefix(got, "cali") || got != "cali"+hashHex("default.nginx", 11) {
-		t.Errorf("CalicoVethName = %s", got)
+	if got := podnet.CalicoVethName("default", "nginx"); len(got) != 15 || !strings.HasPrefix(got, "cali") || got != "cali"+hashHex("default.nginx", 11) {
+		t.Errorf("podnet.CalicoVethName = %s", got)
 	}
 	if got := BridgeVethName("default", "nginx"); len(got) != 12 || !strings.HasPrefix(got, "veth") {
 		t.Errorf("BridgeVethName = %s", got)

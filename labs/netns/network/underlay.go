@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/svclab/svclab/labs/netns/topology"
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // planUnderlay plans the router and the hosts' eth0s:
@@ -54,7 +55,7 @@ func planUnderlay(p *Plan, lab *topology.Lab) error {
 	p.Steps = append(p.Steps, SetSysctl{NS: r, Key: "net/ipv4/ip_forward", Value: "1"})
 	for _, lan := range p.Router.LANs {
 		p.Steps = append(p.Steps,
-			AddBridge{NS: r, Name: lan.Bridge, MTU: UnderlayMTU},
+			AddBridge{NS: r, Name: lan.Bridge, MTU: podnet.UnderlayMTU},
 			AddAddr{NS: r, Link: lan.Bridge, Addr: netip.PrefixFrom(lan.Gateway, lan.Subnet.Bits())},
 			LinkUp{NS: r, Link: lan.Bridge},
 		)
@@ -77,7 +78,7 @@ func planUnderlay(p *Plan, lab *topology.Lab) error {
 		ns := host.Namespace
 		p.Steps = append(p.Steps, nsSteps(ns, tag{Lab: labName, Role: string(h.Role)})...)
 		p.Steps = append(p.Steps,
-			AddVeth{NS: r, Name: host.RouterPort, MTU: UnderlayMTU, PeerNS: ns, PeerName: "eth0"},
+			AddVeth{NS: r, Name: host.RouterPort, MTU: podnet.UnderlayMTU, PeerNS: ns, PeerName: "eth0"},
 			SetMaster{NS: r, Link: host.RouterPort, Master: lan.Bridge},
 			LinkUp{NS: r, Link: host.RouterPort},
 			AddAddr{NS: ns, Link: "eth0", Addr: h.IP},

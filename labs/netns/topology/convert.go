@@ -3,6 +3,8 @@ package topology
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // convert parses the strings of a decoded file into a typed Lab. It only
@@ -52,7 +54,7 @@ func convert(f *fileLab, source string) (*Lab, error) {
 		lab.Spec.Clients = append(lab.Spec.Clients, client)
 	}
 	if f.Spec.LoadBalancer.Pool != "" {
-		pool, err := ParseAddrRange(f.Spec.LoadBalancer.Pool)
+		pool, err := podnet.ParseAddrRange(f.Spec.LoadBalancer.Pool)
 		if err != nil {
 			return nil, fieldErr(source, "spec.loadBalancer.pool", f.Spec.LoadBalancer.Pool, "%v", err)
 		}

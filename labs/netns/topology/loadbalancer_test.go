@@ -36,32 +36,6 @@ func TestLoadBalancerPool(t *testing.T) {
 	}
 }
 
-// TestAddrRangePrefixesCoverExactly checks Prefixes on every range of a
-// small window: the prefixes are disjoint, in order, and cover exactly the
-// range.
-func TestAddrRangePrefixesCoverExactly(t *testing.T) {
-	base := u32(netip.MustParseAddr("10.0.0.0"))
-	for lo := uint32(0); lo < 40; lo++ {
-		for hi := lo; hi < 40; hi++ {
-			r := AddrRange{First: addr4(base + lo), Last: addr4(base + hi)}
-			next := r.First
-			for _, p := range r.Prefixes() {
-				if p.Addr() != next || p != p.Masked() {
-					t.Fatalf("%v: prefix %v, want one starting at %v", r, p, next)
-				}
-				next = broadcast(p).Next()
-			}
-			if next != r.Last.Next() {
-				t.Fatalf("%v: prefixes end before %v", r, next)
-			}
-		}
-	}
-	full := AddrRange{First: netip.MustParseAddr("0.0.0.0"), Last: netip.MustParseAddr("255.255.255.255")}
-	if got := full.Prefixes(); len(got) != 1 || got[0].Bits() != 0 {
-		t.Errorf("the whole space: %v", got)
-	}
-}
-
 func TestRoutedBlockErrors(t *testing.T) {
 	lb := func(pool string) string {
 		return edit(t, "  clients:\n", "  loadBalancer: {pool: \""+pool+"\"}\n  clients:\n")

@@ -1,6 +1,10 @@
 package topology
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/svclab/svclab/labs/podnet"
+)
 
 // APIVersion and Kind are the only values a lab file may carry in its
 // apiVersion and kind fields.
@@ -150,10 +154,10 @@ type Spec struct {
 // LoadBalancer Services (status.loadBalancer.ingress), as MetalLB does from
 // an IPAddressPool, and the lab's router sends the pool to the cluster.
 type LoadBalancer struct {
-	// Pool is the zero AddrRange when the lab declares none: a
+	// Pool is the zero podnet.AddrRange when the lab declares none: a
 	// LoadBalancer Service then stays pending, as on a cluster without a
 	// load balancer.
-	Pool AddrRange
+	Pool podnet.AddrRange
 }
 
 // MaxPoolAddrs bounds spec.loadBalancer.pool (a /16): allocation looks

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/svclab/svclab/labs/podnet"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -278,19 +279,10 @@ func (v validator) hostIP(field string, p netip.Prefix) error {
 		return v.err(field, p.String(), "prefix too long: at most /30, the router needs an address on this subnet")
 	case p.Addr() == p.Masked().Addr():
 		return v.err(field, p.String(), "is the subnet's network address")
-	case p.Addr() == broadcast(p):
+	case p.Addr() == podnet.Broadcast(p):
 		return v.err(field, p.String(), "is the subnet's broadcast address")
 	}
 	return nil
-}
-
-// broadcast is the last address of p's subnet.
-func broadcast(p netip.Prefix) netip.Addr {
-	a := p.Masked().Addr().As4()
-	host := uint32(1)<<(32-p.Bits()) - 1
-	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	n |= host
-	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }
 
 func list[T ~string](items []T) string {

@@ -3,6 +3,8 @@ package topology
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // specialBlocks are addresses a Service's external address may not have:
@@ -28,10 +30,10 @@ var specialBlocks = []struct {
 func (v validator) routedBlocks(s *Spec, hostSubnets *prefixSet) error {
 	type block struct {
 		field string
-		r     AddrRange
+		r     podnet.AddrRange
 	}
 	var blocks []block
-	if pool := s.LoadBalancer.Pool; pool != (AddrRange{}) {
+	if pool := s.LoadBalancer.Pool; pool != (podnet.AddrRange{}) {
 		const field = "spec.loadBalancer.pool"
 		if !pool.IsValid() || !pool.First.Is4() || !pool.Last.Is4() {
 			return v.err(field, pool.String(), "not an IPv4 range")
@@ -46,7 +48,7 @@ func (v validator) routedBlocks(s *Spec, hostSubnets *prefixSet) error {
 		if err := v.subnet(field, p); err != nil {
 			return err
 		}
-		blocks = append(blocks, block{field, RangeOf(p)})
+		blocks = append(blocks, block{field, podnet.RangeOf(p)})
 	}
 	for i, b := range blocks {
 		for _, sp := range specialBlocks {
@@ -77,10 +79,10 @@ func (v validator) routedBlocks(s *Spec, hostSubnets *prefixSet) error {
 }
 
 // overlaps says whether r and p share an address.
-func overlaps(r AddrRange, p netip.Prefix) bool {
+func overlaps(r podnet.AddrRange, p netip.Prefix) bool {
 	if !p.IsValid() {
 		return false
 	}
-	q := RangeOf(p)
+	q := podnet.RangeOf(p)
 	return r.First.Compare(q.Last) <= 0 && q.First.Compare(r.Last) <= 0
 }

@@ -8,13 +8,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/internal/labstore"
-	"github.com/svclab/svclab/labs/netns/topology"
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // lbLab is the test lab with a load balancer pool of three addresses.
 var lbLab = func() Cluster {
 	c := lab
-	c.LoadBalancerPool = topology.AddrRange{First: netip.MustParseAddr("192.168.100.10"), Last: netip.MustParseAddr("192.168.100.12")}
+	c.LoadBalancerPool = podnet.AddrRange{First: netip.MustParseAddr("192.168.100.10"), Last: netip.MustParseAddr("192.168.100.12")}
 	return c
 }()
 

@@ -5,10 +5,9 @@ import (
 	"net/netip"
 	"runtime"
 
+	"github.com/svclab/svclab/labs/podnet"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // Cluster is what the workload logic needs to know of the lab: its nodes and
@@ -18,7 +17,7 @@ type Cluster struct {
 	ServiceSubnet netip.Prefix
 	// LoadBalancerPool is where LoadBalancer Services get their address
 	// (the lab file's spec.loadBalancer.pool); none when it is zero.
-	LoadBalancerPool topology.AddrRange
+	LoadBalancerPool podnet.AddrRange
 	// ReservedHostNames are names pods may not take (nodes, clients, the
 	// router): every host of a lab is addressed by its name.
 	ReservedHostNames []string

@@ -1,4 +1,4 @@
-package kit
+package netnslab
 
 import (
 	"github.com/svclab/svclab/labs/agents/conntrack"

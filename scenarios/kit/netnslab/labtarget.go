@@ -1,4 +1,4 @@
-package kit
+package netnslab
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/svclab/svclab/labs/agents/conntrack"
 	"github.com/svclab/svclab/labs/agents/selfexec"
 	"github.com/svclab/svclab/labs/agents/traffic"
+	"github.com/svclab/svclab/scenarios/kit"
 )
 
 // LabTarget runs the conformance scenarios on svclab's netns labs: each
@@ -51,9 +52,9 @@ var labNodes = []string{
 
 func (t *LabTarget) Backend() string { return "netns" }
 
-func (t *LabTarget) Workspace(ctx context.Context, prefix string, nodes int) (Workspace, error) {
+func (t *LabTarget) Workspace(ctx context.Context, prefix string, nodes int) (kit.Workspace, error) {
 	if nodes > len(labNodes) {
-		return nil, ErrTooFewNodes
+		return nil, kit.ErrTooFewNodes
 	}
 	cni := t.CNI
 	if cni == "" {
@@ -103,17 +104,17 @@ func (w *labWorkspace) Pods(_ context.Context, app string) ([]corev1.Pod, error)
 	return out, nil
 }
 
-func (w *labWorkspace) Nodes(context.Context) ([]Node, error) {
-	var out []Node
+func (w *labWorkspace) Nodes(context.Context) ([]kit.Node, error) {
+	var out []kit.Node
 	for _, n := range w.lab.Topology.Spec.Nodes {
-		out = append(out, Node{Name: n.Name, IP: n.IP.Addr()})
+		out = append(out, kit.Node{Name: n.Name, IP: n.IP.Addr()})
 	}
 	return out, nil
 }
 
 // Traffic runs from the pod's own namespace, or from the lab's client
 // (outside the cluster, routed through the edge router to the node).
-func (w *labWorkspace) Traffic(_ context.Context, from Client, target netip.AddrPort, n int) (*traffic.Result, error) {
+func (w *labWorkspace) Traffic(_ context.Context, from kit.Client, target netip.AddrPort, n int) (*traffic.Result, error) {
 	host := from.Pod
 	if host == "" {
 		host = "client"
@@ -182,7 +183,7 @@ func (w *labWorkspace) SwitchProxyMode(ctx context.Context, mode string) error {
 	if cm == nil {
 		return fmt.Errorf("lab %s: no ConfigMap kube-system/kube-proxy", w.lab.Name())
 	}
-	manifest, err := ProxyConfigMapWithMode(cm, mode)
+	manifest, err := kit.ProxyConfigMapWithMode(cm, mode)
 	if err != nil {
 		return err
 	}
@@ -196,5 +197,5 @@ func (w *labWorkspace) SwitchProxyMode(ctx context.Context, mode string) error {
 	if err := w.lab.RestartProxies(ctx, nodes, Options(w.lab.Binary)); err != nil {
 		return err
 	}
-	return WaitProxyMode(ctx, w, nodes, mode, time.Minute)
+	return kit.WaitProxyMode(ctx, w, nodes, mode, time.Minute)
 }

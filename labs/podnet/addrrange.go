@@ -1,4 +1,4 @@
-package topology
+package podnet
 
 import (
 	"fmt"
@@ -68,7 +68,7 @@ func (r AddrRange) Prefixes() []netip.Prefix {
 // RangeOf is the range of a prefix's addresses.
 func RangeOf(p netip.Prefix) AddrRange {
 	p = p.Masked()
-	return AddrRange{First: p.Addr(), Last: broadcast(p)}
+	return AddrRange{First: p.Addr(), Last: Broadcast(p)}
 }
 
 // ParseAddrRange parses "a.b.c.d/n" (every address of the prefix, which
@@ -108,5 +108,14 @@ func u32(a netip.Addr) uint32 {
 }
 
 func addr4(n uint32) netip.Addr {
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+// Broadcast is the last address of p's subnet.
+func Broadcast(p netip.Prefix) netip.Addr {
+	a := p.Masked().Addr().As4()
+	host := uint32(1)<<(32-p.Bits()) - 1
+	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	n |= host
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }

@@ -1,0 +1,29 @@
+package podnet
+
+// UnderlayMTU is the MTU of every node's eth0 (and of a netns lab's
+// router bridges).
+const UnderlayMTU = 1500
+
+// VXLANOverhead is what VXLAN encapsulation over IPv4 costs: outer IP (20),
+// UDP (8), VXLAN (8) and inner Ethernet (14) headers.
+const VXLANOverhead = 50
+
+// PodMTU is the MTU of pod interfaces and VXLAN devices: the underlay's
+// minus VXLANOverhead, as flannel and Calico compute it.
+const PodMTU = UnderlayMTU - VXLANOverhead
+
+// flannel's vxlan backend: flannel.1, VNI 1, UDP port 8472 (the Linux
+// default, not IANA's 4789).
+const (
+	FlannelDevice = "flannel.1"
+	FlannelVNI    = 1
+	FlannelPort   = 8472
+)
+
+// Calico's VXLAN mode as Felix programs it: vxlan.calico, VNI 4096, UDP
+// port 4789.
+const (
+	CalicoVXLANDevice = "vxlan.calico"
+	CalicoVNI         = 4096
+	CalicoVXLANPort   = 4789
+)
