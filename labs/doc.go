@@ -1,17 +1,18 @@
-// Package labs brings a lab to life and takes it down: it builds the lab's
-// network from its topology (package network), keeps its objects in the lab
-// store (package store), starts one embedded proxy per node and one backend
-// server per pod (package process), and applies ordinary Kubernetes manifests
-// to it (package workload).
+// Package labs is the folder of svclab's two lab backends and what they
+// share; it holds no code of its own, only the test that keeps its walls
+// (imports_test.go).
 //
-// Every step that fails leaves nothing half-built: Create deletes what it
-// made, and Delete is idempotent and works from the kernel's view (the
-// namespaces with the lab's prefix), so it also cleans a lab whose CLI or
-// processes were killed.
+//   - labs/netns: a lab of network namespaces on this machine (nodes, pods
+//     and an outside client joined by veths, bridges and VXLAN), its
+//     transaction, network, topology, workloads, trace and graph;
+//   - labs/kind: kind clusters built offline on svclab's own dockerd, a
+//     facade over labs/kind/internal, with the in-node entry points
+//     labs/kind/cni and labs/kind/loadbalancer;
+//   - labs/agents: what runs inside a node or a pod of either backend (the
+//     supervisor, the pods' server, cluster DNS, the traffic client, the
+//     conntrack reader, and the typed command lines that start them);
+//   - labs/podnet: the facts both backends' pod networks share.
 //
-// Every command that changes a lab (Create, Apply, DeletePods,
-// RestartProxies, Delete) holds the lab's lock from its first check to its
-// last change and records its intent in the lab's journal before it
-// touches the kernel (txn.go); the next command settles what a killed one
-// left, and an interrupted context (Ctrl-C) rolls the change back.
+// The two backends import neither each other nor each other's folders; the
+// agents and podnet import no backend (labs/README.md, "Layout").
 package labs
