@@ -80,6 +80,14 @@ func newConformance() *cobra.Command {
 	fl.DurationVar(&f.ReadyTimeout, "ready-timeout", cmdline.DefaultReadyTimeout, "bound of every wait (pods, endpoints, proxy syncs)")
 	fl.DurationVar(&f.Timeout, "timeout", cmdline.DefaultTimeout, "bound of the whole run")
 	fl.BoolVarP(&f.Verbose, "verbose", "v", false, "print every spec's steps")
+	fl.BoolVar(&f.AllowTag, "allow-tag", false, "allow an --image that is not digest-pinned on a cluster svclab did not create (a warning)")
+	fl.StringVar(&f.ServerImage, "server-image", "", "the scenario pods' server image (default: --image; upstream's registry.k8s.io/e2e-test-images/agnhost:2.53 works)")
+	fl.StringVar(&f.NodeSelector, "node-selector", "", "run the node agent only on nodes with these labels (k=v,k2=v2)")
+	fl.BoolVar(&f.TolerateAll, "tolerate-all", false, "let the node agent run on tainted nodes (control planes) too")
+	fl.StringVar(&f.ProxyConfig, "proxy-config", "", "NAMESPACE/NAME of the ConfigMap with the proxy's KubeProxyConfiguration (default: kube-system/kube-proxy, else the proxy pods' flags)")
+	fl.BoolVar(&f.Disruptive, "disruptive", false, "also run the Disruptive specs: the mode switch rewrites the proxy's ConfigMap and restarts its pods (restored at the end, and by `svclab conformance cleanup` after a killed run)")
+	fl.BoolVar(&f.DryRun, "dry-run", false, "print what proxies Services on the cluster and which specs would run or skip, and why; change nothing")
+	fl.StringVar(&f.Artifacts, "artifacts", "", "write each failed spec's evidence (the node's rules for its Service, conntrack entries, a trace) under this directory")
 	return cmd
 }
 

@@ -40,6 +40,33 @@ type Flags struct {
 	Image, PullPolicy string
 	// ReadyTimeout bounds every wait (pods, endpoints, proxy syncs).
 	ReadyTimeout time.Duration
+	// InCluster runs on the cluster the process runs in (a Job's pod:
+	// rest.InClusterConfig) instead of a kubeconfig.
+	InCluster bool
+	// AllowTag lets a cluster svclab did not create run Image by a tag
+	// that is not digest-pinned (with a warning).
+	AllowTag bool
+	// ServerImage is the scenario pods' server image ("" is Image); it
+	// may be upstream's agnhost (registry.k8s.io/e2e-test-images/agnhost),
+	// whose netexec svclab's server is compatible with.
+	ServerImage string
+	// NodeSelector ("k=v,k2=v2") picks the nodes the node agent runs on
+	// ("" is every node without a taint); TolerateAll lets it run on
+	// tainted nodes too (control planes).
+	NodeSelector string
+	TolerateAll  bool
+	// ProxyConfig ("NAMESPACE/NAME") is the ConfigMap holding the proxy's
+	// KubeProxyConfiguration when it is not kubeadm's kube-system/kube-proxy.
+	ProxyConfig string
+	// Disruptive also runs the specs labelled Disruptive (the mode switch:
+	// it rewrites the proxy's ConfigMap and restarts the proxy pods).
+	Disruptive bool
+	// DryRun prints what the suite found on the cluster and which specs
+	// would run or skip, and why, then stops.
+	DryRun bool
+	// Artifacts is a directory for each failed spec's evidence (rules,
+	// conntrack entries, a trace); "" is none (the JUnit still has it).
+	Artifacts string
 
 	// A kind cluster made for the run with svclab's e2e-framework
 	// provider: its kind config file, pod network and proxy, and the
@@ -64,6 +91,15 @@ const (
 	flagImage        = "image"
 	flagPullPolicy   = "pull-policy"
 	flagReadyTimeout = "ready-timeout"
+	flagInCluster    = "in-cluster"
+	flagAllowTag     = "allow-tag"
+	flagServerImage  = "server-image"
+	flagNodeSelector = "node-selector"
+	flagTolerateAll  = "tolerate-all"
+	flagProxyConfig  = "proxy-config"
+	flagDisruptive   = "disruptive"
+	flagDryRun       = "dry-run"
+	flagArtifacts    = "artifacts"
 	flagKindConfig   = "kind-config"
 	flagKindCNI      = "kind-cni"
 	flagKindProxy    = "kind-proxy"
@@ -81,6 +117,15 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.Image, flagImage, DefaultImage, "svclab's image for the scenario pods and the node agent")
 	fs.StringVar(&f.PullPolicy, flagPullPolicy, DefaultPullPolicy, "image pull policy (Never on clusters svclab created)")
 	fs.DurationVar(&f.ReadyTimeout, flagReadyTimeout, DefaultReadyTimeout, "bound of every wait (pods, endpoints, proxy syncs)")
+	fs.BoolVar(&f.InCluster, flagInCluster, false, "run on the cluster this process runs in (a Job's pod), with its service account")
+	fs.BoolVar(&f.AllowTag, flagAllowTag, false, "allow an image reference that is not digest-pinned on a cluster svclab did not create")
+	fs.StringVar(&f.ServerImage, flagServerImage, "", "the scenario pods' server image (default: -image; upstream's agnhost works)")
+	fs.StringVar(&f.NodeSelector, flagNodeSelector, "", "run the node agent only on nodes with these labels (k=v,k2=v2)")
+	fs.BoolVar(&f.TolerateAll, flagTolerateAll, false, "let the node agent run on tainted nodes (control planes) too")
+	fs.StringVar(&f.ProxyConfig, flagProxyConfig, "", "NAMESPACE/NAME of the ConfigMap with the proxy's KubeProxyConfiguration (default kube-system/kube-proxy)")
+	fs.BoolVar(&f.Disruptive, flagDisruptive, false, "also run the Disruptive specs (the mode switch rewrites the proxy's ConfigMap and restarts its pods)")
+	fs.BoolVar(&f.DryRun, flagDryRun, false, "print what was found on the cluster and which specs would run or skip, and why; change nothing")
+	fs.StringVar(&f.Artifacts, flagArtifacts, "", "write each failed spec's evidence (rules, conntrack, trace) under this directory")
 	fs.StringVar(&f.KindConfig, flagKindConfig, "", "run on a kind cluster made for the run from this kind config file (root; deleted at the end)")
 	fs.StringVar(&f.KindCNI, flagKindCNI, "", "the kind cluster's pod network (with -kind-config)")
 	fs.StringVar(&f.KindProxy, flagKindProxy, "", "the kind cluster's proxy, stock or svclab (with -kind-config)")
@@ -108,6 +153,20 @@ func (f Flags) Args() []string {
 	str(flagImage, f.Image)
 	str(flagPullPolicy, f.PullPolicy)
 	dur(flagReadyTimeout, f.ReadyTimeout)
+	boolean := func(name string, v bool) {
+		if v {
+			args = append(args, "-"+name)
+		}
+	}
+	boolean(flagInCluster, f.InCluster)
+	boolean(flagAllowTag, f.AllowTag)
+	str(flagServerImage, f.ServerImage)
+	str(flagNodeSelector, f.NodeSelector)
+	boolean(flagTolerateAll, f.TolerateAll)
+	str(flagProxyConfig, f.ProxyConfig)
+	boolean(flagDisruptive, f.Disruptive)
+	boolean(flagDryRun, f.DryRun)
+	str(flagArtifacts, f.Artifacts)
 	str(flagKindConfig, f.KindConfig)
 	str(flagKindCNI, f.KindCNI)
 	str(flagKindProxy, f.KindProxy)
@@ -128,6 +187,8 @@ func (f Flags) Check() error {
 	switch {
 	case f.Kubeconfig != "" && f.KindConfig != "":
 		return fmt.Errorf("-%s and -%s exclude each other: run on a cluster that exists, or on one made for the run", flagKubeconfig, flagKindConfig)
+	case f.InCluster && (f.Kubeconfig != "" || f.KindConfig != ""):
+		return fmt.Errorf("-%s excludes -%s and -%s: the cluster is the one this process runs in", flagInCluster, flagKubeconfig, flagKindConfig)
 	case f.KindConfig == "" && (f.KindCNI != "" || f.KindProxy != "" || f.SvclabBinary != ""):
 		return fmt.Errorf("-%s, -%s and -%s need -%s", flagKindCNI, flagKindProxy, flagSvclabBinary, flagKindConfig)
 	}

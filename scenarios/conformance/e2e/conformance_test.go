@@ -152,7 +152,9 @@ func TestArgsParseInTheBinary(t *testing.T) {
 	want := cmdline.Flags{
 		Kubeconfig: "/k/config", Context: "ctx", Netns: "svclab-docker", Image: "reg/netexec:1", PullPolicy: "Never",
 		ReadyTimeout: 2 * time.Minute, KindConfig: "/c/kind.yaml", KindCNI: "calico-proxyarp", KindProxy: "stock",
-		SvclabBinary: "/b/svclab", JUnit: "/r/junit.xml", Focus: "split", LabelFilter: "nodeport", Timeout: 40 * time.Minute, Verbose: true,
+		SvclabBinary: "/b/svclab", AllowTag: true, ServerImage: "registry.k8s.io/e2e-test-images/agnhost:2.53",
+		NodeSelector: "a=b", TolerateAll: true, ProxyConfig: "kube-system/kp", Disruptive: true, DryRun: true, Artifacts: "/a",
+		JUnit: "/r/junit.xml", Focus: "split", LabelFilter: "nodeport", Timeout: 40 * time.Minute, Verbose: true,
 	}
 	fs := flag.NewFlagSet("svclab-conformance.test", flag.ContinueOnError)
 	got := cmdline.Register(fs)
