@@ -5,8 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Error is a command that failed: its argv, its combined output and the
@@ -17,19 +20,30 @@ type Error struct {
 	Err    error
 }
 
+// ErrorOutputBytes is how much of a failed command's output its Error
+// keeps: the end, where the reason usually is.
+const ErrorOutputBytes = 4000
+
+// Error is the command line, the underlying error and the tail of the
+// output (ErrorOutputBytes).
 func (e *Error) Error() string {
-	out := strings.TrimSpace(e.Output)
-	const max = 4000
-	if len(out) > max {
-		out = "…" + out[len(out)-max:]
-	}
+	out := Tail(strings.TrimSpace(e.Output), ErrorOutputBytes)
 	if out == "" {
 		return fmt.Sprintf("%s: %v", strings.Join(e.Args, " "), e.Err)
 	}
 	return fmt.Sprintf("%s: %v\n%s", strings.Join(e.Args, " "), e.Err, out)
 }
 
+// Unwrap is the underlying error (errors.As finds an *exec.ExitError).
 func (e *Error) Unwrap() error { return e.Err }
+
+// Tail returns the last n bytes of s, marked with "…" when it was longer.
+func Tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
 
 // Cmd describes a command: argv, extra environment, stdin, and a directory.
 type Cmd struct {
@@ -40,6 +54,12 @@ type Cmd struct {
 	// Stdout, when set, receives stdout instead of the returned output
 	// (for large streams such as docker save).
 	Stdout io.Writer
+	// StopSignal, when set, is what the command gets when its context is
+	// done, instead of SIGKILL; it is killed if it has not exited
+	// StopGrace later (apt-get gets SIGTERM, so that dpkg finishes the
+	// step it is in).
+	StopSignal os.Signal
+	StopGrace  time.Duration
 }
 
 // Command is the usual constructor.
@@ -60,6 +80,13 @@ func (c Cmd) WithDir(dir string) Cmd { c.Dir = dir; return c }
 // WithStdout returns c writing stdout to w.
 func (c Cmd) WithStdout(w io.Writer) Cmd { c.Stdout = w; return c }
 
+// WithStopSignal returns c stopped, when its context is done, by sig,
+// and killed only if it is still running grace later.
+func (c Cmd) WithStopSignal(sig os.Signal, grace time.Duration) Cmd {
+	c.StopSignal, c.StopGrace = sig, grace
+	return c
+}
+
 // String is the command as a shell line (for logs and errors).
 func (c Cmd) String() string { return strings.Join(c.Args, " ") }
 
@@ -71,6 +98,10 @@ func (c Cmd) Exec(ctx context.Context) *exec.Cmd {
 	}
 	cmd.Stdin = c.Stdin
 	cmd.Dir = c.Dir
+	if c.StopSignal != nil {
+		cmd.Cancel = func() error { return cmd.Process.Signal(c.StopSignal) }
+		cmd.WaitDelay = c.StopGrace
+	}
 	return cmd
 }
 
@@ -78,17 +109,37 @@ func (c Cmd) Exec(ctx context.Context) *exec.Cmd {
 // an *Error with stdout and stderr.
 func (c Cmd) Output(ctx context.Context) ([]byte, error) {
 	cmd := c.Exec(ctx)
-	var stdout, both bytes.Buffer
+	var stdout bytes.Buffer
+	both := &lockedBuffer{}
 	if c.Stdout != nil {
-		cmd.Stdout = io.MultiWriter(c.Stdout)
+		cmd.Stdout = c.Stdout
 	} else {
-		cmd.Stdout = io.MultiWriter(&stdout, &both)
+		cmd.Stdout = io.MultiWriter(&stdout, both)
 	}
-	cmd.Stderr = &both
+	cmd.Stderr = both
 	if err := cmd.Run(); err != nil {
 		return stdout.Bytes(), &Error{Args: c.Args, Output: both.String(), Err: err}
 	}
 	return stdout.Bytes(), nil
+}
+
+// lockedBuffer is the output an Error keeps: stdout and stderr are copied
+// into it by two goroutines of os/exec (they are two pipes).
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Run runs the command, discarding its output unless it fails.

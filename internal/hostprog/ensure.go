@@ -1,7 +1,6 @@
 package hostprog
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // NoInstallEnv, set to 1, turns installing off: Ensure only checks.
@@ -32,7 +33,8 @@ type Host struct {
 	// StatFile says whether a data file (DataFiles) is there (default: a
 	// regular file at its path); nil is the default.
 	StatFile func(path string) error
-	// Run runs a command (apt-get) and returns its combined output.
+	// Run runs a command (apt-get) and returns its output (default:
+	// cmdrun, whose error carries the command and its output's tail).
 	Run func(ctx context.Context, env []string, argv ...string) (string, error)
 	// Install says whether missing programs may be installed; when false,
 	// Ensure fails at once naming them and their packages.
@@ -252,26 +254,10 @@ func lookPath(name string) (string, error) {
 	return "", err
 }
 
-// run runs argv with env added and returns its combined output; the error
-// names the command and carries the output's tail.
+// run runs argv with env added and returns its output; the error
+// (a *cmdrun.Error) names the command and carries its output's tail.
+// Stopped, apt-get gets SIGTERM first: dpkg finishes the step it is in.
 func run(ctx context.Context, env []string, argv ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	// Stopped, apt-get gets SIGTERM first: dpkg finishes the step it is in.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 30 * time.Second
-	cmd.Env = append(os.Environ(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("%s: %w\n%s", strings.Join(argv, " "), err, tail(out.String(), 4000))
-	}
-	return out.String(), nil
-}
-
-// tail returns the last n bytes of s, marked as cut when it was longer.
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
+	out, err := cmdrun.Command(argv...).WithEnv(env...).WithStopSignal(syscall.SIGTERM, 30*time.Second).Output(ctx)
+	return string(out), err
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // fakeHost has the programs in have; its apt-get install adds the
@@ -142,5 +144,20 @@ func TestProgramsTable(t *testing.T) {
 	}
 	if !slices.Contains(Needs(Cluster), Debootstrap) {
 		t.Errorf("svclab create cluster does not check for debootstrap")
+	}
+}
+
+// TestDefaultRunNamesTheFailedCommand: the real Host.Run (cmdrun) adds
+// env and fails with a *cmdrun.Error that names the command and keeps its
+// output.
+func TestDefaultRunNamesTheFailedCommand(t *testing.T) {
+	out, err := run(context.Background(), []string{"HOSTPROG_TEST=seen"}, "sh", "-c", "echo $HOSTPROG_TEST")
+	if err != nil || out != "seen\n" {
+		t.Fatalf("run = %q, %v; want the variable's value", out, err)
+	}
+	_, err = run(context.Background(), nil, "sh", "-c", "echo apt said no >&2; exit 100")
+	var cerr *cmdrun.Error
+	if !errors.As(err, &cerr) || !strings.Contains(err.Error(), "sh -c echo apt said no >&2; exit 100: exit status 100\napt said no") {
+		t.Errorf("run's error = %v; want a *cmdrun.Error with the command and its output", err)
 	}
 }

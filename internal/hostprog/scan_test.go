@@ -31,7 +31,6 @@ var execCalls = map[string]int{
 	"exec.CommandContext":  1,
 	"exec.LookPath":        0,
 	"cmdrun.Command":       0,
-	"runCmd":               2, // internal/vm
 	"network.NetnsCommand": 1, // (ns, argv…)
 	"NetnsCommand":         1, // the same, inside labs/netns/network
 	"d.NetnsCommand":       0, // dockerhost.Daemon: argv in svclab's dockerd namespace
@@ -56,17 +55,16 @@ var dynamicSites = map[string]struct {
 }{
 	// Wrappers: the program comes from their callers, whose calls are
 	// matched through execCalls.
-	"labs/netns/exec.go:Lab.Command":                     {why: "wrapper (l.Command, lab.Command)"},
-	"labs/netns/network/netns.go:NetnsCommand":           {why: "wrapper (network.NetnsCommand)"},
-	"labs/agents/process/start.go:Start":                 {why: "wrapper (process.Spec{Args: …})"},
-	"internal/cmdrun/cmdrun.go:Cmd.Exec":                 {why: "wrapper (cmdrun.Command)"},
+	"labs/netns/exec.go:Lab.Command":                              {why: "wrapper (l.Command, lab.Command)"},
+	"labs/netns/network/netns.go:NetnsCommand":                    {why: "wrapper (network.NetnsCommand)"},
+	"labs/agents/process/start.go:Start":                          {why: "wrapper (process.Spec{Args: …})"},
+	"internal/cmdrun/cmdrun.go:Cmd.Exec":                          {why: "wrapper (cmdrun.Command)"},
 	"labs/kind/internal/dockerhost/daemon.go:Daemon.NetnsCommand": {why: "wrapper (d.NetnsCommand)"},
-	"internal/vm/apt.go:runCmd":                          {why: "wrapper (runCmd)"},
-	"scenarios/kit/lab.go:Lab.Run":                       {why: "wrapper (l.Run, lab.Run)"},
-	"tools/workshop/run.go:Runner.runHost":               {programs: []string{Bridge, Cat, Conntrack, IP, IPSet, IPTables, IPTablesSave, IPVSAdm, NFT, Sh}, why: "a lesson's host commands: the lesson decoder accepts only workshop.HostPrograms"},
-	"tools/workshop/run.go:Runner.runSvclab":             {why: "svclab itself: a lesson's svclab actions (--lab added)"},
-	"internal/hostprog/ensure.go:lookPath":               {why: "Ensure looks the declared programs up"},
-	"internal/hostprog/ensure.go:run":                    {programs: []string{AptGet}, why: "Ensure's apt-get update and install"},
+	"scenarios/kit/netnslab/lab.go:Lab.Run":                       {why: "wrapper (l.Run, lab.Run)"},
+	"tools/workshop/run.go:Runner.runHost":                        {programs: []string{Bridge, Cat, Conntrack, IP, IPSet, IPTables, IPTablesSave, IPVSAdm, NFT, Sh}, why: "a lesson's host commands: the lesson decoder accepts only workshop.HostPrograms"},
+	"tools/workshop/run.go:Runner.runSvclab":                      {why: "svclab itself: a lesson's svclab actions (--lab added)"},
+	"internal/hostprog/ensure.go:lookPath":                        {why: "Ensure looks the declared programs up"},
+	"internal/hostprog/ensure.go:run":                             {programs: []string{AptGet}, why: "Ensure's apt-get update and install (Host.Run's default)"},
 
 	// Programs chosen at run time.
 	"internal/vm/qemu.go:qemuCommand":                           {programs: []string{QEMU}, why: "qemuBinary's path from LookPath"},
@@ -75,25 +73,25 @@ var dynamicSites = map[string]struct {
 	"tools/bench/probe.go:probe.count":                          {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave, NFT, IPVSAdm}, why: "the mode's listing: iptables-save of the backend, nft list table, ipvsadm -Ln"},
 	"labs/netns/network/step_iptables.go:IptablesRestore.apply": {programs: []string{IPTablesRestore, IPTablesLegacyRestore, IPTablesNFTRestore}, why: "the lab backend's RestoreCommand()"},
 	"proxy/iptables/execrunner.go:ExecRunner.command":           {programs: []string{IPTables, IPTablesSave, IPTablesRestore, IPTablesLegacy, IPTablesLegacySave, IPTablesLegacyRestore, IPTablesNFT, IPTablesNFTSave, IPTablesNFTRestore}, why: "Backend.binary(tool)"},
-	"scenarios/kit/iptables.go:Lab.IPTablesSave":                {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "the lab backend's Command()+\"-save\""},
+	"scenarios/kit/netnslab/iptables.go:Lab.IPTablesSave":       {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "the lab backend's Command()+\"-save\""},
 	"labs/netns/trace/collect.go:saveAll":                       {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "svclab trace reads counters with the lab backend's Command()+\"-save\""},
-	"labs/kind/internal/nodeimage/gobuild.go:stagingModules":             {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
-	"labs/kind/internal/nodeimage/moddir.go:moduleDir":                   {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
-	"labs/kind/internal/nodeimage/gobuild.go:goProgram.build":            {programs: []string{Go}, why: "buildCommand: the Go toolchain found by goBinary"},
+	"labs/kind/internal/nodeimage/gobuild.go:stagingModules":    {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
+	"labs/kind/internal/nodeimage/moddir.go:moduleDir":          {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
+	"labs/kind/internal/nodeimage/gobuild.go:goProgram.build":   {programs: []string{Go}, why: "buildCommand: the Go toolchain found by goBinary"},
 
 	// No host programs: svclab itself, what svclab built, a guest's or a
 	// kind node's programs, the user's command.
-	"labs/netns/supervised.go:Lab.startSupervised":      {why: "svclab itself (opts.Binary) as the supervisor of a node's proxy or a pod's server"},
-	"labs/agents/process/supervise.go:Supervise":        {why: "the supervised process: svclab itself as a node's proxy or a pod's server"},
-	"labs/netns/traffic.go:Lab.Traffic":                 {why: "svclab itself (opts.Binary) as the traffic client"},
-	"scenarios/kit/labtarget.go:labWorkspace.ProxyMode": {why: "svclab itself (the lab's binary)"},
-	"internal/vm/rootfs.go:linkApplets":                 {why: "the guest root's busybox, by its path"},
+	"labs/netns/supervised.go:Lab.startSupervised":               {why: "svclab itself (opts.Binary) as the supervisor of a node's proxy or a pod's server"},
+	"labs/agents/process/supervise.go:Supervise":                 {why: "the supervised process: svclab itself as a node's proxy or a pod's server"},
+	"labs/netns/traffic.go:Lab.Traffic":                          {why: "svclab itself (opts.Binary) as the traffic client"},
+	"scenarios/kit/netnslab/labtarget.go:labWorkspace.ProxyMode": {why: "svclab itself (the lab's binary)"},
+	"internal/vm/rootfs.go:linkApplets":                          {why: "the guest root's busybox, by its path"},
 	"labs/kind/internal/nodeimage/build.go:build.kubeadmImages":  {why: "kubeadm, just built into the cache, by its path"},
-	"tools/cli/conformance.go:runSuite":                 {why: "bin/svclab-conformance.test, svclab's own conformance suite"},
-	"labs/kind/cni/plugin.go:runIPAM":                   {why: "the CNI IPAM plugin from CNI_PATH, inside a kind node"},
-	"labs/kind/cni/masq.go:hostCommand":                 {why: "a kind node's own program, chrooted into its root (hostCommand's calls name node paths)"},
-	"tools/cli/node.go:newNode":                         {why: "`svclab node run -- CMD`: the user's command, in a kind node's root"},
-	"tools/cli/exec.go:newExec":                         {why: "`svclab exec HOST -- CMD`: the user's command in a lab namespace"},
+	"tools/cli/conformance.go:runSuite":                          {why: "bin/svclab-conformance.test, svclab's own conformance suite"},
+	"labs/kind/cni/plugin.go:runIPAM":                            {why: "the CNI IPAM plugin from CNI_PATH, inside a kind node"},
+	"labs/kind/cni/masq.go:hostCommand":                          {why: "a kind node's own program, chrooted into its root (hostCommand's calls name node paths)"},
+	"tools/cli/node.go:newNode":                                  {why: "`svclab node run -- CMD`: the user's command, in a kind node's root"},
+	"tools/cli/exec.go:newExec":                                  {why: "`svclab exec HOST -- CMD`: the user's command in a lab namespace"},
 }
 
 // notLookedUp says why a resolved program is not one of the host's: svclab

@@ -1,14 +1,14 @@
 package vm
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // GuestPackages make the guest's root filesystem (with their dependencies).
@@ -55,15 +55,15 @@ func resolvePackages(ctx context.Context, tmp string, names ...string) ([]pkg, e
 	}
 	status.Close()
 	defer os.Remove(status.Name())
-	args := append([]string{"-s", "-q", "-o", "Dir::State::status=" + status.Name(),
+	args := append([]string{"apt-get", "-s", "-q", "-o", "Dir::State::status=" + status.Name(),
 		"-o", "APT::Install-Recommends=false", "-o", "APT::Install-Suggests=false", "install"}, names...)
-	out, err := runCmd(ctx, "", "apt-get", args...)
+	out, err := cmdrun.Command(args...).WithEnv(aptEnv...).Output(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w (run `apt-get update` first if the package lists are missing)", err)
 	}
-	pkgs := parseSimulation(out)
+	pkgs := parseSimulation(string(out))
 	if len(pkgs) == 0 {
-		return nil, fmt.Errorf("apt-get -s install %s: no package to install in its output:\n%s", strings.Join(names, " "), tail(out, 2000))
+		return nil, fmt.Errorf("apt-get -s install %s: no package to install in its output:\n%s", strings.Join(names, " "), cmdrun.Tail(string(out), 2000))
 	}
 	return pkgs, nil
 }
@@ -87,36 +87,16 @@ func resolveKernel(ctx context.Context, tmp string) (pkg, error) {
 // downloadPackages fetches the .debs into dir.
 // CLI: (cd DIR && apt-get download NAME=VERSION…)
 func downloadPackages(ctx context.Context, dir string, pkgs []pkg) error {
-	args := []string{"download", "-q", "-o", "APT::Sandbox::User=root"}
-	if os.Geteuid() != 0 {
-		args = args[:2]
+	args := []string{"apt-get", "download", "-q"}
+	if os.Geteuid() == 0 {
+		args = append(args, "-o", "APT::Sandbox::User=root")
 	}
 	for _, p := range pkgs {
 		args = append(args, p.String())
 	}
-	_, err := runCmd(ctx, dir, "apt-get", args...)
-	return err
+	return cmdrun.Command(args...).WithDir(dir).WithEnv(aptEnv...).Run(ctx)
 }
 
-// runCmd runs name with args in dir (when not empty) with a non-interactive
-// environment and returns its combined output; the error names the command
-// and carries its output.
-func runCmd(ctx context.Context, dir, name string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive", "LC_ALL=C")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return out.String(), fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail(out.String(), 4000))
-	}
-	return out.String(), nil
-}
-
-// tail returns the last n bytes of s, marked as cut when it was longer.
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
-}
+// aptEnv is the environment of the commands that make the image: no
+// prompts, and messages untranslated (the errors quote them).
+var aptEnv = []string{"DEBIAN_FRONTEND=noninteractive", "LC_ALL=C"}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // buildFormat changes whenever what a build contains changes for the same
@@ -112,7 +114,7 @@ func Prepare(ctx context.Context, opts PrepareOptions) (*Image, error) {
 	if err != nil && os.Geteuid() == 0 && curErr != nil {
 		// A machine whose package lists were never fetched (or were cleaned).
 		logf("updating the package lists (apt-get update): %v", firstLine(err.Error()))
-		if _, uerr := runCmd(ctx, "", "apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=120"); uerr == nil {
+		if uerr := cmdrun.Command("apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=120").WithEnv(aptEnv...).Run(ctx); uerr == nil {
 			kernel, pkgs, err = resolveAll(ctx, dir)
 		}
 	}

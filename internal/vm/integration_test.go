@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/svclab/svclab/internal/cmdrun"
 	"github.com/svclab/svclab/internal/hostprog"
 
 	"github.com/svclab/svclab/internal/roottest"
@@ -84,7 +85,7 @@ func TestIntegrationVMRunLargeOutput(t *testing.T) {
 	prepareVM(t)
 	code, out, errOut := runVM(t, Options{Command: []string{"sh", "-c", "seq 1 200000; seq 1 5000 >&2"}})
 	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, tail(errOut, 500))
+		t.Fatalf("exit %d, stderr %q", code, cmdrun.Tail(errOut, 500))
 	}
 	for name, got := range map[string]struct {
 		s string
@@ -95,7 +96,7 @@ func TestIntegrationVMRunLargeOutput(t *testing.T) {
 			fmt.Fprintf(&want, "%d\n", i)
 		}
 		if got.s != want.String() {
-			t.Errorf("%s: %d bytes, want %d (seq 1 %d); ends with %q", name, len(got.s), want.Len(), got.n, tail(got.s, 40))
+			t.Errorf("%s: %d bytes, want %d (seq 1 %d); ends with %q", name, len(got.s), want.Len(), got.n, cmdrun.Tail(got.s, 40))
 		}
 	}
 }

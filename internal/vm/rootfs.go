@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/svclab/svclab/internal/cmdrun"
 )
 
 // guestPath is the PATH of commands in the guest. /usr/local/bin holds the
@@ -61,7 +63,7 @@ func unpackDebs(ctx context.Context, dir, root string) error {
 		go func() {
 			defer wg.Done()
 			for d := range work {
-				if _, err := runCmd(ctx, "", "dpkg-deb", "-x", d, root); err != nil {
+				if err := cmdrun.Command("dpkg-deb", "-x", d, root).WithEnv(aptEnv...).Run(ctx); err != nil {
 					errs <- err
 					cancel()
 				}
@@ -127,12 +129,12 @@ func finishRoot(ctx context.Context, root string) (string, error) {
 // (sh, vi, nc, ping, less…) to /bin/busybox.
 // CLI: busybox --list-full, then ln -s /bin/busybox for each missing one.
 func linkApplets(ctx context.Context, root string) error {
-	out, err := runCmd(ctx, "", filepath.Join(root, "bin/busybox"), "--list-full")
+	out, err := cmdrun.Command(filepath.Join(root, "bin/busybox"), "--list-full").WithEnv(aptEnv...).Output(ctx)
 	if err != nil {
 		return err
 	}
 	dirs := strings.Split(strings.TrimPrefix(guestPath, "/"), ":/")
-	for _, p := range strings.Fields(out) {
+	for _, p := range strings.Fields(string(out)) {
 		if !strings.Contains(p, "/") {
 			continue
 		}
@@ -212,14 +214,13 @@ func depmod(ctx context.Context, root, version string) error {
 	}
 	var guestErr error
 	if loader != "" && kmod != "" {
-		_, guestErr = runCmd(ctx, "", loader, "--library-path", strings.Join(libs, ":"), "--argv0", "depmod", kmod, "-b", root, version)
+		guestErr = cmdrun.Command(loader, "--library-path", strings.Join(libs, ":"), "--argv0", "depmod", kmod, "-b", root, version).WithEnv(aptEnv...).Run(ctx)
 		if guestErr == nil {
 			return nil
 		}
 	}
 	if p, err := exec.LookPath("depmod"); err == nil {
-		_, err := runCmd(ctx, "", p, "-b", root, version)
-		return err
+		return cmdrun.Command(p, "-b", root, version).WithEnv(aptEnv...).Run(ctx)
 	}
 	if guestErr == nil {
 		guestErr = fmt.Errorf("no kmod in %s and no depmod on the host", root)
