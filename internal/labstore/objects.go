@@ -5,10 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"time"
 
@@ -32,8 +30,6 @@ const (
 	kindEndpointSlices = "endpointslices"
 )
 
-var kinds = []string{kindNamespaces, kindDeployments, kindReplicaSets, kindStatefulSets, kindDaemonSets, kindPods, kindServices, kindConfigMaps, kindEndpointSlices}
-
 // ReadObjects loads every object of the lab and the generation they belong to.
 // The generation is read first: a reader that races a writer sees objects at
 // least as new as the generation it reports, and the next change notifies it.
@@ -43,64 +39,12 @@ func (s *Store) ReadObjects() (*State, int64, error) {
 		return nil, 0, err
 	}
 	st := &State{}
-	if err := readKind(s, kindNamespaces, &st.Namespaces); err != nil {
-		return nil, 0, err
-	}
-	if err := readKind(s, kindDeployments, &st.Deployments); err != nil {
-		return nil, 0, err
-	}
-	if err := readKind(s, kindReplicaSets, &st.ReplicaSets); err != nil {
-		return nil, 0, err
-	}
-	if err := readKind(s, kindStatefulSets, &st.StatefulSets); err != nil {
-		return nil, 0, err
-	}
-	if err := readKind(s, kindDaemonSets, &st.DaemonSets); err != nil {
-		return nil, 0, err
-	}
-	if err := readKind(s, kindPods, &st.Pods); err != nil {
-		return nil, 0, err
-	}
-	if err := readKind(s, kindServices, &st.Services); err != nil {
-		return nil, 0, err
-	}
-	if err := readKind(s, kindConfigMaps, &st.ConfigMaps); err != nil {
-		return nil, 0, err
-	}
-	if err := readKind(s, kindEndpointSlices, &st.EndpointSlices); err != nil {
-		return nil, 0, err
+	for _, k := range storedKinds {
+		if err := k.read(s, st); err != nil {
+			return nil, 0, err
+		}
 	}
 	return st, gen, nil
-}
-
-func readKind[T any](s *Store, kind string, into *[]*T) error {
-	dir := s.Path("objects", kind)
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	for _, e := range entries {
-		if e.IsDir() || filepath.Ext(e.Name()) != ".yaml" || e.Name()[0] == '.' {
-			continue
-		}
-		data, err := boundedread.ReadFile(filepath.Join(dir, e.Name()), maxObjectFileBytes)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // removed since the listing
-		}
-		if err != nil {
-			return err
-		}
-		obj := new(T)
-		if err := yaml.Unmarshal(data, obj); err != nil {
-			return fmt.Errorf("lab store %s: %w", filepath.Join(dir, e.Name()), err)
-		}
-		*into = append(*into, obj)
-	}
-	return nil
 }
 
 // maxObjectFileBytes bounds the file of one object: the API server keeps
@@ -130,99 +74,61 @@ func objectFileName(ns, name string) string {
 
 // WriteObjects makes the store hold exactly st: changed objects are written,
 // vanished ones removed, then the generation is bumped. It returns the new
-// generation (unchanged when nothing changed).
+// generation (unchanged when nothing changed). Every object is encoded
+// before any file changes; st's objects are not modified.
 func (s *Store) WriteObjects(st *State) (int64, error) {
-	want := map[string]map[string][]byte{}
-	add := func(kind, ns, name string, obj any) error {
-		data, err := yaml.Marshal(obj)
+	want := make([]map[string][]byte, len(storedKinds))
+	for i, k := range storedKinds {
+		files, err := k.files(st)
 		if err != nil {
-			return err
-		}
-		if want[kind] == nil {
-			want[kind] = map[string][]byte{}
-		}
-		want[kind][objectFileName(ns, name)] = data
-		return nil
-	}
-	for _, o := range st.Namespaces {
-		o.APIVersion, o.Kind = "v1", "Namespace"
-		if err := add(kindNamespaces, "namespace", o.Name, o); err != nil { // cluster-scoped: "namespace.<name>.yaml"
 			return 0, err
 		}
-	}
-	for _, o := range st.Deployments {
-		o.APIVersion, o.Kind = "apps/v1", "Deployment"
-		if err := add(kindDeployments, o.Namespace, o.Name, o); err != nil {
-			return 0, err
-		}
-	}
-	for _, o := range st.ReplicaSets {
-		o.APIVersion, o.Kind = "apps/v1", "ReplicaSet"
-		if err := add(kindReplicaSets, o.Namespace, o.Name, o); err != nil {
-			return 0, err
-		}
-	}
-	for _, o := range st.StatefulSets {
-		o.APIVersion, o.Kind = "apps/v1", "StatefulSet"
-		if err := add(kindStatefulSets, o.Namespace, o.Name, o); err != nil {
-			return 0, err
-		}
-	}
-	for _, o := range st.DaemonSets {
-		o.APIVersion, o.Kind = "apps/v1", "DaemonSet"
-		if err := add(kindDaemonSets, o.Namespace, o.Name, o); err != nil {
-			return 0, err
-		}
-	}
-	for _, o := range st.Pods {
-		o.APIVersion, o.Kind = "v1", "Pod"
-		if err := add(kindPods, o.Namespace, o.Name, o); err != nil {
-			return 0, err
-		}
-	}
-	for _, o := range st.Services {
-		o.APIVersion, o.Kind = "v1", "Service"
-		if err := add(kindServices, o.Namespace, o.Name, o); err != nil {
-			return 0, err
-		}
-	}
-	for _, o := range st.ConfigMaps {
-		o.APIVersion, o.Kind = "v1", "ConfigMap"
-		if err := add(kindConfigMaps, o.Namespace, o.Name, o); err != nil {
-			return 0, err
-		}
-	}
-	for _, o := range st.EndpointSlices {
-		o.APIVersion, o.Kind = "discovery.k8s.io/v1", "EndpointSlice"
-		if err := add(kindEndpointSlices, o.Namespace, o.Name, o); err != nil {
-			return 0, err
-		}
+		want[i] = files
 	}
 	changed := false
-	for _, kind := range kinds {
-		dir := s.Path("objects", kind)
-		entries, err := os.ReadDir(dir)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+	for i, k := range storedKinds {
+		c, err := s.syncKindDir(k.dir(), want[i])
+		if err != nil {
 			return 0, err
 		}
-		for _, e := range entries {
-			if _, keep := want[kind][e.Name()]; !keep {
-				if err := s.RemoveFile("objects", kind, e.Name()); err != nil {
-					return 0, err
-				}
-				changed = true
-			}
-		}
-		for name, data := range want[kind] {
-			if old, err := os.ReadFile(filepath.Join(dir, name)); err == nil && bytes.Equal(old, data) {
-				continue
-			}
-			if err := s.WriteFile(filepath.Join("objects", kind, name), data); err != nil {
-				return 0, err
+		changed = changed || c
+	}
+	return s.bumpGeneration(changed)
+}
+
+// syncKindDir makes objects/<kind> hold exactly files: the others are
+// removed, the new and changed ones written. It reports whether anything
+// changed.
+func (s *Store) syncKindDir(kind string, files map[string][]byte) (bool, error) {
+	changed := false
+	dir := s.Path("objects", kind)
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	for _, e := range entries {
+		if _, keep := files[e.Name()]; !keep {
+			if err := s.RemoveFile("objects", kind, e.Name()); err != nil {
+				return false, err
 			}
 			changed = true
 		}
 	}
+	for name, data := range files {
+		if old, err := os.ReadFile(filepath.Join(dir, name)); err == nil && bytes.Equal(old, data) {
+			continue
+		}
+		if err := s.WriteFile(filepath.Join("objects", kind, name), data); err != nil {
+			return false, err
+		}
+		changed = true
+	}
+	return changed, nil
+}
+
+// bumpGeneration returns the generation, incremented and written when
+// something changed (or none was written yet).
+func (s *Store) bumpGeneration(changed bool) (int64, error) {
 	gen, err := s.Generation()
 	if err != nil {
 		return 0, err

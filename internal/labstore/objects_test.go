@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/svclab/svclab/internal/golden"
 )
@@ -74,4 +76,41 @@ func TestWriteObjectsFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "objects.golden", dump.Bytes())
+}
+
+// TestWriteObjectsLeavesTheCallersObjects: WriteObjects writes apiVersion
+// and kind into the files, not into the objects it is given (neither an
+// empty TypeMeta nor a wrong one changes).
+func TestWriteObjectsLeavesTheCallersObjects(t *testing.T) {
+	t.Setenv("SVCLAB_STATE_DIR", t.TempDir())
+	s := Open("unchanged")
+	in := everyKind()
+	in.Services[0].TypeMeta = metav1.TypeMeta{APIVersion: "example/v9", Kind: "NotAService"}
+	before := in.Clone()
+	if _, err := s.WriteObjects(in); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, before) {
+		t.Errorf("WriteObjects changed its input:\n%s", golden.LineDiff(dumpYAML(t, before), dumpYAML(t, in)))
+	}
+	if in.Pods[0].Kind != "" || in.Namespaces[0].APIVersion != "" {
+		t.Errorf("the pod's TypeMeta became %+v, the namespace's %+v", in.Pods[0].TypeMeta, in.Namespaces[0].TypeMeta)
+	}
+	st, _, err := s.ReadObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Service("shop", "web"); got == nil || got.APIVersion != "v1" || got.Kind != "Service" {
+		t.Errorf("the stored Service reads back as %+v; want apiVersion v1, kind Service", got)
+	}
+}
+
+// dumpYAML is a State as YAML, for a failure's diff.
+func dumpYAML(t *testing.T, st *State) string {
+	t.Helper()
+	data, err := yaml.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
