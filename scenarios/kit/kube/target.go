@@ -35,6 +35,19 @@ type Options struct {
 	Out io.Writer
 	// ReadyTimeout bounds every wait (default 3 minutes).
 	ReadyTimeout time.Duration
+	// NodeSelector picks the nodes the node agent runs on (nil is every
+	// node it tolerates); ParseNodeSelector reads it from "k=v,k2=v2".
+	// The scenarios use only the nodes the agent runs on.
+	NodeSelector map[string]string
+	// TolerateAll lets the node agent run on tainted nodes (control
+	// planes) too; without it the agent tolerates no taint.
+	TolerateAll bool
+	// ProxyConfig ("NAMESPACE/NAME") is the ConfigMap holding the proxy's
+	// KubeProxyConfiguration; "" is kubeadm's kube-system/kube-proxy.
+	ProxyConfig string
+	// RunID labels every object of this run (svclab.dev/conformance-run);
+	// "" makes one from the time and a random suffix.
+	RunID string
 }
 
 // Target is a Kubernetes cluster as the scenarios' target.
