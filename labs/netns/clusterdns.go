@@ -101,10 +101,10 @@ func isCoreDNS(pod *corev1.Pod) bool {
 }
 
 // podArgv is the process a pod runs: svclab's DNS server for a coredns
-// pod, else the netexec server on the pod's TCP containerPorts.
-func (l *Lab) podArgv(pod *corev1.Pod, ports []int, opts Options) []string {
+// pod, else the netexec server on the pod's TCP and UDP containerPorts.
+func (l *Lab) podArgv(pod *corev1.Pod, tcp, udp []int, opts Options) []string {
 	if isCoreDNS(pod) {
 		return selfexec.Argv(opts.Binary, &selfexec.DNS{Options: clusterdns.Options{LabDir: l.Store.Dir}})
 	}
-	return selfexec.Argv(opts.Binary, &selfexec.Netexec{Options: netexecOptions(pod, ports)})
+	return selfexec.Argv(opts.Binary, &selfexec.Netexec{Options: netexecOptions(pod, tcp, udp)})
 }

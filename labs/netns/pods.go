@@ -16,8 +16,9 @@ import (
 )
 
 // startPod makes a pod real: its namespace attached to its node by the lab's
-// CNI, and, when it has containerPorts, the agnhost-netexec-compatible
-// server listening on all of them. It returns once the server listens.
+// CNI, and, when it has TCP or UDP containerPorts, the
+// agnhost-netexec-compatible server listening on all of them. It returns
+// once the server listens.
 func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error {
 	_, err := network.AttachPod(l.Topology, pod.Spec.NodeName, network.PodNet{Name: pod.Name, IP: mustAddr(pod.Status.PodIP)})
 	if err != nil {
@@ -27,38 +28,50 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 	if err := l.writePodResolvConf(pod); err != nil {
 		return fmt.Errorf("pod %s: %w", pod.Name, err)
 	}
-	ports := serverPorts(pod)
-	if len(ports) == 0 {
+	if len(serverPorts(pod)) == 0 {
 		return nil
 	}
+	tcp, udp := portsOf(pod, corev1.ProtocolTCP), portsOf(pod, corev1.ProtocolUDP)
 	log, err := l.Store.Confine("logs", pod.Name+".log")
 	if err != nil {
 		return err
 	}
 	pid, err := l.startSupervised(supervised{
 		namespace: pod.Namespace, pod: pod.Name, node: pod.Spec.NodeName, host: pod.Name, log: log,
-		argv: l.podArgv(pod, ports, opts),
+		argv: l.podArgv(pod, tcp, udp, opts),
 	}, opts)
 	if err != nil {
 		return err
 	}
-	return l.waitListening(ctx, pod.Name, pid, ports, opts.Timeout, log)
+	return l.waitListening(ctx, pod.Name, pid, listenSet{tcp: tcp, udp: udp}, opts.Timeout, log)
 }
 
-func netexecOptions(pod *corev1.Pod, ports []int) netexec.Options {
+// netexecOptions are the server of a pod: HTTP on its TCP containerPorts,
+// the UDP commands on its UDP ones (none: agnhost's --udp-port=-1, so the
+// server does not take agnhost's default 8081).
+func netexecOptions(pod *corev1.Pod, tcp, udp []int) netexec.Options {
+	if len(udp) == 0 {
+		udp = []int{netexec.NoUDPPort}
+	}
 	return netexec.Options{
-		PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: ports,
+		PodName: pod.Name, NodeName: pod.Spec.NodeName, Ports: tcp, UDPPorts: udp,
 		DelayShutdown: delayShutdown(pod),
 	}
 }
 
-// serverPorts are the TCP containerPorts of a pod: its server listens on
-// them (a pod without any runs no process).
+// serverPorts are the TCP and UDP containerPorts of a pod: its server
+// listens on them (a pod without any runs no process).
 func serverPorts(pod *corev1.Pod) []int {
+	return append(portsOf(pod, corev1.ProtocolTCP), portsOf(pod, corev1.ProtocolUDP)...)
+}
+
+// portsOf are the containerPorts of a pod with the protocol (TCP when
+// unset, as the API defaults it).
+func portsOf(pod *corev1.Pod, protocol corev1.Protocol) []int {
 	var ports []int
 	for _, c := range pod.Spec.Containers {
 		for _, p := range c.Ports {
-			if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
+			if p.Protocol == protocol || p.Protocol == "" && protocol == corev1.ProtocolTCP {
 				ports = append(ports, int(p.ContainerPort))
 			}
 		}
@@ -98,17 +111,25 @@ func (l *Lab) stopPod(name string) error {
 	return network.RemoveResolvConf(l.Name(), name)
 }
 
+// listenSet are the TCP and UDP ports a pod's server listens on.
+type listenSet struct{ tcp, udp []int }
+
 // waitListening waits until the pod's server listens on every port, read
-// from /proc/<pid>/net/tcp of its supervisor (the file shows the socket
-// table of the process's network namespace, which the supervisor shares
-// with the server). A server that crash-loops ends the wait at once.
-func (l *Lab) waitListening(ctx context.Context, pod string, pid int, ports []int, timeout time.Duration, log string) error {
+// from /proc/<pid>/net/{tcp,udp} of its supervisor (the files show the
+// socket table of the process's network namespace, which the supervisor
+// shares with the server). A server that crash-loops ends the wait at once.
+func (l *Lab) waitListening(ctx context.Context, pod string, pid int, ports listenSet, timeout time.Duration, log string) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		listening := listeningPorts(pid)
+		tcp, udp := listeningPorts(pid, "tcp", "0A"), listeningPorts(pid, "udp", "07") // TCP_LISTEN; UDP's unconnected state
 		missing := 0
-		for _, p := range ports {
-			if !listening[p] {
+		for _, p := range ports.tcp {
+			if !tcp[p] {
+				missing++
+			}
+		}
+		for _, p := range ports.udp {
+			if !udp[p] {
 				missing++
 			}
 		}
@@ -123,22 +144,24 @@ func (l *Lab) waitListening(ctx context.Context, pod string, pid int, ports []in
 			return fmt.Errorf("server of pod %s does not run: %s\n%s", pod, why, tail(log, 10))
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("server of pod %s (supervisor pid %d) does not listen on %v after %s\n%s", pod, pid, ports, timeout, tail(log, 10))
+			return fmt.Errorf("server of pod %s (supervisor pid %d) does not listen on TCP %v and UDP %v after %s\n%s", pod, pid, ports.tcp, ports.udp, timeout, tail(log, 10))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-func listeningPorts(pid int) map[int]bool {
+// listeningPorts are the local ports of the sockets of a protocol (tcp
+// or udp, IPv4 and IPv6) in state (hex, as /proc/net shows it).
+func listeningPorts(pid int, protocol, state string) map[int]bool {
 	out := map[int]bool{}
-	for _, f := range []string{"tcp", "tcp6"} {
+	for _, f := range []string{protocol, protocol + "6"} {
 		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/net/%s", pid, f))
 		if err != nil {
 			continue
 		}
 		for _, line := range strings.Split(string(data), "\n")[1:] {
 			fields := strings.Fields(line)
-			if len(fields) < 4 || fields[3] != "0A" { // 0A = TCP_LISTEN
+			if len(fields) < 4 || fields[3] != state {
 				continue
 			}
 			if i := strings.LastIndexByte(fields[1], ':'); i >= 0 {

@@ -8,6 +8,10 @@
 //	GET /healthz   200 "ok"
 //	GET /          JSON: pod name, node name, pod IPs, client address
 //
+// On each of its UDP ports (Options.UDPPorts) it answers agnhost's UDP
+// commands, one datagram each: "hostname", "echo <msg>" and "clientip"
+// (udp.go). A UDP port may have the number of an HTTP port.
+//
 // There is deliberately no /shell or /exit.
 //
 // Connections are HTTP/1.1 keep-alive and the server never closes an idle

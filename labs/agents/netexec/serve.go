@@ -20,8 +20,12 @@ type Options struct {
 	// PodIPs are reported by /; when empty, the namespace's global unicast
 	// addresses are listed at start.
 	PodIPs []string
-	// Ports are the containerPorts: one listener each. Required.
+	// Ports are the TCP containerPorts: one HTTP listener each. Required.
 	Ports []int
+	// UDPPorts are the ports to answer agnhost's UDP commands on (see
+	// udp.go): one socket each, and none when empty. A port may be one of
+	// Ports too: TCP and UDP on the same port number.
+	UDPPorts []int
 	// BindAddress is the IP to listen on; empty means all addresses (what a
 	// pod does). Tests on the host pass "127.0.0.1".
 	BindAddress string
@@ -46,6 +50,7 @@ const headerTimeout = time.Minute
 type Server struct {
 	opts      Options
 	listeners []net.Listener
+	udp       []*net.UDPConn
 	http      *http.Server
 }
 
@@ -74,9 +79,11 @@ func delayed(ctx context.Context, delay time.Duration) context.Context {
 	return out
 }
 
-// Listen binds every port in opts.Ports (closing those already bound if one
-// fails) without serving yet; Addrs then tells the bound addresses, which
-// is how a test using port 0 learns its port.
+// Listen binds every port in opts.UDPPorts, then every port in opts.Ports
+// (closing those already bound if one fails), without serving yet; Addrs
+// and UDPAddrs then tell the bound addresses, which is how a test using
+// port 0 learns its port. The UDP ports are bound first, so a TCP port
+// that listens tells that the UDP ports are bound too.
 func Listen(opts Options) (*Server, error) {
 	if opts.PodName == "" {
 		return nil, errors.New("netexec: PodName is required")
@@ -95,18 +102,9 @@ func Listen(opts Options) (*Server, error) {
 		opts.PodIPs = ips
 	}
 	s := &Server{opts: opts}
-	for _, port := range opts.Ports {
-		if port < 0 || port > 65535 {
-			s.closeListeners()
-			return nil, fmt.Errorf("netexec: port %d out of range 0..65535", port)
-		}
-		addr := net.JoinHostPort(opts.BindAddress, strconv.Itoa(port))
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			s.closeListeners()
-			return nil, fmt.Errorf("netexec: listen on %s: %w", addr, err)
-		}
-		s.listeners = append(s.listeners, ln)
+	if err := s.bind(); err != nil {
+		s.closeListeners()
+		return nil, err
 	}
 	info := PodInfo{PodName: opts.PodName, NodeName: opts.NodeName, PodIPs: opts.PodIPs}
 	s.http = &http.Server{
@@ -119,6 +117,45 @@ func Listen(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// bind binds the UDP sockets, then the TCP listeners.
+func (s *Server) bind() error {
+	for _, port := range append(append([]int{}, s.opts.UDPPorts...), s.opts.Ports...) {
+		if port < 0 || port > 65535 {
+			return fmt.Errorf("netexec: port %d out of range 0..65535", port)
+		}
+	}
+	for _, port := range s.opts.UDPPorts {
+		addr := net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(port))
+		udpAddr, err := net.ResolveUDPAddr("udp", addr)
+		if err != nil {
+			return fmt.Errorf("netexec: UDP address %s: %w", addr, err)
+		}
+		conn, err := net.ListenUDP("udp", udpAddr)
+		if err != nil {
+			return fmt.Errorf("netexec: listen on %s/udp: %w", addr, err)
+		}
+		s.udp = append(s.udp, conn)
+	}
+	for _, port := range s.opts.Ports {
+		addr := net.JoinHostPort(s.opts.BindAddress, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("netexec: listen on %s: %w", addr, err)
+		}
+		s.listeners = append(s.listeners, ln)
+	}
+	return nil
+}
+
+// UDPAddrs are the bound UDP addresses, in the order of Options.UDPPorts.
+func (s *Server) UDPAddrs() []net.Addr {
+	addrs := make([]net.Addr, len(s.udp))
+	for i, c := range s.udp {
+		addrs[i] = c.LocalAddr()
+	}
+	return addrs
+}
+
 // Addrs are the bound listener addresses, in the order of Options.Ports.
 func (s *Server) Addrs() []net.Addr {
 	addrs := make([]net.Addr, len(s.listeners))
@@ -128,11 +165,19 @@ func (s *Server) Addrs() []net.Addr {
 	return addrs
 }
 
-// Serve serves on the listeners Listen bound until ctx is cancelled, then
-// shuts down gracefully (ShutdownGrace at most) and returns nil; or returns
-// the first listener's error.
+// Serve serves on the listeners and UDP sockets Listen bound until ctx is
+// cancelled, then shuts down gracefully (ShutdownGrace at most) and returns
+// nil; or returns the first listener's or socket's error.
 func (s *Server) Serve(ctx context.Context) error {
-	errs := make(chan error, len(s.listeners))
+	errs := make(chan error, len(s.listeners)+len(s.udp))
+	for _, conn := range s.udp {
+		s.opts.Logger.Info("netexec serving", "pod", s.opts.PodName, "address", conn.LocalAddr().String()+"/udp")
+		go func() {
+			if err := serveUDP(conn, s.opts.PodName, s.opts.Logger); err != nil {
+				errs <- fmt.Errorf("netexec: serving on %s/udp: %w", conn.LocalAddr(), err)
+			}
+		}()
+	}
 	for _, ln := range s.listeners {
 		s.opts.Logger.Info("netexec serving", "pod", s.opts.PodName, "address", ln.Addr().String())
 		go func() {
@@ -151,6 +196,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	if err := s.http.Shutdown(shutdownCtx); err != nil {
 		s.http.Close()
 	}
+	s.closeUDP()
 	s.opts.Logger.Info("netexec stopped", "pod", s.opts.PodName)
 	return serveErr
 }
@@ -160,4 +206,13 @@ func (s *Server) closeListeners() {
 		ln.Close()
 	}
 	s.listeners = nil
+	s.closeUDP()
+}
+
+// closeUDP closes the UDP sockets: their serveUDP loops return.
+func (s *Server) closeUDP() {
+	for _, c := range s.udp {
+		c.Close()
+	}
+	s.udp = nil
 }

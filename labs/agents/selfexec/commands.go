@@ -45,6 +45,7 @@ func (n *Netexec) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&n.PodName, "pod-name", "", "what /hostname answers (default: the host name)")
 	fs.StringVar(&n.NodeName, "node-name", "", "node name reported by /")
 	fs.IntSliceVar(&n.Ports, "http-port", nil, "port to serve on (repeatable; default 8080)")
+	fs.IntSliceVar(&n.UDPPorts, "udp-port", nil, "UDP port to answer hostname, echo and clientip on (repeatable, may be an --http-port; default 8081, -1 for none, as agnhost netexec's)")
 	fs.DurationVar(&n.DelayShutdown, "delay-shutdown", 0, "go on serving this long after SIGTERM (agnhost netexec's --delay-shutdown)")
 }
 
@@ -67,12 +68,14 @@ func (t *Traffic) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&t.Lab, "lab", "", "lab name (with --from)")
 	fs.StringVar(&t.From, "from", "", "the lab host to connect from: a client, node or pod")
 	fs.StringVar(&t.Target, "to", "", "IP:PORT to connect to (a ClusterIP:port or nodeIP:nodePort)")
+	fs.StringVar(&t.Protocol, "protocol", traffic.ProtocolTCP, "tcp (HTTP GETs) or udp (agnhost netexec's UDP commands, a new socket each)")
 	fs.StringVar(&t.SourceIP, "source", "", "local address to connect from (default: the one the kernel picks)")
+	fs.IntVar(&t.SourcePort, "source-port", 0, "local port every connection comes from, one at a time (udp: one conntrack entry for all; tcp: one connection only)")
 	fs.IntVarP(&t.Connections, "count", "c", 100, "number of new connections")
 	fs.IntVar(&t.Parallelism, "parallel", traffic.DefaultParallelism, "connections open at once")
 	fs.DurationVar(&t.Timeout, "timeout", traffic.DefaultTimeout, "timeout of one connection")
 	fs.DurationVar(&t.Deadline, "deadline", traffic.DefaultDeadline, "deadline of the whole run")
-	fs.StringVar(&t.Path, "path", traffic.DefaultPath, "HTTP path to GET")
+	fs.StringVar(&t.Path, "path", traffic.DefaultPath, "HTTP path to GET (udp: /hostname, /clientip or /echo?msg=MSG)")
 	fs.StringSliceVar(&t.Expected, "expect", nil, "the expected split: backends NAME or NAME=WEIGHT, shares in proportion to the weights (default: uniform over those that answered)")
 	fs.Float64Var(&t.Alpha, "alpha", traffic.DefaultAlpha, "significance level: the split fails (exit 1) when its chi-square p-value is below it; the default fails a correct proxy once in 10^6 runs")
 	fs.StringVarP(&t.Output, "output", "o", "table", "output format: table, json, bars (the split as bars against the expected shares) or svg (the bars as a picture)")

@@ -22,7 +22,8 @@ type Connection struct {
 	// LocalAddress is the client's ip:port, to match conntrack entries;
 	// empty when the connection was never established.
 	LocalAddress string `json:"localAddress,omitempty"`
-	// Backend is the answer to the GET (the pod name); empty on failure.
+	// Backend is the answer to the GET or the UDP command (the pod name);
+	// empty on failure.
 	Backend string `json:"backend,omitempty"`
 	// Failure is why there is no Backend; empty on success.
 	Failure FailureKind `json:"failure,omitempty"`
@@ -33,7 +34,8 @@ type Connection struct {
 }
 
 // connectOnce makes one connection: dial, one HTTP/1.1 GET, read exactly
-// the answer, then close from the client side. ctx is the run's context;
+// the answer, then close from the client side; over UDP, a new socket, one
+// command datagram and its answer (exchangeUDP). ctx is the run's context;
 // the connection is bounded by timeout and by ctx, whichever ends first.
 func connectOnce(ctx context.Context, dialer *net.Dialer, o Options, index int) Connection {
 	start := time.Now()
@@ -48,7 +50,7 @@ func connectOnce(ctx context.Context, dialer *net.Dialer, o Options, index int) 
 
 	connCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	conn, err := dialer.DialContext(connCtx, "tcp", o.Target)
+	conn, err := dialer.DialContext(connCtx, o.Protocol, o.Target)
 	if err != nil {
 		return fail(err)
 	}
@@ -66,7 +68,11 @@ func connectOnce(ctx context.Context, dialer *net.Dialer, o Options, index int) 
 	stop := context.AfterFunc(connCtx, func() { _ = conn.SetDeadline(time.Now()) })
 	defer stop()
 
-	backend, err := getOnce(conn, o)
+	ask := getOnce
+	if o.Protocol == ProtocolUDP {
+		ask = exchangeUDP
+	}
+	backend, err := ask(conn, o)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,5 +1,6 @@
-// Package traffic drives real TCP connections at a Service (or any
-// IP:PORT) and says how they were spread over the backends.
+// Package traffic drives real TCP connections, or UDP exchanges, at a
+// Service (or any IP:PORT) and says how they were spread over the
+// backends.
 //
 // Run makes N new connections, at most Parallelism at a time. Each sends
 // one HTTP/1.1 "GET /hostname", reads exactly Content-Length bytes of
@@ -11,6 +12,12 @@
 // other) so a test can assert "connection refused" for a Service without
 // endpoints; each connection's local ip:port is kept to match conntrack
 // entries.
+//
+// With Options.Protocol "udp" each "connection" is a new UDP socket (a new
+// source port, so a new conntrack entry) sending agnhost netexec's
+// "hostname" command and reading the answer within the timeout, counted
+// per backend the same way (udp.go); Options.SourcePort makes every
+// datagram come from one port, as a long-lived UDP client's do.
 //
 // Report turns a Result into per-backend counts and shares, the expected
 // shares (uniform over the backends seen, or over the set the caller

@@ -17,6 +17,12 @@ const (
 	DefaultPath        = "/hostname"
 )
 
+// The protocols of Options.Protocol.
+const (
+	ProtocolTCP = "tcp"
+	ProtocolUDP = "udp"
+)
+
 // MaxConnections bounds Options.Connections: a run is a test, not a load
 // generator.
 const MaxConnections = 1_000_000
@@ -25,6 +31,9 @@ const MaxConnections = 1_000_000
 type Options struct {
 	// Target is the IP:PORT to connect to (a Service's ClusterIP:port).
 	Target string
+	// Protocol is ProtocolTCP (the default: HTTP GETs) or ProtocolUDP
+	// (agnhost netexec's UDP commands, see udp.go).
+	Protocol string
 	// Connections is how many new connections to make; at least 1.
 	Connections int
 	// Parallelism is how many connections may be open at once; default 16.
@@ -34,11 +43,18 @@ type Options struct {
 	// Deadline bounds the whole run; connections not started by then are
 	// not made and Result.DeadlineExceeded is set. Default 60s.
 	Deadline time.Duration
-	// Path is the HTTP path to GET; default "/hostname".
+	// Path is the HTTP path to GET; default "/hostname". Over UDP it names
+	// the command: /hostname, /clientip or /echo?msg=MSG.
 	Path string
 	// SourceIP, if set, is the local address to connect from (the port is
-	// left to the kernel).
+	// left to the kernel unless SourcePort is set).
 	SourceIP string
+	// SourcePort, if set, is the local port every connection comes from,
+	// one at a time (Parallelism becomes 1): over UDP every datagram then
+	// belongs to one conntrack entry, as a long-lived UDP client's do.
+	// Over TCP it allows one connection only (the next one would find the
+	// port in TIME_WAIT).
+	SourcePort int
 	// Expected, if set, are the backends that should share the traffic:
 	// NAME (weight 1) or NAME=WEIGHT each, shares in proportion to the
 	// weights (ParseExpected); Report then flags a missing or unexpected
@@ -61,6 +77,19 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Parallelism < 0 || o.Timeout < 0 || o.Deadline < 0 {
 		return o, errors.New("traffic: parallelism, timeout and deadline must not be negative")
 	}
+	switch o.Protocol {
+	case "":
+		o.Protocol = ProtocolTCP
+	case ProtocolTCP, ProtocolUDP:
+	default:
+		return o, fmt.Errorf("traffic: protocol %q: want %s or %s", o.Protocol, ProtocolTCP, ProtocolUDP)
+	}
+	if o.SourcePort < 0 || o.SourcePort > 65535 {
+		return o, fmt.Errorf("traffic: source port %d: want 1..65535", o.SourcePort)
+	}
+	if o.SourcePort != 0 && o.Protocol == ProtocolTCP && o.Connections > 1 {
+		return o, fmt.Errorf("traffic: source port %d over tcp: one connection only (the next would find the port in TIME_WAIT)", o.SourcePort)
+	}
 	if o.SourceIP != "" {
 		if _, err := netip.ParseAddr(o.SourceIP); err != nil {
 			return o, fmt.Errorf("traffic: source IP %q: %w", o.SourceIP, err)
@@ -79,6 +108,9 @@ func (o Options) withDefaults() (Options, error) {
 		o.Parallelism = DefaultParallelism
 	}
 	o.Parallelism = min(o.Parallelism, o.Connections)
+	if o.SourcePort != 0 {
+		o.Parallelism = 1 // one socket at a time can own the port
+	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -90,6 +122,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Path[0] != '/' || strings.ContainsFunc(o.Path, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		return o, fmt.Errorf("traffic: path %q: want an absolute path without spaces or control characters", o.Path)
+	}
+	if o.Protocol == ProtocolUDP {
+		if _, err := udpCommand(o.Path); err != nil {
+			return o, err
+		}
 	}
 	return o, nil
 }

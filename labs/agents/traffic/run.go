@@ -11,6 +11,8 @@ import (
 // Result is the outcome of a Run.
 type Result struct {
 	Target string `json:"target"`
+	// Protocol is Options.Protocol: tcp or udp.
+	Protocol string `json:"protocol,omitempty"`
 	// Expected and Alpha are Options.Expected and Options.Alpha, for Report.
 	Expected []string `json:"expected,omitempty"`
 	Alpha    float64  `json:"alpha,omitempty"`
@@ -44,10 +46,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	dialer := &net.Dialer{}
-	if o.SourceIP != "" {
-		dialer.LocalAddr = &net.TCPAddr{IP: net.ParseIP(o.SourceIP)}
-	}
+	dialer := newDialer(o)
 
 	start := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, o.Deadline)
@@ -78,6 +77,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	res := &Result{
 		Target:    o.Target,
+		Protocol:  o.Protocol,
 		Expected:  append([]string(nil), o.Expected...),
 		Alpha:     o.Alpha,
 		Requested: o.Connections,
@@ -100,4 +100,16 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// newDialer dials from o.SourceIP and o.SourcePort when they are set.
+func newDialer(o Options) *net.Dialer {
+	if o.SourceIP == "" && o.SourcePort == 0 {
+		return &net.Dialer{}
+	}
+	ip := net.ParseIP(o.SourceIP) // nil: any address
+	if o.Protocol == ProtocolUDP {
+		return &net.Dialer{LocalAddr: &net.UDPAddr{IP: ip, Port: o.SourcePort}}
+	}
+	return &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip, Port: o.SourcePort}}
 }
