@@ -23,6 +23,8 @@ func TestSelfExecCommandLinesParse(t *testing.T) {
 		&selfexec.Proxy{Options: proxy.Options{NodeName: "$(NODE_NAME)"}},
 		&selfexec.Proxy{Cleanup: true},
 		&selfexec.Netexec{Options: netexec.Options{PodName: "web-0", NodeName: "node2", Ports: []int{8080, 9090}}},
+		&selfexec.Netexec{Options: netexec.Options{PodName: "web-0", Ports: []int{8080}, UDPPorts: []int{netexec.NoUDPPort}}},
+		&selfexec.Traffic{Raw: true, Options: traffic.Options{Target: "10.96.0.10:80", Protocol: traffic.ProtocolUDP, SourcePort: 12345, Connections: 3}},
 		&selfexec.Traffic{Raw: true, Options: traffic.Options{Target: "10.96.0.10:80", Connections: 3000,
 			Parallelism: 8, Timeout: 10 * time.Second, Deadline: 10 * time.Minute, Path: "/clientip", Expected: []string{"a", "b"}}},
 		&selfexec.CNIAgent{Variant: cni.CalicoProxyARP, ClusterCIDR: "10.244.0.0/16"},

@@ -19,13 +19,14 @@ func newTraffic() *cobra.Command {
 	var cmdline selfexec.Traffic
 	opts := &cmdline.Options
 	cmd := &cobra.Command{
-		Use:   "traffic [--lab NAME] [--from HOST] --to IP:PORT [-c N] [--expect NAME=WEIGHT,…] [--alpha A] [-o table|json|bars|svg]",
-		Short: "Open N new TCP connections, ask each /hostname, and test how they spread over the backends",
+		Use:   "traffic [--lab NAME] [--from HOST] --to IP:PORT [--protocol tcp|udp] [-c N] [--expect NAME=WEIGHT,…] [--alpha A] [-o table|json|bars|svg]",
+		Short: "Open N new TCP connections (or UDP sockets), ask each /hostname, and test how they spread over the backends",
 		Long: "Makes N (-c, --count) new TCP connections (bounded in parallelism, per-connection timeout and overall deadline), " +
 			"sends GET /hostname on each, and prints per backend the count, the share, the expected share and a chi-square " +
 			"goodness-of-fit p-value: against --expect (NAME or NAME=WEIGHT, shares in proportion to the weights), else " +
 			"uniform over the backends that answered. It ends with the verdict and exits 1 when it fails: a p-value below " +
 			"--alpha (default 1e-6, so a correct proxy fails once in 10^6 runs), or a connection that failed. " +
+			"With --protocol udp each connection is a new UDP socket sending agnhost netexec's hostname command and waiting --timeout for the answer. " +
 			"With --from it runs inside that host of the lab (a client, node or pod). " +
 			"-o bars draws the split as bars against the expected shares (coloured on a terminal unless NO_COLOR is set), -o svg as an SVG picture.",
 		Example: "  svclab traffic --from client --to 10.96.0.11:80 -c 3000 -o bars\n" +
@@ -63,6 +64,9 @@ func newTraffic() *cobra.Command {
 	registerLabCompletion(cmd)
 	cmd.RegisterFlagCompletionFunc("from", completeHosts)                                                                //nolint:errcheck // the flag exists
 	cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(trafficOutputs, cobra.ShellCompDirectiveNoFileComp)) //nolint:errcheck // the flag exists
+
+	protocols := cobra.FixedCompletions([]string{traffic.ProtocolTCP, traffic.ProtocolUDP}, cobra.ShellCompDirectiveNoFileComp)
+	cmd.RegisterFlagCompletionFunc("protocol", protocols) //nolint:errcheck // the flag exists
 	return cmd
 }
 
