@@ -1,6 +1,8 @@
 // Package golden compares a test's whole output with a file under the
 // package's testdata/, and rewrites the file when the test runs with
-// -update: the golden tests of svclab's pure renderers use it.
+// -update (`go test ./pkg -update`): every golden test of svclab uses it,
+// so the flag and the failure message are the same everywhere. LineDiff,
+// what a failure shows, also serves tests that compare two outputs.
 package golden
 
 import (
@@ -18,10 +20,15 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 func Updating() bool { return *update }
 
 // Check compares got with testdata/name, or writes it there under -update.
-// A difference fails the test and prints the whole output.
 func Check(t testing.TB, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	CheckPath(t, filepath.Join("testdata", name), got)
+}
+
+// CheckPath is Check for a file anywhere, such as a picture under docs/
+// that the README shows. A difference fails the test and shows LineDiff.
+func CheckPath(t testing.TB, path string, got []byte) {
+	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -36,6 +43,6 @@ func Check(t testing.TB, name string, got []byte) {
 		t.Fatalf("%v (go test -update writes it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (go test -update rewrites it); got:\n%s", path, got)
+		t.Errorf("%s differs from the output (go test -update rewrites it):\n%s", path, LineDiff(string(want), string(got)))
 	}
 }

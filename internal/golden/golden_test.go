@@ -34,3 +34,16 @@ func TestCheckComparesWithTheFile(t *testing.T) {
 		}
 	}
 }
+
+func TestLineDiff(t *testing.T) {
+	for _, tc := range []struct{ name, want, got, diff string }{
+		{"equal", "a\nb\n", "a\nb\n", ""},
+		{"changed line", "a\nb\nc\n", "a\nB\nc\n", "first difference at line 2:\n- b\n+ B\n- b\n+ B\n"},
+		{"extra repeat", "a\n", "a\na\n", "first difference at line 2:\n- \n+ a\n+ a\n"},
+		{"reordered", "a\nb", "b\na", "first difference at line 1:\n- a\n+ b\n(the same lines in another order)\n"},
+	} {
+		if got := LineDiff(tc.want, tc.got); got != tc.diff {
+			t.Errorf("%s: LineDiff = %q, want %q", tc.name, got, tc.diff)
+		}
+	}
+}

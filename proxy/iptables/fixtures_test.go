@@ -6,8 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/svclab/svclab/internal/fixtures"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/model"
 )
@@ -23,62 +23,6 @@ const (
 )
 
 var testNodeIPs = []netip.Addr{netip.MustParseAddr(testNodeIP)}
-
-func ptr[T any](v T) *T { return &v }
-
-// svc builds a Service; edit modifies it further.
-func svc(ns, name, clusterIP string, ports []corev1.ServicePort, edit ...func(*corev1.Service)) *corev1.Service {
-	s := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.ServiceSpec{
-			Type:      corev1.ServiceTypeClusterIP,
-			ClusterIP: clusterIP,
-			Ports:     ports,
-		},
-	}
-	for _, e := range edit {
-		e(s)
-	}
-	return s
-}
-
-func port(name string, protocol corev1.Protocol, port, nodePort int32) corev1.ServicePort {
-	return corev1.ServicePort{Name: name, Protocol: protocol, Port: port, NodePort: nodePort}
-}
-
-func nodePortType(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }
-
-func etpLocal(s *corev1.Service) {
-	s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-}
-
-// epSlice builds an EndpointSlice for service ns/name with the given ports
-// (name → number, protocol TCP unless the name starts with "dns") and
-// endpoints.
-func epSlice(ns, name string, ports []discoveryv1.EndpointPort, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
-	return &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: ns,
-			Name:      name + "-abcde",
-			Labels:    map[string]string{discoveryv1.LabelServiceName: name},
-		},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       ports,
-		Endpoints:   eps,
-	}
-}
-
-func epPort(name string, protocol corev1.Protocol, port int32) discoveryv1.EndpointPort {
-	return discoveryv1.EndpointPort{Name: ptr(name), Protocol: ptr(protocol), Port: ptr(port)}
-}
-
-func ep(ip, node string) discoveryv1.Endpoint {
-	e := discoveryv1.Endpoint{Addresses: []string{ip}}
-	if node != "" {
-		e.NodeName = ptr(node)
-	}
-	return e
-}
 
 type cluster struct {
 	services []*corev1.Service
@@ -111,10 +55,10 @@ func newRenderer(t testing.TB, opts iptables.Options) *iptables.Renderer {
 func clusterIPService(n int) cluster {
 	var eps []discoveryv1.Endpoint
 	for i := 1; i <= n; i++ {
-		eps = append(eps, ep(netip.AddrFrom4([4]byte{10, 244, 1, byte(i)}).String(), testOtherNode))
+		eps = append(eps, fixtures.Endpoint(netip.AddrFrom4([4]byte{10, 244, 1, byte(i)}).String(), testOtherNode))
 	}
 	return cluster{
-		services: []*corev1.Service{svc("default", "web", "10.96.0.20", []corev1.ServicePort{port("http", corev1.ProtocolTCP, 80, 0)})},
-		slices:   []*discoveryv1.EndpointSlice{epSlice("default", "web", []discoveryv1.EndpointPort{epPort("http", corev1.ProtocolTCP, 8080)}, eps...)},
+		services: []*corev1.Service{fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})},
+		slices:   []*discoveryv1.EndpointSlice{fixtures.EndpointSlice("default", "web", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, eps...)},
 	}
 }

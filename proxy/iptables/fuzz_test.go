@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
 	"github.com/svclab/svclab/proxy/model"
@@ -66,7 +67,7 @@ func FuzzRender(f *testing.F) {
 		}
 		checkAllJumpTargetsDeclared(t, res.Payload())
 		if again := newRenderer(t, opts).Render(modeltest.Snapshot(first)); !bytes.Equal(again.Payload(), res.Payload()) {
-			t.Fatalf("the same input renders differently:\n%s", lineDiff(string(res.Payload()), string(again.Payload())))
+			t.Fatalf("the same input renders differently:\n%s", golden.LineDiff(string(res.Payload()), string(again.Payload())))
 		}
 		if opts.LocalDetector == nil {
 			checkClusterIPFlows(t, fake.Dump(), snap)

@@ -73,39 +73,3 @@ func TestUndeclaredChainsCheckerCatchesMistakes(t *testing.T) {
 		t.Fatalf("want 3 problems (missing target, undeclared chain, missing COMMIT), got %q", problems)
 	}
 }
-
-// lineDiff shows how two payloads differ, line by line.
-func lineDiff(want, got string) string {
-	w := strings.Split(want, "\n")
-	g := strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "first difference at line %d:\n- %s\n+ %s\n", i+1, wl, gl)
-			break
-		}
-	}
-	inWant := map[string]int{}
-	for _, l := range w {
-		inWant[l]++
-	}
-	for _, l := range g {
-		inWant[l]--
-	}
-	for l, n := range inWant {
-		for ; n > 0; n-- {
-			fmt.Fprintf(&b, "missing: %s\n", l)
-		}
-		for ; n < 0; n++ {
-			fmt.Fprintf(&b, "extra:   %s\n", l)
-		}
-	}
-	return b.String()
-}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
@@ -190,7 +191,7 @@ func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 					t.Errorf("%s: RestoreError.Context %v does not show the bad rule", how, re.Context)
 				}
 				if after := saveTables(t, runner); after != before {
-					t.Errorf("%s: a rejected payload changed the rules:\n%s", how, lineDiff(before, after))
+					t.Errorf("%s: a rejected payload changed the rules:\n%s", how, golden.LineDiff(before, after))
 				}
 			}
 

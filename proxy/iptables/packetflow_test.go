@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/svclab/svclab/internal/fixtures"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
 )
@@ -18,18 +19,18 @@ func packetFlowCluster() cluster {
 	http := func(n ...discoveryv1.Endpoint) []discoveryv1.Endpoint { return n }
 	return cluster{
 		services: []*corev1.Service{
-			svc("default", "web", "10.96.0.20", []corev1.ServicePort{port("http", tcp, 80, 30080)}, nodePortType),
-			svc("default", "local-none", "10.96.0.21", []corev1.ServicePort{port("http", tcp, 80, 30081)}, nodePortType, etpLocal),
-			svc("default", "local-some", "10.96.0.22", []corev1.ServicePort{port("http", tcp, 80, 30082)}, nodePortType, etpLocal),
-			svc("default", "empty", "10.96.0.50", []corev1.ServicePort{port("http", tcp, 80, 30050)}, nodePortType),
+			fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.ServicePort("http", tcp, 80, 30080)}, fixtures.NodePortType),
+			fixtures.Service("default", "local-none", "10.96.0.21", []corev1.ServicePort{fixtures.ServicePort("http", tcp, 80, 30081)}, fixtures.NodePortType, fixtures.ExternalTrafficPolicyLocal),
+			fixtures.Service("default", "local-some", "10.96.0.22", []corev1.ServicePort{fixtures.ServicePort("http", tcp, 80, 30082)}, fixtures.NodePortType, fixtures.ExternalTrafficPolicyLocal),
+			fixtures.Service("default", "empty", "10.96.0.50", []corev1.ServicePort{fixtures.ServicePort("http", tcp, 80, 30050)}, fixtures.NodePortType),
 		},
 		slices: []*discoveryv1.EndpointSlice{
-			epSlice("default", "web", []discoveryv1.EndpointPort{epPort("http", tcp, 8080)},
-				http(ep("10.244.1.1", testNodeName), ep("10.244.2.1", testOtherNode))...),
-			epSlice("default", "local-none", []discoveryv1.EndpointPort{epPort("http", tcp, 8080)},
-				http(ep("10.244.2.2", testOtherNode))...),
-			epSlice("default", "local-some", []discoveryv1.EndpointPort{epPort("http", tcp, 8080)},
-				http(ep("10.244.1.3", testNodeName), ep("10.244.2.3", testOtherNode))...),
+			fixtures.EndpointSlice("default", "web", []discoveryv1.EndpointPort{fixtures.EndpointPort("http", tcp, 8080)},
+				http(fixtures.Endpoint("10.244.1.1", testNodeName), fixtures.Endpoint("10.244.2.1", testOtherNode))...),
+			fixtures.EndpointSlice("default", "local-none", []discoveryv1.EndpointPort{fixtures.EndpointPort("http", tcp, 8080)},
+				http(fixtures.Endpoint("10.244.2.2", testOtherNode))...),
+			fixtures.EndpointSlice("default", "local-some", []discoveryv1.EndpointPort{fixtures.EndpointPort("http", tcp, 8080)},
+				http(fixtures.Endpoint("10.244.1.3", testNodeName), fixtures.Endpoint("10.244.2.3", testOtherNode))...),
 		},
 	}
 }

@@ -10,7 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/utils/ptr"
 
+	"github.com/svclab/svclab/internal/fixtures"
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
 	"github.com/svclab/svclab/proxy/model"
@@ -22,14 +25,14 @@ func threeServices() cluster {
 	tcp := corev1.ProtocolTCP
 	return cluster{
 		services: []*corev1.Service{
-			svc("default", "web", "10.96.0.20", []corev1.ServicePort{port("http", tcp, 80, 30080)}, nodePortType),
-			svc("default", "api", "10.96.0.21", []corev1.ServicePort{port("http", tcp, 80, 0)}),
-			svc("default", "db", "10.96.0.22", []corev1.ServicePort{port("sql", tcp, 5432, 0)}),
+			fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.ServicePort("http", tcp, 80, 30080)}, fixtures.NodePortType),
+			fixtures.Service("default", "api", "10.96.0.21", []corev1.ServicePort{fixtures.ServicePort("http", tcp, 80, 0)}),
+			fixtures.Service("default", "db", "10.96.0.22", []corev1.ServicePort{fixtures.ServicePort("sql", tcp, 5432, 0)}),
 		},
 		slices: []*discoveryv1.EndpointSlice{
-			epSlice("default", "web", []discoveryv1.EndpointPort{epPort("http", tcp, 8080)}, ep("10.244.1.1", testNodeName), ep("10.244.2.1", testOtherNode)),
-			epSlice("default", "api", []discoveryv1.EndpointPort{epPort("http", tcp, 8080)}, ep("10.244.1.2", testNodeName)),
-			epSlice("default", "db", []discoveryv1.EndpointPort{epPort("sql", tcp, 5432)}, ep("10.244.1.3", testNodeName), ep("10.244.2.3", testOtherNode)),
+			fixtures.EndpointSlice("default", "web", []discoveryv1.EndpointPort{fixtures.EndpointPort("http", tcp, 8080)}, fixtures.Endpoint("10.244.1.1", testNodeName), fixtures.Endpoint("10.244.2.1", testOtherNode)),
+			fixtures.EndpointSlice("default", "api", []discoveryv1.EndpointPort{fixtures.EndpointPort("http", tcp, 8080)}, fixtures.Endpoint("10.244.1.2", testNodeName)),
+			fixtures.EndpointSlice("default", "db", []discoveryv1.EndpointPort{fixtures.EndpointPort("sql", tcp, 5432)}, fixtures.Endpoint("10.244.1.3", testNodeName), fixtures.Endpoint("10.244.2.3", testOtherNode)),
 		},
 	}
 }
@@ -65,7 +68,7 @@ func assertSameAsFreshFullSync(t *testing.T, fake *iptablestest.FakeRunner, opts
 		want, _ := fresh.Save(table)
 		got, _ := fake.Save(table)
 		if string(got) != string(want) {
-			t.Fatalf("table %s after partial syncs differs from a fresh full sync:\n%s", table, lineDiff(string(want), string(got)))
+			t.Fatalf("table %s after partial syncs differs from a fresh full sync:\n%s", table, golden.LineDiff(string(want), string(got)))
 		}
 	}
 }
@@ -88,7 +91,7 @@ func TestPartialSyncAfterOneEndpointChanged(t *testing.T) {
 	if !slices.Equal(res.DeletedChains, []string{oldSEP}) {
 		t.Errorf("DeletedChains = %v, want [%s]", res.DeletedChains, oldSEP)
 	}
-	checkGolden(t, "partial_endpoint_changed", res.Payload())
+	golden.Check(t, "partial_endpoint_changed.golden", res.Payload())
 	applyOrFail(t, fake, r, res)
 	assertSameAsFreshFullSync(t, fake, testOptions(), c.snapshot())
 }
@@ -113,7 +116,7 @@ func TestPartialSyncAfterServiceDeleted(t *testing.T) {
 	if !slices.Equal(res.DeletedChains, wantDeleted) {
 		t.Errorf("DeletedChains = %v, want %v", res.DeletedChains, wantDeleted)
 	}
-	checkGolden(t, "partial_service_deleted", res.Payload())
+	golden.Check(t, "partial_service_deleted.golden", res.Payload())
 	applyOrFail(t, fake, r, res)
 	assertSameAsFreshFullSync(t, fake, testOptions(), c.snapshot())
 }
@@ -262,13 +265,13 @@ func bigCluster(n, eps int) cluster {
 	for i := range n {
 		ns, name := fmt.Sprintf("ns%d", i), fmt.Sprintf("svc%d", i)
 		clusterIP := netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}).String()
-		c.services = append(c.services, svc(ns, name, clusterIP, []corev1.ServicePort{port("http", tcp, 80, 0)}))
+		c.services = append(c.services, fixtures.Service(ns, name, clusterIP, []corev1.ServicePort{fixtures.ServicePort("http", tcp, 80, 0)}))
 		var endpoints []discoveryv1.Endpoint
 		for j := range eps {
 			k := i*eps + j
-			endpoints = append(endpoints, ep(netip.AddrFrom4([4]byte{10, byte(244 + k>>16), byte(k >> 8), byte(k)}).String(), testOtherNode))
+			endpoints = append(endpoints, fixtures.Endpoint(netip.AddrFrom4([4]byte{10, byte(244 + k>>16), byte(k >> 8), byte(k)}).String(), testOtherNode))
 		}
-		c.slices = append(c.slices, epSlice(ns, name, []discoveryv1.EndpointPort{epPort("http", tcp, 8080)}, endpoints...))
+		c.slices = append(c.slices, fixtures.EndpointSlice(ns, name, []discoveryv1.EndpointPort{fixtures.EndpointPort("http", tcp, 8080)}, endpoints...))
 	}
 	return c
 }
@@ -289,25 +292,25 @@ func TestRandomChangesConvergeLikeFullSyncs(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			node = testNodeName
 		}
-		return ep(netip.AddrFrom4([4]byte{10, 244, byte(nextIP >> 8), byte(nextIP)}).String(), node)
+		return fixtures.Endpoint(netip.AddrFrom4([4]byte{10, 244, byte(nextIP >> 8), byte(nextIP)}).String(), node)
 	}
 	for step := range 300 {
 		switch op := rng.IntN(7); {
 		case op == 0 || len(c.services) == 0: // add a service
 			i := len(c.services) + step*10
 			name := fmt.Sprintf("svc%d", i)
-			s := svc("default", name, netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}).String(),
-				[]corev1.ServicePort{port("http", tcp, 80, int32(30000+i%2000))})
+			s := fixtures.Service("default", name, netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}).String(),
+				[]corev1.ServicePort{fixtures.ServicePort("http", tcp, 80, int32(30000+i%2000))})
 			if rng.IntN(2) == 0 {
-				nodePortType(s)
+				fixtures.NodePortType(s)
 				if rng.IntN(2) == 0 {
-					etpLocal(s)
+					fixtures.ExternalTrafficPolicyLocal(s)
 				}
 			} else {
 				s.Spec.Ports[0].NodePort = 0
 			}
 			c.services = append(c.services, s)
-			c.slices = append(c.slices, epSlice("default", name, []discoveryv1.EndpointPort{epPort("http", tcp, 8080)}))
+			c.slices = append(c.slices, fixtures.EndpointSlice("default", name, []discoveryv1.EndpointPort{fixtures.EndpointPort("http", tcp, 8080)}))
 		case op == 1: // delete a service and its slice
 			i := rng.IntN(len(c.services))
 			c.services = slices.Delete(c.services, i, i+1)
@@ -325,7 +328,7 @@ func TestRandomChangesConvergeLikeFullSyncs(t *testing.T) {
 			s := c.slices[rng.IntN(len(c.slices))]
 			if len(s.Endpoints) > 0 {
 				e := &s.Endpoints[rng.IntN(len(s.Endpoints))]
-				e.Conditions.Ready = ptr(e.Conditions.Ready != nil && !*e.Conditions.Ready)
+				e.Conditions.Ready = ptr.To(e.Conditions.Ready != nil && !*e.Conditions.Ready)
 			}
 		case op == 6: // change the service port
 			s := c.services[rng.IntN(len(c.services))]

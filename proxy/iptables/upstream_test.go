@@ -9,7 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
+	"github.com/svclab/svclab/internal/fixtures"
 	"github.com/svclab/svclab/proxy/iptables"
 )
 
@@ -17,44 +19,44 @@ import (
 // TestOverallIPTablesRules (pkg/proxy/iptables/proxier_test.go, v1.36).
 func upstreamOverallCluster() cluster {
 	tcp := corev1.ProtocolTCP
-	p80 := func(nodePort int32) []corev1.ServicePort { return []corev1.ServicePort{port("p80", tcp, 80, nodePort)} }
+	p80 := func(nodePort int32) []corev1.ServicePort {
+		return []corev1.ServicePort{fixtures.ServicePort("p80", tcp, 80, nodePort)}
+	}
 	slice := func(ns, name string, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
-		s := epSlice(ns, name, []discoveryv1.EndpointPort{epPort("p80", tcp, 80)}, eps...)
-		s.Name = name + "-1"
-		return s
+		return fixtures.NamedEndpointSlice(ns, name, name+"-1", []discoveryv1.EndpointPort{fixtures.EndpointPort("p80", tcp, 80)}, eps...)
 	}
 	return cluster{
 		services: []*corev1.Service{
-			svc("ns1", "svc1", "172.30.0.41", p80(0)),
-			svc("ns2", "svc2", "172.30.0.42", p80(3001), func(s *corev1.Service) {
+			fixtures.Service("ns1", "svc1", "172.30.0.41", p80(0)),
+			fixtures.Service("ns2", "svc2", "172.30.0.42", p80(3001), func(s *corev1.Service) {
 				s.Spec.Type = corev1.ServiceTypeLoadBalancer
 				s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}
 				s.Spec.ExternalIPs = []string{"192.168.99.22"}
 				s.Spec.HealthCheckNodePort = 30000
 			}),
-			svc("ns3", "svc3", "172.30.0.43", p80(3003), nodePortType),
-			svc("ns4", "svc4", "172.30.0.44", []corev1.ServicePort{{Name: "p80", Port: 80, Protocol: tcp, TargetPort: intstr.FromInt32(80)}}, func(s *corev1.Service) {
+			fixtures.Service("ns3", "svc3", "172.30.0.43", p80(3003), fixtures.NodePortType),
+			fixtures.Service("ns4", "svc4", "172.30.0.44", []corev1.ServicePort{{Name: "p80", Port: 80, Protocol: tcp, TargetPort: intstr.FromInt32(80)}}, func(s *corev1.Service) {
 				s.Spec.Type = corev1.ServiceTypeNodePort
 				s.Spec.ExternalIPs = []string{"192.168.99.33"}
 			}),
-			svc("ns5", "svc5", "172.30.0.45", p80(3002), func(s *corev1.Service) {
+			fixtures.Service("ns5", "svc5", "172.30.0.45", p80(3002), func(s *corev1.Service) {
 				s.Spec.Type = corev1.ServiceTypeLoadBalancer
 				s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyCluster
 				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "5.6.7.8"}}
 				s.Spec.HealthCheckNodePort = 30000
 				s.Spec.LoadBalancerSourceRanges = []string{" 203.0.113.0/25"}
 				s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
-				s.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr[int32](10800)}}
+				s.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr.To[int32](10800)}}
 			}),
-			svc("ns6", "svc6", "172.30.0.46", []corev1.ServicePort{{Name: "p80", Port: 80, Protocol: tcp, TargetPort: intstr.FromInt32(80)}}),
+			fixtures.Service("ns6", "svc6", "172.30.0.46", []corev1.ServicePort{{Name: "p80", Port: 80, Protocol: tcp, TargetPort: intstr.FromInt32(80)}}),
 		},
 		slices: []*discoveryv1.EndpointSlice{
-			slice("ns1", "svc1", ep("10.180.0.1", "")),
-			slice("ns2", "svc2", ep("10.180.0.2", "")),
-			slice("ns3", "svc3", ep("10.180.0.3", "")),
-			slice("ns4", "svc4", ep("10.180.0.4", ""), ep("10.180.0.5", "test-node")),
-			slice("ns5", "svc5", ep("10.180.0.3", "")),
+			slice("ns1", "svc1", fixtures.Endpoint("10.180.0.1", "")),
+			slice("ns2", "svc2", fixtures.Endpoint("10.180.0.2", "")),
+			slice("ns3", "svc3", fixtures.Endpoint("10.180.0.3", "")),
+			slice("ns4", "svc4", fixtures.Endpoint("10.180.0.4", ""), fixtures.Endpoint("10.180.0.5", "test-node")),
+			slice("ns5", "svc5", fixtures.Endpoint("10.180.0.3", "")),
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/proxy/model"
 )
 
@@ -73,7 +74,7 @@ func TestComputeGolden(t *testing.T) {
 				tc.settings(&s)
 			}
 			d := Compute(tc.snap, s)
-			checkGolden(t, tc.name, d.String())
+			golden.Check(t, tc.name+".golden", []byte(d.String()))
 			if again := Compute(tc.snap, s).String(); again != d.String() {
 				t.Errorf("Compute is not deterministic")
 			}

@@ -1,72 +1,14 @@
 package ipvs
 
 import (
-	"bytes"
-	"flag"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
-	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/model"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
-
-// checkGolden compares got with testdata/NAME.golden; -update rewrites it.
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading %s (run `go test -run %s -update` to create it): %v", path, t.Name(), err)
-	}
-	if !bytes.Equal([]byte(got), want) {
-		t.Errorf("output differs from %s (rerun with -update if intended):\n%s", path, lineDiff(string(want), got))
-	}
-}
-
-// lineDiff lists the lines only one side has.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	in := func(l []string) map[string]int {
-		m := map[string]int{}
-		for _, s := range l {
-			m[s]++
-		}
-		return m
-	}
-	wm, gm := in(w), in(g)
-	var b strings.Builder
-	for _, s := range w {
-		if gm[s] == 0 {
-			b.WriteString("- " + s + "\n")
-		} else {
-			gm[s]--
-		}
-	}
-	for _, s := range g {
-		if wm[s] == 0 {
-			b.WriteString("+ " + s + "\n")
-		} else {
-			wm[s]--
-		}
-	}
-	if b.Len() == 0 {
-		return "(same lines, different order)"
-	}
-	return b.String()
-}
 
 const testNode = "node-a"
 

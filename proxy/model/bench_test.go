@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/svclab/svclab/internal/fixtures"
 )
 
 // BenchmarkBuild converts 10k services with 10 endpoints each, the size
@@ -16,13 +18,13 @@ func BenchmarkBuild(b *testing.B) {
 	var slices []*discoveryv1.EndpointSlice
 	for i := range 10000 {
 		ns, name := fmt.Sprintf("ns%d", i/100), fmt.Sprintf("svc%d", i)
-		services = append(services, service(ns, name, netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}).String(), tcpPort("http", 80)))
+		services = append(services, fixtures.Service(ns, name, netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}).String(), []corev1.ServicePort{fixtures.TCPServicePort("http", 80)}))
 		var eps []discoveryv1.Endpoint
 		for j := range 10 {
 			k := i*10 + j
-			eps = append(eps, epOn(netip.AddrFrom4([4]byte{10, byte(128 + k>>16), byte(k >> 8), byte(k)}).String(), "node-b"))
+			eps = append(eps, fixtures.Endpoint(netip.AddrFrom4([4]byte{10, byte(128 + k>>16), byte(k >> 8), byte(k)}).String(), "node-b"))
 		}
-		slices = append(slices, slice(ns, name, name+"-1", []discoveryv1.EndpointPort{slicePort("http", 8080)}, eps...))
+		slices = append(slices, fixtures.NamedEndpointSlice(ns, name, name+"-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, eps...))
 	}
 	b.ReportAllocs()
 	for b.Loop() {

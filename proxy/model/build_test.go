@@ -8,6 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/svclab/svclab/internal/fixtures"
 )
 
 func names(snap *Snapshot) []string {
@@ -19,14 +22,14 @@ func names(snap *Snapshot) []string {
 }
 
 func TestBuildSkipsServicesUpstreamDoesNotProxy(t *testing.T) {
-	headless := service("default", "headless", corev1.ClusterIPNone, tcpPort("http", 80))
-	noIP := service("default", "pending", "", tcpPort("http", 80))
-	external := service("default", "external", "10.96.0.9", tcpPort("http", 80))
+	headless := fixtures.Service("default", "headless", corev1.ClusterIPNone, []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
+	noIP := fixtures.Service("default", "pending", "", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
+	external := fixtures.Service("default", "external", "10.96.0.9", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
 	external.Spec.Type = corev1.ServiceTypeExternalName
-	ipv6Only := service("default", "v6", "fd00::10", tcpPort("http", 80))
+	ipv6Only := fixtures.Service("default", "v6", "fd00::10", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
 	ipv6Only.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
 	ipv6Only.Spec.ClusterIPs = []string{"fd00::10"}
-	normal := service("default", "web", "10.96.0.10", tcpPort("http", 80))
+	normal := fixtures.Service("default", "web", "10.96.0.10", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
 
 	snap := Build([]*corev1.Service{headless, noIP, external, ipv6Only, normal, nil}, nil, "node-a")
 	if got, want := names(snap), []string{"default/web:http/TCP"}; !slices.Equal(got, want) {
@@ -43,7 +46,7 @@ func TestBuildSkipsServicesUpstreamDoesNotProxy(t *testing.T) {
 }
 
 func TestBuildPicksClusterIPOfFamilyFromDualStackService(t *testing.T) {
-	svc := service("default", "dual", "fd00::20", tcpPort("", 80))
+	svc := fixtures.Service("default", "dual", "fd00::20", []corev1.ServicePort{fixtures.TCPServicePort("", 80)})
 	svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
 	svc.Spec.ClusterIPs = []string{"fd00::20", "10.96.0.20"}
 	snap := Build([]*corev1.Service{svc}, nil, "")
@@ -53,11 +56,10 @@ func TestBuildPicksClusterIPOfFamilyFromDualStackService(t *testing.T) {
 }
 
 func TestBuildSortsServicePortsAndKeepsEachPort(t *testing.T) {
-	httpserver := service("default", "httpserver", "10.96.0.30", tcpPort("web", 3000), tcpPort("alt", 8080))
-	dns := service("kube-system", "kube-dns", "10.96.0.10",
-		corev1.ServicePort{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP},
-		corev1.ServicePort{Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP})
-	api := service("default", "kubernetes", "10.96.0.1", tcpPort("https", 443))
+	httpserver := fixtures.Service("default", "httpserver", "10.96.0.30", []corev1.ServicePort{fixtures.TCPServicePort("web", 3000), fixtures.TCPServicePort("alt", 8080)})
+	dns := fixtures.Service("kube-system", "kube-dns", "10.96.0.10", []corev1.ServicePort{
+		fixtures.ServicePort("dns", corev1.ProtocolUDP, 53, 0), fixtures.TCPServicePort("dns-tcp", 53)})
+	api := fixtures.Service("default", "kubernetes", "10.96.0.1", []corev1.ServicePort{fixtures.TCPServicePort("https", 443)})
 
 	snap := Build([]*corev1.Service{dns, httpserver, api}, nil, "")
 	want := []string{
@@ -79,19 +81,19 @@ func TestBuildSortsServicePortsAndKeepsEachPort(t *testing.T) {
 }
 
 func TestBuildCopiesServicePortFields(t *testing.T) {
-	svc := service("shop", "front", "10.96.0.40", corev1.ServicePort{
+	svc := fixtures.Service("shop", "front", "10.96.0.40", []corev1.ServicePort{{
 		Name: "http", Port: 80, Protocol: corev1.ProtocolTCP, NodePort: 30080, TargetPort: intstr.FromString("web"),
-	})
+	}})
 	svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 	svc.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-	svc.Spec.InternalTrafficPolicy = ptr(corev1.ServiceInternalTrafficPolicyLocal)
+	svc.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
 	svc.Spec.HealthCheckNodePort = 32000
 	svc.Spec.ExternalIPs = []string{"192.168.1.5", "fd00::5", "bogus"}
 	svc.Spec.LoadBalancerSourceRanges = []string{" 203.0.113.0/25 ", "2001:db8::/64"}
 	svc.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
 	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{
 		{IP: "1.2.3.4"},
-		{IP: "5.6.7.8", IPMode: ptr(corev1.LoadBalancerIPModeProxy)},
+		{IP: "5.6.7.8", IPMode: ptr.To(corev1.LoadBalancerIPModeProxy)},
 		{Hostname: "lb.example"},
 	}
 
@@ -119,9 +121,9 @@ func TestBuildCopiesServicePortFields(t *testing.T) {
 }
 
 func TestBuildExternalPolicyLocalNeedsExternalAccess(t *testing.T) {
-	clusterOnly := service("default", "a", "10.96.0.50", tcpPort("", 80))
+	clusterOnly := fixtures.Service("default", "a", "10.96.0.50", []corev1.ServicePort{fixtures.TCPServicePort("", 80)})
 	clusterOnly.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
-	withExternalIP := service("default", "b", "10.96.0.51", tcpPort("", 80))
+	withExternalIP := fixtures.Service("default", "b", "10.96.0.51", []corev1.ServicePort{fixtures.TCPServicePort("", 80)})
 	withExternalIP.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	withExternalIP.Spec.ExternalIPs = []string{"192.168.1.9"}
 
@@ -135,7 +137,7 @@ func TestBuildExternalPolicyLocalNeedsExternalAccess(t *testing.T) {
 }
 
 func TestBuildSourceRangeAllowAllMeansNoRanges(t *testing.T) {
-	svc := service("default", "lb", "10.96.0.60", tcpPort("", 80))
+	svc := fixtures.Service("default", "lb", "10.96.0.60", []corev1.ServicePort{fixtures.TCPServicePort("", 80)})
 	svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 	svc.Spec.LoadBalancerSourceRanges = []string{"10.0.0.0/8", "0.0.0.0/0"}
 	if got := Build([]*corev1.Service{svc}, nil, "").ServicePorts[0].LoadBalancerSourceRanges; len(got) != 0 {
@@ -144,16 +146,16 @@ func TestBuildSourceRangeAllowAllMeansNoRanges(t *testing.T) {
 }
 
 func TestBuildMatchesSlicePortsByNameAndProtocol(t *testing.T) {
-	svc := service("default", "httpserver", "10.96.0.30", tcpPort("web", 3000), tcpPort("alt", 8080))
-	s := slice("default", "httpserver", "httpserver-abc",
+	svc := fixtures.Service("default", "httpserver", "10.96.0.30", []corev1.ServicePort{fixtures.TCPServicePort("web", 3000), fixtures.TCPServicePort("alt", 8080)})
+	s := fixtures.NamedEndpointSlice("default", "httpserver", "httpserver-abc",
 		[]discoveryv1.EndpointPort{
-			slicePort("web", 3000),
-			slicePort("alt", 8081),
-			{Name: ptr("web"), Port: ptr[int32](9999), Protocol: ptr(corev1.ProtocolUDP)}, // other protocol
-			{Name: nil, Port: ptr[int32](1)},                                              // nil name: ignored
-			{Name: ptr("alt"), Port: ptr[int32](0)},                                       // zero port: ignored
+			fixtures.TCPEndpointPort("web", 3000),
+			fixtures.TCPEndpointPort("alt", 8081),
+			{Name: ptr.To("web"), Port: ptr.To[int32](9999), Protocol: ptr.To(corev1.ProtocolUDP)}, // other protocol
+			{Name: nil, Port: ptr.To[int32](1)},                                                    // nil name: ignored
+			{Name: ptr.To("alt"), Port: ptr.To[int32](0)},                                          // zero port: ignored
 		},
-		ep("10.244.1.5"), ep("10.244.2.6"))
+		fixtures.Endpoint("10.244.1.5", ""), fixtures.Endpoint("10.244.2.6", ""))
 	snap := Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{s}, "")
 	alt := snap.Lookup(ServicePortName{"default", "httpserver", "alt", corev1.ProtocolTCP})
 	web := snap.Lookup(ServicePortName{"default", "httpserver", "web", corev1.ProtocolTCP})
@@ -166,8 +168,8 @@ func TestBuildMatchesSlicePortsByNameAndProtocol(t *testing.T) {
 }
 
 func TestBuildUnnamedPortMatchesEmptyNamedSlicePort(t *testing.T) {
-	svc := service("default", "nginx", "10.96.0.70", tcpPort("", 80))
-	s := slice("default", "nginx", "nginx-1", []discoveryv1.EndpointPort{slicePort("", 80)}, ep("10.244.169.147"))
+	svc := fixtures.Service("default", "nginx", "10.96.0.70", []corev1.ServicePort{fixtures.TCPServicePort("", 80)})
+	s := fixtures.NamedEndpointSlice("default", "nginx", "nginx-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("", 80)}, fixtures.Endpoint("10.244.169.147", ""))
 	sp := Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{s}, "").ServicePorts[0]
 	if got, want := endpointStrings(sp.Endpoints), []string{"10.244.169.147:80"}; !slices.Equal(got, want) {
 		t.Errorf("endpoints = %v, want %v", got, want)
@@ -175,15 +177,15 @@ func TestBuildUnnamedPortMatchesEmptyNamedSlicePort(t *testing.T) {
 }
 
 func TestBuildIgnoresSlicesNotBelongingToTheService(t *testing.T) {
-	svc := service("default", "web", "10.96.0.80", tcpPort("http", 80))
-	unlabelled := slice("default", "web", "web-1", []discoveryv1.EndpointPort{slicePort("http", 80)}, ep("10.0.0.1"))
+	svc := fixtures.Service("default", "web", "10.96.0.80", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
+	unlabelled := fixtures.NamedEndpointSlice("default", "web", "web-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)}, fixtures.Endpoint("10.0.0.1", ""))
 	unlabelled.Labels = nil
-	otherNS := slice("other", "web", "web-2", []discoveryv1.EndpointPort{slicePort("http", 80)}, ep("10.0.0.2"))
-	ipv6 := slice("default", "web", "web-3", []discoveryv1.EndpointPort{slicePort("http", 80)}, ep("fd00::3"))
+	otherNS := fixtures.NamedEndpointSlice("other", "web", "web-2", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)}, fixtures.Endpoint("10.0.0.2", ""))
+	ipv6 := fixtures.NamedEndpointSlice("default", "web", "web-3", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)}, fixtures.Endpoint("fd00::3", ""))
 	ipv6.AddressType = discoveryv1.AddressTypeIPv6
-	fqdn := slice("default", "web", "web-4", []discoveryv1.EndpointPort{slicePort("http", 80)}, ep("10.0.0.4"))
+	fqdn := fixtures.NamedEndpointSlice("default", "web", "web-4", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)}, fixtures.Endpoint("10.0.0.4", ""))
 	fqdn.AddressType = discoveryv1.AddressTypeFQDN
-	good := slice("default", "web", "web-5", []discoveryv1.EndpointPort{slicePort("http", 80)}, ep("10.0.0.5"), discoveryv1.Endpoint{})
+	good := fixtures.NamedEndpointSlice("default", "web", "web-5", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)}, fixtures.Endpoint("10.0.0.5", ""), discoveryv1.Endpoint{})
 
 	sp := Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{unlabelled, otherNS, ipv6, fqdn, good}, "").ServicePorts[0]
 	if got, want := endpointStrings(sp.Endpoints), []string{"10.0.0.5:80"}; !slices.Equal(got, want) {
@@ -192,12 +194,12 @@ func TestBuildIgnoresSlicesNotBelongingToTheService(t *testing.T) {
 }
 
 func TestBuildEndpointConditionsAndLocality(t *testing.T) {
-	svc := service("default", "web", "10.96.0.90", tcpPort("http", 80))
-	s := slice("default", "web", "web-1", []discoveryv1.EndpointPort{slicePort("http", 80)},
-		ep("10.0.0.1"),
-		epOn("10.0.0.2", "node-a"),
-		epOn("10.0.0.3", "node-b"),
-		epWith("10.0.0.4", false, true, true),
+	svc := fixtures.Service("default", "web", "10.96.0.90", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
+	s := fixtures.NamedEndpointSlice("default", "web", "web-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)},
+		fixtures.Endpoint("10.0.0.1", ""),
+		fixtures.Endpoint("10.0.0.2", "node-a"),
+		fixtures.Endpoint("10.0.0.3", "node-b"),
+		fixtures.Endpoint("10.0.0.4", "", fixtures.Conditions(false, true, true)),
 	)
 	sp := Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{s}, "node-a").ServicePorts[0]
 	want := []Endpoint{
@@ -212,12 +214,12 @@ func TestBuildEndpointConditionsAndLocality(t *testing.T) {
 }
 
 func TestBuildDedupesEndpointsPreferringNonTerminating(t *testing.T) {
-	svc := service("default", "web", "10.96.0.91", tcpPort("http", 80))
+	svc := fixtures.Service("default", "web", "10.96.0.91", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
 	// The same IP:port in two slices: once terminating (old pod), once
 	// ready (new pod reusing the IP). Whichever slice comes first, the
 	// non-terminating copy wins.
-	a := slice("default", "web", "web-a", []discoveryv1.EndpointPort{slicePort("http", 80)}, epWith("10.0.0.7", true, true, false))
-	b := slice("default", "web", "web-b", []discoveryv1.EndpointPort{slicePort("http", 80)}, epWith("10.0.0.7", false, true, true))
+	a := fixtures.NamedEndpointSlice("default", "web", "web-a", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)}, fixtures.Endpoint("10.0.0.7", "", fixtures.Conditions(true, true, false)))
+	b := fixtures.NamedEndpointSlice("default", "web", "web-b", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)}, fixtures.Endpoint("10.0.0.7", "", fixtures.Conditions(false, true, true)))
 	for _, order := range [][]*discoveryv1.EndpointSlice{{a, b}, {b, a}} {
 		sp := Build([]*corev1.Service{svc}, order, "").ServicePorts[0]
 		if len(sp.Endpoints) != 1 || sp.Endpoints[0].Terminating || !sp.Endpoints[0].Ready {
@@ -227,9 +229,9 @@ func TestBuildDedupesEndpointsPreferringNonTerminating(t *testing.T) {
 }
 
 func TestBuildSortsEndpointsByStringLikeUpstream(t *testing.T) {
-	svc := service("default", "web", "10.96.0.92", tcpPort("http", 80))
-	s := slice("default", "web", "web-1", []discoveryv1.EndpointPort{slicePort("http", 80)},
-		ep("10.0.0.2"), ep("10.0.0.10"), ep("010.0.0.3"))
+	svc := fixtures.Service("default", "web", "10.96.0.92", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
+	s := fixtures.NamedEndpointSlice("default", "web", "web-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)},
+		fixtures.Endpoint("10.0.0.2", ""), fixtures.Endpoint("10.0.0.10", ""), fixtures.Endpoint("010.0.0.3", ""))
 	sp := Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{s}, "").ServicePorts[0]
 	// String order, not numeric: "10.0.0.10:80" < "10.0.0.2:80". The
 	// leading-zero address is read the sloppy way, as upstream.
@@ -241,13 +243,13 @@ func TestBuildSortsEndpointsByStringLikeUpstream(t *testing.T) {
 
 func TestBuildIsDeterministicWhateverTheInputOrder(t *testing.T) {
 	svcs := []*corev1.Service{
-		service("b", "two", "10.96.1.2", tcpPort("p", 80)),
-		service("a", "one", "10.96.1.1", tcpPort("p", 80)),
+		fixtures.Service("b", "two", "10.96.1.2", []corev1.ServicePort{fixtures.TCPServicePort("p", 80)}),
+		fixtures.Service("a", "one", "10.96.1.1", []corev1.ServicePort{fixtures.TCPServicePort("p", 80)}),
 	}
 	sls := []*discoveryv1.EndpointSlice{
-		slice("a", "one", "one-2", []discoveryv1.EndpointPort{slicePort("p", 80)}, ep("10.0.1.2")),
-		slice("a", "one", "one-1", []discoveryv1.EndpointPort{slicePort("p", 80)}, ep("10.0.1.1")),
-		slice("b", "two", "two-1", []discoveryv1.EndpointPort{slicePort("p", 80)}, ep("10.0.2.1")),
+		fixtures.NamedEndpointSlice("a", "one", "one-2", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("p", 80)}, fixtures.Endpoint("10.0.1.2", "")),
+		fixtures.NamedEndpointSlice("a", "one", "one-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("p", 80)}, fixtures.Endpoint("10.0.1.1", "")),
+		fixtures.NamedEndpointSlice("b", "two", "two-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("p", 80)}, fixtures.Endpoint("10.0.2.1", "")),
 	}
 	first := Build(svcs, sls, "")
 	slices.Reverse(svcs)
@@ -267,8 +269,8 @@ func TestBuildIsDeterministicWhateverTheInputOrder(t *testing.T) {
 }
 
 func TestServicePortEqualSeesEndpointChanges(t *testing.T) {
-	svc := service("default", "web", "10.96.0.93", tcpPort("http", 80))
-	s := slice("default", "web", "web-1", []discoveryv1.EndpointPort{slicePort("http", 80)}, ep("10.0.0.1"))
+	svc := fixtures.Service("default", "web", "10.96.0.93", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
+	s := fixtures.NamedEndpointSlice("default", "web", "web-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 80)}, fixtures.Endpoint("10.0.0.1", ""))
 	a := Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{s}, "").ServicePorts[0]
 	b := Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{s}, "").ServicePorts[0]
 	if !a.Equal(b) {
@@ -285,11 +287,11 @@ func TestEndpointWeightsAnnotation(t *testing.T) {
 		annotation string
 		want       int32
 	}{{`{"10.0.1.1": 3}`, 3}, {`not json`, 0}, {`{"10.0.1.1": -2}`, 0}, {``, 0}} {
-		sl := slice("ns", "s", "s-1", []discoveryv1.EndpointPort{slicePort("", 80)}, ep("10.0.1.1"))
+		sl := fixtures.NamedEndpointSlice("ns", "s", "s-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("", 80)}, fixtures.Endpoint("10.0.1.1", ""))
 		if tc.annotation != "" {
 			sl.Annotations = map[string]string{WeightsAnnotation: tc.annotation}
 		}
-		snap := Build([]*corev1.Service{service("ns", "s", "10.96.0.1", tcpPort("", 80))}, []*discoveryv1.EndpointSlice{sl}, "")
+		snap := Build([]*corev1.Service{fixtures.Service("ns", "s", "10.96.0.1", []corev1.ServicePort{fixtures.TCPServicePort("", 80)})}, []*discoveryv1.EndpointSlice{sl}, "")
 		if len(snap.ServicePorts) != 1 || len(snap.ServicePorts[0].Endpoints) != 1 {
 			t.Fatalf("snapshot %+v", snap)
 		}
@@ -305,7 +307,7 @@ func TestEndpointWeightsAnnotation(t *testing.T) {
 // every source; ranges that do not parse at all are dropped as upstream
 // drops them.
 func TestBuildSourceRangesSloppy(t *testing.T) {
-	svc := service("default", "lb", "10.96.0.60", tcpPort("", 80))
+	svc := fixtures.Service("default", "lb", "10.96.0.60", []corev1.ServicePort{fixtures.TCPServicePort("", 80)})
 	svc.Spec.Type = corev1.ServiceTypeLoadBalancer
 	svc.Spec.LoadBalancerSourceRanges = []string{"010.001.0.0/016", "192.168.55.7/24", "1.2.3.4/33", "x/8", "1.2.3.4"}
 	got := Build([]*corev1.Service{svc}, nil, "").ServicePorts[0].LoadBalancerSourceRanges

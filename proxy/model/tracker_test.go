@@ -10,8 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/svclab/svclab/internal/fixtures"
 	"github.com/svclab/svclab/proxy/model"
 	"github.com/svclab/svclab/proxy/model/modeltest"
 )
@@ -192,26 +192,12 @@ func TestTrackerKeepsUnchangedServicePorts(t *testing.T) {
 func benchObjects(i, eps int) (*corev1.Service, *discoveryv1.EndpointSlice) {
 	ns, name := fmt.Sprintf("ns%d", i/100), fmt.Sprintf("svc%d", i)
 	ip := netip.AddrFrom4([4]byte{10, 96, byte(i >> 8), byte(i)}).String()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeClusterIP, ClusterIP: ip, ClusterIPs: []string{ip},
-			IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol},
-			Ports:      []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}},
-		},
-	}
-	portName, port, proto, node := "http", int32(8080), corev1.ProtocolTCP, "node-b"
-	sl := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: ns, Name: name + "-1", Labels: map[string]string{discoveryv1.LabelServiceName: name}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port, Protocol: &proto}},
-	}
+	svc := fixtures.Service(ns, name, ip, []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})
+	svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	sl := fixtures.NamedEndpointSlice(ns, name, name+"-1", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)})
 	for j := range eps {
 		k := i*eps + j
-		sl.Endpoints = append(sl.Endpoints, discoveryv1.Endpoint{
-			Addresses: []string{netip.AddrFrom4([4]byte{10, byte(128 + k>>16), byte(k >> 8), byte(k)}).String()},
-			NodeName:  &node,
-		})
+		sl.Endpoints = append(sl.Endpoints, fixtures.Endpoint(netip.AddrFrom4([4]byte{10, byte(128 + k>>16), byte(k >> 8), byte(k)}).String(), "node-b"))
 	}
 	return svc, sl
 }

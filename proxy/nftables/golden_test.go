@@ -7,11 +7,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/svclab/svclab/internal/fixtures"
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/proxy/model"
 	"github.com/svclab/svclab/proxy/nftables"
 )
-
-const v4 = discoveryv1.AddressTypeIPv4
 
 func defaultOptions() nftables.Options {
 	return nftables.Options{
@@ -32,29 +32,29 @@ func goldenCases() []goldenCase {
 		{name: "empty"},
 		{
 			name:     "clusterip_3_endpoints",
-			services: []*corev1.Service{service("default", "web", "10.96.0.20", []corev1.ServicePort{tcpPort("http", 80, 0)})},
-			slices: []*discoveryv1.EndpointSlice{slice("default", "web", "http", 8080, v4,
-				ready("10.244.1.1", nodeA), ready("10.244.2.1", nodeB), ready("10.244.2.2", nodeB))},
+			services: []*corev1.Service{fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})},
+			slices: []*discoveryv1.EndpointSlice{fixtures.EndpointSlice("default", "web", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)},
+				fixtures.Endpoint("10.244.1.1", nodeA), fixtures.Endpoint("10.244.2.1", nodeB), fixtures.Endpoint("10.244.2.2", nodeB))},
 		},
 		{
 			name:     "clusterip_no_endpoints",
-			services: []*corev1.Service{service("default", "web", "10.96.0.20", []corev1.ServicePort{tcpPort("http", 80, 0)})},
+			services: []*corev1.Service{fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)})},
 		},
 		{
 			name:     "nodeport_split_across_nodes",
-			services: []*corev1.Service{service("default", "web", "10.96.0.20", []corev1.ServicePort{tcpPort("http", 80, 30080)}, nodePortType)},
-			slices:   []*discoveryv1.EndpointSlice{slice("default", "web", "http", 8080, v4, ready("10.244.1.1", nodeA), ready("10.244.2.1", nodeB))},
+			services: []*corev1.Service{fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.ServicePort("http", corev1.ProtocolTCP, 80, 30080)}, fixtures.NodePortType)},
+			slices:   []*discoveryv1.EndpointSlice{fixtures.EndpointSlice("default", "web", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, fixtures.Endpoint("10.244.1.1", nodeA), fixtures.Endpoint("10.244.2.1", nodeB))},
 		},
 		{
 			name:     "nodeport_etp_local_no_local_endpoints",
-			services: []*corev1.Service{service("default", "web", "10.96.0.20", []corev1.ServicePort{tcpPort("http", 80, 30080)}, nodePortType, etpLocal)},
-			slices:   []*discoveryv1.EndpointSlice{slice("default", "web", "http", 8080, v4, ready("10.244.2.1", nodeB))},
+			services: []*corev1.Service{fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.ServicePort("http", corev1.ProtocolTCP, 80, 30080)}, fixtures.NodePortType, fixtures.ExternalTrafficPolicyLocal)},
+			slices:   []*discoveryv1.EndpointSlice{fixtures.EndpointSlice("default", "web", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, fixtures.Endpoint("10.244.2.1", nodeB))},
 		},
 		{
 			name: "loadbalancer_source_ranges_affinity",
-			services: []*corev1.Service{service("default", "lb", "10.96.0.30", []corev1.ServicePort{tcpPort("http", 80, 30081)},
-				loadBalancer("203.0.113.7", "192.168.0.0/24", "198.51.100.0/24"), externalIPs("198.51.100.9"), clientIPAffinity(600))},
-			slices: []*discoveryv1.EndpointSlice{slice("default", "lb", "http", 8080, v4, ready("10.244.1.1", nodeA), ready("10.244.2.1", nodeB))},
+			services: []*corev1.Service{fixtures.Service("default", "lb", "10.96.0.30", []corev1.ServicePort{fixtures.ServicePort("http", corev1.ProtocolTCP, 80, 30081)},
+				fixtures.LoadBalancer("203.0.113.7", "192.168.0.0/24", "198.51.100.0/24"), fixtures.ExternalIPs("198.51.100.9"), fixtures.ClientIPAffinity(600))},
+			slices: []*discoveryv1.EndpointSlice{fixtures.EndpointSlice("default", "lb", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, fixtures.Endpoint("10.244.1.1", nodeA), fixtures.Endpoint("10.244.2.1", nodeB))},
 		},
 		{
 			name: "nodeport_addresses_masquerade_all_service_cidrs",
@@ -66,8 +66,8 @@ func goldenCases() []goldenCase {
 				o.NodePortAddresses = []netip.Addr{netip.MustParseAddr("192.168.0.10")}
 				o.ServiceCIDRs = []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16")}
 			},
-			services: []*corev1.Service{service("default", "web", "10.96.0.20", []corev1.ServicePort{tcpPort("http", 80, 30080)}, nodePortType)},
-			slices:   []*discoveryv1.EndpointSlice{slice("default", "web", "http", 8080, v4, ready("10.244.1.1", nodeA))},
+			services: []*corev1.Service{fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.ServicePort("http", corev1.ProtocolTCP, 80, 30080)}, fixtures.NodePortType)},
+			slices:   []*discoveryv1.EndpointSlice{fixtures.EndpointSlice("default", "web", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, fixtures.Endpoint("10.244.1.1", nodeA))},
 		},
 		{
 			name: "ipv6",
@@ -76,9 +76,9 @@ func goldenCases() []goldenCase {
 				o.LocalDetector = nftables.DetectLocalByCIDR(netip.MustParsePrefix("fd00:10:244::/56"))
 				o.NodeIP = netip.MustParseAddr("fd00::10")
 			},
-			services: []*corev1.Service{service("default", "web6", "fd00:10:96::20", []corev1.ServicePort{tcpPort("http", 80, 30080)}, nodePortType, ipv6, clientIPAffinity(60))},
-			slices: []*discoveryv1.EndpointSlice{slice("default", "web6", "http", 8080, discoveryv1.AddressTypeIPv6,
-				ready("fd00:10:244:1::1", nodeA), ready("fd00:10:244:2::1", nodeB))},
+			services: []*corev1.Service{fixtures.Service("default", "web6", "fd00:10:96::20", []corev1.ServicePort{fixtures.ServicePort("http", corev1.ProtocolTCP, 80, 30080)}, fixtures.NodePortType, fixtures.SingleStackIPv6, fixtures.ClientIPAffinity(60))},
+			slices: []*discoveryv1.EndpointSlice{fixtures.IPv6EndpointSlice("default", "web6", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)},
+				fixtures.Endpoint("fd00:10:244:1::1", nodeA), fixtures.Endpoint("fd00:10:244:2::1", nodeB))},
 		},
 	}
 }
@@ -94,7 +94,7 @@ func TestGoldenDump(t *testing.T) {
 			}
 			s, fake := newSyncer(t, opts, nil)
 			mustSync(t, s, model.BuildFamily(opts.Family, c.services, c.slices, nodeA))
-			checkGolden(t, c.name, fake.Dump())
+			golden.Check(t, c.name+".golden", []byte(fake.Dump()))
 		})
 	}
 }

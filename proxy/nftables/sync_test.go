@@ -8,29 +8,30 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/svclab/svclab/internal/fixtures"
 	"github.com/svclab/svclab/proxy/model"
 )
 
 // twoServices is web (2 endpoints) and api (1 endpoint), both NodePort.
-func twoServices(webEndpoints ...endpoint) *model.Snapshot {
+func twoServices(webEndpoints ...discoveryv1.Endpoint) *model.Snapshot {
 	services := []*corev1.Service{
-		service("default", "web", "10.96.0.20", []corev1.ServicePort{tcpPort("http", 80, 30080)}, nodePortType),
-		service("default", "api", "10.96.0.21", []corev1.ServicePort{tcpPort("http", 80, 30081)}, nodePortType),
+		fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.ServicePort("http", corev1.ProtocolTCP, 80, 30080)}, fixtures.NodePortType),
+		fixtures.Service("default", "api", "10.96.0.21", []corev1.ServicePort{fixtures.ServicePort("http", corev1.ProtocolTCP, 80, 30081)}, fixtures.NodePortType),
 	}
 	slices := []*discoveryv1.EndpointSlice{
-		slice("default", "web", "http", 8080, v4, webEndpoints...),
-		slice("default", "api", "http", 8080, v4, ready("10.244.1.9", nodeA)),
+		fixtures.EndpointSlice("default", "web", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, webEndpoints...),
+		fixtures.EndpointSlice("default", "api", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, fixtures.Endpoint("10.244.1.9", nodeA)),
 	}
 	return model.Build(services, slices, nodeA)
 }
 
 func TestUnchangedSnapshotRunsAnEmptyTransaction(t *testing.T) {
 	s, _ := newSyncer(t, defaultOptions(), newClock())
-	first := mustSync(t, s, twoServices(ready("10.244.1.1", nodeA), ready("10.244.2.1", nodeB)))
+	first := mustSync(t, s, twoServices(fixtures.Endpoint("10.244.1.1", nodeA), fixtures.Endpoint("10.244.2.1", nodeB)))
 	if !first.Full {
 		t.Fatal("the first sync is not a full one")
 	}
-	again := mustSync(t, s, twoServices(ready("10.244.1.1", nodeA), ready("10.244.2.1", nodeB)))
+	again := mustSync(t, s, twoServices(fixtures.Endpoint("10.244.1.1", nodeA), fixtures.Endpoint("10.244.2.1", nodeB)))
 	if again.Full || again.Operations != 0 {
 		t.Errorf("second sync of the same objects: full=%v, %d operations; want a partial sync with none", again.Full, again.Operations)
 	}
@@ -41,8 +42,8 @@ func TestUnchangedSnapshotRunsAnEmptyTransaction(t *testing.T) {
 // chains, the fixed chains and every other element alone.
 func TestEndpointChangeTouchesOnlyItsService(t *testing.T) {
 	s, fake := newSyncer(t, defaultOptions(), newClock())
-	mustSync(t, s, twoServices(ready("10.244.2.1", nodeB)))
-	res := mustSync(t, s, twoServices(ready("10.244.1.1", nodeA), ready("10.244.2.1", nodeB)))
+	mustSync(t, s, twoServices(fixtures.Endpoint("10.244.2.1", nodeB)))
+	res := mustSync(t, s, twoServices(fixtures.Endpoint("10.244.1.1", nodeA), fixtures.Endpoint("10.244.2.1", nodeB)))
 	if res.Full {
 		t.Fatal("an endpoint change caused a full sync")
 	}
@@ -56,7 +57,7 @@ func TestEndpointChangeTouchesOnlyItsService(t *testing.T) {
 	if !strings.Contains(dump, "numgen random mod 2 map { 0 : 10.244.1.1 . 8080 , 1 : 10.244.2.1 . 8080 }") {
 		t.Errorf("web's chain does not balance over both endpoints:\n%s", dump)
 	}
-	assertSameAsFresh(t, fake.Dump(), twoServices(ready("10.244.1.1", nodeA), ready("10.244.2.1", nodeB)))
+	assertSameAsFresh(t, fake.Dump(), twoServices(fixtures.Endpoint("10.244.1.1", nodeA), fixtures.Endpoint("10.244.2.1", nodeB)))
 }
 
 // TestRemovedServiceChainsAreDeletedASecondLater: upstream flushes the
@@ -66,10 +67,10 @@ func TestEndpointChangeTouchesOnlyItsService(t *testing.T) {
 func TestRemovedServiceChainsAreDeletedASecondLater(t *testing.T) {
 	clock := newClock()
 	s, fake := newSyncer(t, defaultOptions(), clock)
-	mustSync(t, s, twoServices(ready("10.244.2.1", nodeB)))
+	mustSync(t, s, twoServices(fixtures.Endpoint("10.244.2.1", nodeB)))
 	onlyAPI := model.Build(
-		[]*corev1.Service{service("default", "api", "10.96.0.21", []corev1.ServicePort{tcpPort("http", 80, 30081)}, nodePortType)},
-		[]*discoveryv1.EndpointSlice{slice("default", "api", "http", 8080, v4, ready("10.244.1.9", nodeA))}, nodeA)
+		[]*corev1.Service{fixtures.Service("default", "api", "10.96.0.21", []corev1.ServicePort{fixtures.ServicePort("http", corev1.ProtocolTCP, 80, 30081)}, fixtures.NodePortType)},
+		[]*discoveryv1.EndpointSlice{fixtures.EndpointSlice("default", "api", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, fixtures.Endpoint("10.244.1.9", nodeA))}, nodeA)
 	res := mustSync(t, s, onlyAPI)
 	if len(res.StaleChains) != 2 || s.StaleChains() != 2 {
 		t.Fatalf("stale chains %v (%d waiting), want web's service and external chains", res.StaleChains, s.StaleChains())
@@ -95,7 +96,7 @@ func TestRemovedServiceChainsAreDeletedASecondLater(t *testing.T) {
 func TestFullSyncEveryHour(t *testing.T) {
 	clock := newClock()
 	s, _ := newSyncer(t, defaultOptions(), clock)
-	snap := twoServices(ready("10.244.2.1", nodeB))
+	snap := twoServices(fixtures.Endpoint("10.244.2.1", nodeB))
 	mustSync(t, s, snap)
 	clock.advance(59 * time.Minute)
 	if mustSync(t, s, snap).Full {
@@ -112,14 +113,14 @@ func TestFullSyncEveryHour(t *testing.T) {
 // deletes only those that no longer belong.
 func TestFullSyncTakesOverTheKernelsElements(t *testing.T) {
 	s, fake := newSyncer(t, defaultOptions(), newClock())
-	mustSync(t, s, twoServices(ready("10.244.1.1", nodeA)))
+	mustSync(t, s, twoServices(fixtures.Endpoint("10.244.1.1", nodeA)))
 	restarted, _ := newSyncer(t, defaultOptions(), newClock())
 	restarted.NFT = fake
-	res := mustSync(t, restarted, twoServices(ready("10.244.2.1", nodeB)))
+	res := mustSync(t, restarted, twoServices(fixtures.Endpoint("10.244.2.1", nodeB)))
 	if !res.Full {
 		t.Fatal("a new syncer's first sync is not full")
 	}
-	assertSameAsFresh(t, fake.Dump(), twoServices(ready("10.244.2.1", nodeB)))
+	assertSameAsFresh(t, fake.Dump(), twoServices(fixtures.Endpoint("10.244.2.1", nodeB)))
 }
 
 // assertSameAsFresh compares dump with what a fresh syncer writes for snap
@@ -139,13 +140,13 @@ func assertSameAsFresh(t *testing.T, dump string, snap *model.Snapshot) {
 // changed service's chains rewritten.
 func TestInPlaceUpdateIsSeenAsAChange(t *testing.T) {
 	s, fake := newSyncer(t, defaultOptions(), newClock())
-	snap := twoServices(ready("10.244.2.1", nodeB))
+	snap := twoServices(fixtures.Endpoint("10.244.2.1", nodeB))
 	mustSync(t, s, snap)
 	web := snap.Lookup(model.ServicePortName{Namespace: "default", Name: "web", Port: "http", Protocol: corev1.ProtocolTCP})
-	web.Endpoints = append(web.Endpoints, twoServices(ready("10.244.2.2", nodeB)).ServicePorts[1].Endpoints...)
+	web.Endpoints = append(web.Endpoints, twoServices(fixtures.Endpoint("10.244.2.2", nodeB)).ServicePorts[1].Endpoints...)
 	res := mustSync(t, s, snap)
 	if res.Operations == 0 {
 		t.Fatal("an in-place change ran an empty transaction")
 	}
-	assertSameAsFresh(t, fake.Dump(), twoServices(ready("10.244.2.1", nodeB), ready("10.244.2.2", nodeB)))
+	assertSameAsFresh(t, fake.Dump(), twoServices(fixtures.Endpoint("10.244.2.1", nodeB), fixtures.Endpoint("10.244.2.2", nodeB)))
 }

@@ -1,17 +1,16 @@
 package clusterdns
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/miekg/dns"
-)
+	corev1 "k8s.io/api/core/v1"
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+	"github.com/svclab/svclab/internal/fixtures"
+	"github.com/svclab/svclab/internal/golden"
+)
 
 // query is one question and what the specification says of its answer.
 type query struct {
@@ -104,25 +103,7 @@ func TestSpecification(t *testing.T) {
 		}
 		fmt.Fprintf(&all, "### %s\n%s\n", what, resp)
 	}
-	golden(t, "answers.golden", all.String())
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the output (go test -update rewrites it); got:\n%s", path, got)
-	}
+	golden.Check(t, "answers.golden", []byte(all.String()))
 }
 
 // TestSRVTargetsResolve: every SRV answer comes with the A records of its
@@ -198,10 +179,10 @@ func TestTruncation(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		eps = append(eps, fmt.Sprintf("10.244.3.%d", i+2))
 	}
-	objs.Services = append(objs.Services, service("demo", "big", "None", port("http", "TCP", 80)))
-	s := slice("demo", "big")
+	objs.Services = append(objs.Services, fixtures.Service("demo", "big", "None", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)}))
+	s := fixtures.EndpointSlice("demo", "big", nil)
 	for _, ip := range eps {
-		s.Endpoints = append(s.Endpoints, ep(ip, "", true))
+		s.Endpoints = append(s.Endpoints, fixtures.Endpoint(ip, ""))
 	}
 	objs.EndpointSlices = append(objs.EndpointSlices, s)
 	ix := NewIndex("", objs)

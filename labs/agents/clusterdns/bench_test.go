@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/svclab/svclab/internal/fixtures"
 )
 
 // BenchmarkRespond is one answer from the index (a search-path miss, then
@@ -30,8 +33,8 @@ func BenchmarkNewIndex(b *testing.B) {
 		name := "svc" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676))
 		vip := netip.AddrFrom4([4]byte{10, 96, byte(1 + i/250), byte(1 + i%250)})
 		pod := netip.AddrFrom4([4]byte{10, 244, byte(1 + i/250), byte(1 + i%250)})
-		objs.Services = append(objs.Services, service("bench", name, vip.String(), port("http", "TCP", 80)))
-		objs.EndpointSlices = append(objs.EndpointSlices, slice("bench", name, ep(pod.String(), "", true)))
+		objs.Services = append(objs.Services, fixtures.Service("bench", name, vip.String(), []corev1.ServicePort{fixtures.TCPServicePort("http", 80)}))
+		objs.EndpointSlices = append(objs.EndpointSlices, fixtures.EndpointSlice("bench", name, nil, fixtures.Endpoint(pod.String(), "")))
 	}
 	b.ReportAllocs()
 	for b.Loop() {

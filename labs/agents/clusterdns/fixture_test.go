@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/svclab/svclab/internal/fixtures"
 )
 
 // labObjects is a lab with the kube-dns Service and its pod, a ClusterIP
@@ -15,58 +17,26 @@ func labObjects() Objects {
 	return Objects{
 		Serial: 7,
 		Services: []*corev1.Service{
-			service("kube-system", "kube-dns", "10.96.0.10",
-				port("dns", corev1.ProtocolUDP, 53), port("dns-tcp", corev1.ProtocolTCP, 53), port("metrics", corev1.ProtocolTCP, 9153)),
-			service("default", "web", "10.96.0.11", port("http", corev1.ProtocolTCP, 80), port("", corev1.ProtocolTCP, 81)),
-			service("demo", "db", corev1.ClusterIPNone, port("pg", corev1.ProtocolTCP, 5432)),
-			withPublishNotReady(service("demo", "peers", corev1.ClusterIPNone, port("gossip", corev1.ProtocolUDP, 7946))),
-			service("demo", "nobody", corev1.ClusterIPNone, port("http", corev1.ProtocolTCP, 80)),
+			fixtures.Service("kube-system", "kube-dns", "10.96.0.10", []corev1.ServicePort{
+				fixtures.ServicePort("dns", corev1.ProtocolUDP, 53, 0), fixtures.TCPServicePort("dns-tcp", 53), fixtures.TCPServicePort("metrics", 9153)}),
+			fixtures.Service("default", "web", "10.96.0.11", []corev1.ServicePort{fixtures.TCPServicePort("http", 80), fixtures.TCPServicePort("", 81)}),
+			fixtures.Service("demo", "db", corev1.ClusterIPNone, []corev1.ServicePort{fixtures.TCPServicePort("pg", 5432)}),
+			fixtures.Service("demo", "peers", corev1.ClusterIPNone, []corev1.ServicePort{fixtures.ServicePort("gossip", corev1.ProtocolUDP, 7946, 0)},
+				fixtures.PublishNotReadyAddresses),
+			fixtures.Service("demo", "nobody", corev1.ClusterIPNone, []corev1.ServicePort{fixtures.TCPServicePort("http", 80)}),
 			{
 				ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "search"},
 				Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "search.example.com"},
 			},
 		},
 		EndpointSlices: []*discoveryv1.EndpointSlice{
-			slice("kube-system", "kube-dns", ep("10.244.1.2", "", true)),
-			slice("default", "web", ep("10.244.1.3", "", true), ep("10.244.2.2", "", true)),
-			slice("demo", "db", ep("10.244.1.4", "db-0", true), ep("10.244.2.3", "", true), ep("10.244.2.4", "db-2", false)),
-			slice("demo", "peers", ep("10.244.1.5", "", false)),
-			slice("demo", "nobody"),
+			fixtures.EndpointSlice("kube-system", "kube-dns", nil, fixtures.Endpoint("10.244.1.2", "")),
+			fixtures.EndpointSlice("default", "web", nil, fixtures.Endpoint("10.244.1.3", ""), fixtures.Endpoint("10.244.2.2", "")),
+			fixtures.EndpointSlice("demo", "db", nil,
+				fixtures.Endpoint("10.244.1.4", "", fixtures.Hostname("db-0")), fixtures.Endpoint("10.244.2.3", ""),
+				fixtures.Endpoint("10.244.2.4", "", fixtures.Hostname("db-2"), fixtures.NotReady)),
+			fixtures.EndpointSlice("demo", "peers", nil, fixtures.Endpoint("10.244.1.5", "", fixtures.NotReady)),
+			fixtures.EndpointSlice("demo", "nobody", nil),
 		},
-	}
-}
-
-func service(ns, name, clusterIP string, ports ...corev1.ServicePort) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: clusterIP, Ports: ports},
-	}
-}
-
-func withPublishNotReady(s *corev1.Service) *corev1.Service {
-	s.Spec.PublishNotReadyAddresses = true
-	return s
-}
-
-func port(name string, proto corev1.Protocol, n int32) corev1.ServicePort {
-	return corev1.ServicePort{Name: name, Protocol: proto, Port: n}
-}
-
-func ep(ip, hostname string, ready bool) discoveryv1.Endpoint {
-	e := discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}
-	if hostname != "" {
-		e.Hostname = &hostname
-	}
-	return e
-}
-
-func slice(ns, svc string, eps ...discoveryv1.Endpoint) *discoveryv1.EndpointSlice {
-	return &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: ns, Name: svc + "-abcde",
-			Labels: map[string]string{discoveryv1.LabelServiceName: svc},
-		},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   eps,
 	}
 }

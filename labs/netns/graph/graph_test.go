@@ -3,7 +3,6 @@ package graph
 import (
 	"bytes"
 	"encoding/xml"
-	"flag"
 	"io"
 	"net/netip"
 	"os"
@@ -11,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/labs/netns/topology"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // loadCluster reads a shipped lab file with its CNI replaced by cni.
 func loadCluster(t testing.TB, file string, cni topology.CNI) *topology.Lab {
@@ -56,24 +54,6 @@ func fixtureGraph(t testing.TB, file string, cni topology.CNI) *Graph {
 	return g
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the output (go test -update rewrites it); got:\n%s", path, got)
-	}
-}
-
 var clusterFiles = []string{"nodeport.yaml", "single-node.yaml"}
 
 // TestGolden compares the whole output of every renderer, for each shipped
@@ -89,7 +69,7 @@ func TestGolden(t *testing.T) {
 					if err := Render(&b, g, Format(f)); err != nil {
 						t.Fatal(err)
 					}
-					golden(t, name, b.String())
+					golden.Check(t, name, b.Bytes())
 				})
 			}
 		}
@@ -270,18 +250,6 @@ func TestREADMEPictures(t *testing.T) {
 		if err := c.write(&b, g); err != nil {
 			t.Fatal(err)
 		}
-		if *update {
-			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test -update writes it)", err)
-		}
-		if !bytes.Equal(b.Bytes(), want) {
-			t.Errorf("%s is not what svclab draws now (go test -update rewrites it)", path)
-		}
+		golden.CheckPath(t, path, b.Bytes())
 	}
 }

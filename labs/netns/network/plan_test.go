@@ -1,18 +1,14 @@
 package network
 
 import (
-	"flag"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/labs/netns/topology"
 	"github.com/svclab/svclab/labs/podnet"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // labYAML is a lab document with its name and CNI filled in by newLab.
 const labYAML = `apiVersion: svclab.dev/v1alpha1
@@ -52,24 +48,6 @@ func newLab(t testing.TB, doc, name string, cni topology.CNI) *topology.Lab {
 	return lab
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to create it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the plan; got:\n%s\n(run with -update after checking the change)", path, got)
-	}
-}
-
 // TestPlanGolden pins the whole plan of each CNI flavour, as the script it
 // renders, plus a pod on each node.
 func TestPlanGolden(t *testing.T) {
@@ -88,7 +66,7 @@ func TestPlanGolden(t *testing.T) {
 				}
 				script += pp.Script()
 			}
-			golden(t, string(cni)+".sh", script)
+			golden.Check(t, string(cni)+".sh", []byte(script))
 		})
 	}
 }

@@ -1,10 +1,8 @@
 package workload
 
 import (
-	"flag"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,10 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/internal/labstore"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // seeded is the test lab with repeatable pod names.
 func seeded() Cluster {
@@ -58,19 +55,7 @@ func TestServiceNetworkingObjectsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "servicenet.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if string(got) != string(want) {
-		t.Errorf("state differs from %s (go test -update rewrites it); got:\n%s", golden, got)
-	}
+	golden.Check(t, "servicenet.golden", got)
 }
 
 // TestServiceNetworkingObjects states what the golden file shows.

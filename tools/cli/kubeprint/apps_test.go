@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+
+	"github.com/svclab/svclab/internal/golden"
 )
 
 // template is a pod template of the given containers (name=image pairs).
@@ -107,6 +109,6 @@ func TestPrintAppsTables(t *testing.T) {
 		{"daemonsets-list.json", daemonSets()[:1], Options{Output: OutputJSON}},
 		{"apps-names", []runtime.Object{deployments()[0], replicaSets()[0], statefulSets()[0], daemonSets()[0]}, Options{Output: OutputName}},
 	} {
-		t.Run(tc.name, func(t *testing.T) { golden(t, tc.name, render(t, tc.objs, tc.opts)) })
+		t.Run(tc.name, func(t *testing.T) { golden.Check(t, tc.name+".golden", render(t, tc.objs, tc.opts)) })
 	}
 }

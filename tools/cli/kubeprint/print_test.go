@@ -2,9 +2,6 @@ package kubeprint
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,32 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+	"github.com/svclab/svclab/internal/golden"
+)
 
 // now is the clock every AGE counts from.
 var now = time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 
 func ago(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s:\n--- got\n%s\n--- want\n%s", name, path, got, want)
-	}
-}
 
 // pods are one of each state a lab reports: running, restarted and
 // running, crash-looping, being created, and a node proxy.
@@ -173,7 +152,7 @@ func TestPrintTables(t *testing.T) {
 		{"nodes", nodes, Options{}},
 		{"nodes-wide", nodes, Options{Output: OutputWide}},
 	} {
-		t.Run(tc.name, func(t *testing.T) { golden(t, tc.name, render(t, tc.objs, tc.opts)) })
+		t.Run(tc.name, func(t *testing.T) { golden.Check(t, tc.name+".golden", render(t, tc.objs, tc.opts)) })
 	}
 }
 
@@ -194,7 +173,7 @@ func TestPrintObjects(t *testing.T) {
 		{"pod.yaml", pods()[1:2], Options{Output: OutputYAML, Single: true}},
 		{"names", append(append(pods()[:2], svcs[0]), endpointSlices()[0]), Options{Output: OutputName}},
 	} {
-		t.Run(tc.name, func(t *testing.T) { golden(t, tc.name, render(t, tc.objs, tc.opts)) })
+		t.Run(tc.name, func(t *testing.T) { golden.Check(t, tc.name+".golden", render(t, tc.objs, tc.opts)) })
 	}
 }
 
@@ -218,9 +197,9 @@ func TestDescribe(t *testing.T) {
 	np := svcs[1].(*corev1.Service)
 	np.Labels = map[string]string{"app": "web", "tier": "front"}
 	np.Annotations = map[string]string{"note": "seed 004", corev1.LastAppliedConfigAnnotation: "{}"}
-	golden(t, "describe-service-nodeport", []byte(DescribeService(np, []discoveryv1.EndpointSlice{*slices[0].(*discoveryv1.EndpointSlice)})))
-	golden(t, "describe-service-loadbalancer", []byte(DescribeService(svcs[2].(*corev1.Service), nil)))
+	golden.Check(t, "describe-service-nodeport.golden", []byte(DescribeService(np, []discoveryv1.EndpointSlice{*slices[0].(*discoveryv1.EndpointSlice)})))
+	golden.Check(t, "describe-service-loadbalancer.golden", []byte(DescribeService(svcs[2].(*corev1.Service), nil)))
 	p := pods()
-	golden(t, "describe-pod-restarted", []byte(DescribePod(p[1].(*corev1.Pod))))
-	golden(t, "describe-pod-crashloop", []byte(DescribePod(p[2].(*corev1.Pod))))
+	golden.Check(t, "describe-pod-restarted.golden", []byte(DescribePod(p[1].(*corev1.Pod))))
+	golden.Check(t, "describe-pod-crashloop.golden", []byte(DescribePod(p[2].(*corev1.Pod))))
 }
