@@ -6,18 +6,15 @@ import (
 	"log/slog"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/svclab/svclab/internal/nsthread"
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/config"
 	"github.com/svclab/svclab/proxy/model"
@@ -42,7 +39,7 @@ func TestIntegrationNFTablesBackend(t *testing.T) {
 	run(t, "ip", "-n", ns, "addr", "add", "10.244.1.1/32", "dev", "lo")
 	run(t, "ip", "-n", ns, "addr", "add", "10.244.1.2/32", "dev", "lo")
 
-	inNetns(t, ns, func() error {
+	roottest.InNetns(t, ns, func() error {
 		b, err := newNFTablesBackend(parseConfig(t, "mode: nftables\n"), slog.New(slog.DiscardHandler))
 		if err != nil {
 			return err
@@ -109,7 +106,7 @@ func TestIntegrationModeSwitchCleansOtherModes(t *testing.T) {
 	roottest.Require(t, "creates a network namespace, iptables chains and nftables tables in it")
 	ns := roottest.Netns(t, "svclabsw")
 	log := slog.New(slog.DiscardHandler)
-	inNetns(t, ns, func() error {
+	roottest.InNetns(t, ns, func() error {
 		ipt, err := newIPTablesBackend(parseConfig(t, ""), "", log)
 		if err != nil {
 			return err
@@ -158,18 +155,6 @@ func TestIntegrationModeSwitchCleansOtherModes(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-func inNetns(t *testing.T, ns string, fn func() error) {
-	t.Helper()
-	h, err := netns.GetFromPath(filepath.Join("/run/netns", ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := nsthread.Do(ns, h, fn); err != nil {
-		t.Fatal(err)
-	}
 }
 
 func run(t *testing.T, name string, args ...string) {

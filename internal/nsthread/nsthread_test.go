@@ -1,4 +1,4 @@
-package nsthread
+package nsthread_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/vishvananda/netns"
 
+	"github.com/svclab/svclab/internal/nsthread"
 	"github.com/svclab/svclab/internal/roottest"
 )
 
@@ -25,7 +26,7 @@ func TestIntegrationDoRunsInsideAndComesBack(t *testing.T) {
 	}
 	defer host.Close()
 
-	err = Do(name, target, func() error {
+	err = nsthread.Do(name, target, func() error {
 		cur, err := netns.Get()
 		if err != nil {
 			return err
@@ -39,7 +40,7 @@ func TestIntegrationDoRunsInsideAndComesBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Do(name, target, func() error { panic("boom") }); err == nil || !strings.Contains(err.Error(), "boom") {
+	if err := nsthread.Do(name, target, func() error { panic("boom") }); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("a panic inside: err = %v, want it returned", err)
 	}
 	after, err := netns.Get()

@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/svclab/svclab/internal/nsthread"
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
@@ -465,20 +464,6 @@ func TestIntegrationSchedulerProbe(t *testing.T) {
 	}
 }
 
-// inNetns runs fn on a thread switched into the named namespace; sockets
-// opened there stay in it.
-func inNetns(t *testing.T, ns string, fn func()) {
-	t.Helper()
-	h, err := netns.GetFromPath(filepath.Join("/run/netns", ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if err := nsthread.Do(ns, h, func() error { fn(); return nil }); err != nil {
-		t.Error(err)
-	}
-}
-
 // TestIntegrationGracefulTermination drains a real server that has a live
 // TCP connection: weight 0 first, deleted by the sync after the connection
 // is gone.
@@ -494,10 +479,7 @@ func TestIntegrationGracefulTermination(t *testing.T) {
 	endpoints := []string{itNodeIP + ":8080", itNodeIP + ":8081"}
 	for _, ep := range endpoints {
 		var ln net.Listener
-		inNetns(t, ns, func() { ln, err = net.Listen("tcp", ep) })
-		if err != nil {
-			t.Fatal(err)
-		}
+		roottest.InNetns(t, ns, func() (err error) { ln, err = net.Listen("tcp", ep); return err })
 		defer ln.Close()
 		go func() {
 			for {
@@ -523,9 +505,10 @@ func TestIntegrationGracefulTermination(t *testing.T) {
 		t.Fatal(err)
 	}
 	var conn net.Conn
-	inNetns(t, ns, func() {
+	roottest.InNetns(t, ns, func() error { // err is reported below, after debug
 		d := net.Dialer{Timeout: 10 * time.Second}
 		conn, err = d.Dial("tcp", "10.96.0.50:80")
+		return nil
 	})
 	if err != nil {
 		debug()
