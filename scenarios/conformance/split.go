@@ -66,112 +66,17 @@ func (w *web) fromOutside() kit.Client { return kit.Client{Node: w.nodes[0].Name
 // mode, the per-rule counter deltas of the KUBE-SVC chain.
 func (w *web) split(ctx context.Context, from kit.Client, n int) (counts []float64, ruleDeltas []int64) {
 	GinkgoHelper()
-	ws := *w.ws
-	node := from.Node
-	mode, err := ws.ProxyMode(ctx, node)
-	Expect(err).NotTo(HaveOccurred())
-	svcChain := kit.UpstreamChain("KUBE-SVC-", w.svc.Namespace+"/"+w.svc.Name, "tcp")
-	counters := func() []kit.Rule {
-		save, err := ws.IPTablesSave(ctx, node, "nat", true)
-		Expect(err).NotTo(HaveOccurred())
-		return kit.Rules(save, svcChain)
-	}
+	iptables := w.proxyMode(ctx, from.Node) == "iptables"
 	var before []kit.Rule
-	if mode == "iptables" {
-		before = counters()
+	if iptables {
+		before = w.svcRules(ctx, from.Node)
 	}
-	res, err := ws.Traffic(ctx, from, w.vip(), n)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(res.Succeeded).To(Equal(n), "every connection answers: %s", kit.DescribeTraffic(res))
-	Expect(res.Backends).To(HaveLen(len(w.pods)), "only the Service's pods answer, all of them: %v", res.Backends)
-	for _, name := range podNames(w.pods) {
-		counts = append(counts, float64(res.Backends[name]))
+	res := w.connect(ctx, from, n)
+	if iptables {
+		ruleDeltas = w.expectRuleCounters(ctx, from, n, before, res)
 	}
-
-	if mode == "iptables" {
-		after := counters()
-		ruleDeltas, err = kit.Delta(before, after)
-		Expect(err).NotTo(HaveOccurred())
-		var toEndpoints int64
-		for i, r := range after {
-			target := jumpTarget(r.Spec)
-			if target == "KUBE-MARK-MASQ" {
-				want := int64(0)
-				if from.Pod == "" {
-					want = int64(n)
-				}
-				Expect(ruleDeltas[i]).To(Equal(want), "masquerade rule %q counts the connections from outside the pod network", r.Spec)
-				continue
-			}
-			toEndpoints += ruleDeltas[i]
-			backend := ""
-			for _, p := range w.pods {
-				if sepChain(w.svc.Namespace+"/"+w.svc.Name, netip.MustParseAddr(p.Status.PodIP), 8080) == target {
-					backend = p.Name
-				}
-			}
-			Expect(backend).NotTo(BeEmpty(), "rule %q jumps to the KUBE-SEP chain of one of the pods", r.Spec)
-			Expect(ruleDeltas[i]).To(Equal(int64(res.Backends[backend])), "the counter of %q equals the connections %s answered", r.Spec, backend)
-		}
-		Expect(toEndpoints).To(Equal(int64(n)), "the KUBE-SVC rules account for every connection")
-	}
-
-	// Conntrack on the node the connections entered at.
-	sources := kit.ClientAddrs(res)
-	Expect(sources).To(HaveLen(n), "every connection had a client address of its own")
-	backendOf := map[netip.AddrPort]string{}
-	for _, c := range res.Connections {
-		backendOf[netip.MustParseAddrPort(c.LocalAddress)] = c.Backend
-	}
-	podIP := map[string]netip.Addr{}
-	masqTo := map[string]netip.Addr{}
-	for _, p := range w.pods {
-		podIP[p.Name] = netip.MustParseAddr(p.Status.PodIP)
-		if from.Pod == "" {
-			masqTo[p.Name], err = ws.RouteSource(ctx, node, podIP[p.Name])
-			Expect(err).NotTo(HaveOccurred())
-		}
-	}
-	mine := trackedFlows(ctx, ws, node, w.vip(), sources)
-	// One entry per connection — except that the kernel may end a
-	// finished connection's entry early: when a new connection's tuple
-	// would clash with the reply tuple of an entry in TIME_WAIT, NAT
-	// takes the tuple over and destroys that entry (seen with
-	// `conntrack -E -e DESTROY`: entries destroyed with 119 s of TIME_WAIT
-	// left). A reply tuple can only clash with a client's connection when
-	// the masquerade address is the client's own (a local pod behind a
-	// cali veth, which has no address: the node's IP is the source), so an
-	// entry may be missing only then.
-	tracked := map[netip.AddrPort]bool{}
-	for _, f := range mine {
-		tracked[f.Orig.Src] = true
-	}
-	taken := 0
-	for src := range sources {
-		if tracked[src] {
-			continue
-		}
-		pod := backendOf[src]
-		Expect(from.Pod == "" && masqTo[pod] == src.Addr()).To(BeTrue(),
-			"no conntrack entry on %s for the connection from %s (answered by %s), and none of its tuples could be taken over", node, src, pod)
-		taken++
-	}
-	if taken > 0 {
-		By(fmt.Sprintf("%d of %d entries taken over by later connections (masqueraded to the client's own address on %s)", taken, n, from.Node))
-	}
-	for _, f := range mine {
-		pod := backendOf[f.Orig.Src]
-		Expect(f.Reply.Src).To(Equal(netip.AddrPortFrom(podIP[pod], 8080)), "conntrack %v: the reply comes from the pod that answered (%s)", f, pod)
-		Expect(f.DstNAT()).To(BeTrue(), "conntrack %v: DNAT status bit", f)
-		if from.Pod == "" {
-			Expect(f.Reply.Dst.Addr()).To(Equal(masqTo[pod]), "conntrack %v: masqueraded to %s's address towards %s", f, node, pod)
-			Expect(f.SrcNAT()).To(BeTrue(), "conntrack %v: SNAT status bit", f)
-		} else {
-			Expect(f.Reply.Dst).To(Equal(f.Orig.Src), "conntrack %v: pod-to-Service traffic is not masqueraded", f)
-			Expect(f.SrcNAT()).To(BeFalse(), "conntrack %v: no SNAT status bit", f)
-		}
-	}
-	return counts, ruleDeltas
+	w.expectTracked(ctx, w.tracking(ctx, from, n, res))
+	return w.countsByPod(res), ruleDeltas
 }
 
 // splitSpecs: two pods behind a Service, connections split 50/50.

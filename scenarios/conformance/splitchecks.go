@@ -1,0 +1,186 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/svclab/svclab/labs/agents/conntrack"
+	"github.com/svclab/svclab/labs/agents/traffic"
+	"github.com/svclab/svclab/scenarios/kit"
+)
+
+// The steps of web.split.
+
+// proxyMode is the mode of the proxy on node.
+func (w *web) proxyMode(ctx context.Context, node string) string {
+	GinkgoHelper()
+	mode, err := (*w.ws).ProxyMode(ctx, node)
+	Expect(err).NotTo(HaveOccurred())
+	return mode
+}
+
+// serviceKey is the Service's "namespace/name".
+func (w *web) serviceKey() string { return w.svc.Namespace + "/" + w.svc.Name }
+
+// svcRules are the rules of the Service's KUBE-SVC chain on node, with
+// their counters.
+func (w *web) svcRules(ctx context.Context, node string) []kit.Rule {
+	GinkgoHelper()
+	save, err := (*w.ws).IPTablesSave(ctx, node, "nat", true)
+	Expect(err).NotTo(HaveOccurred())
+	return kit.Rules(save, kit.UpstreamChain("KUBE-SVC-", w.serviceKey(), "tcp"))
+}
+
+// connect sends the n connections; every one is answered, and only by
+// the Service's pods, all of them.
+func (w *web) connect(ctx context.Context, from kit.Client, n int) *traffic.Result {
+	GinkgoHelper()
+	res, err := (*w.ws).Traffic(ctx, from, w.vip(), n)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(res.Succeeded).To(Equal(n), "every connection answers: %s", kit.DescribeTraffic(res))
+	Expect(res.Backends).To(HaveLen(len(w.pods)), "only the Service's pods answer, all of them: %v", res.Backends)
+	return res
+}
+
+// countsByPod are the connections each pod answered, in pod-name order.
+func (w *web) countsByPod(res *traffic.Result) []float64 {
+	var counts []float64
+	for _, name := range podNames(w.pods) {
+		counts = append(counts, float64(res.Backends[name]))
+	}
+	return counts
+}
+
+// expectRuleCounters checks the KUBE-SVC chain's counters against the
+// connections (before: the rules before they were sent): its masquerade
+// rule counts those from outside the pod network, each rule to a pod's
+// KUBE-SEP chain the connections that pod answered, and together they
+// count every connection. It returns the per-rule deltas.
+func (w *web) expectRuleCounters(ctx context.Context, from kit.Client, n int, before []kit.Rule, res *traffic.Result) []int64 {
+	GinkgoHelper()
+	after := w.svcRules(ctx, from.Node)
+	deltas, err := kit.Delta(before, after)
+	Expect(err).NotTo(HaveOccurred())
+	var toEndpoints int64
+	for i, r := range after {
+		target := jumpTarget(r.Spec)
+		if target == "KUBE-MARK-MASQ" {
+			want := int64(0)
+			if from.Pod == "" {
+				want = int64(n)
+			}
+			Expect(deltas[i]).To(Equal(want), "masquerade rule %q counts the connections from outside the pod network", r.Spec)
+			continue
+		}
+		toEndpoints += deltas[i]
+		backend := w.podOfSEPChain(target)
+		Expect(backend).NotTo(BeEmpty(), "rule %q jumps to the KUBE-SEP chain of one of the pods", r.Spec)
+		Expect(deltas[i]).To(Equal(int64(res.Backends[backend])), "the counter of %q equals the connections %s answered", r.Spec, backend)
+	}
+	Expect(toEndpoints).To(Equal(int64(n)), "the KUBE-SVC rules account for every connection")
+	return deltas
+}
+
+// podOfSEPChain is the pod whose KUBE-SEP chain is chain ("" for none).
+func (w *web) podOfSEPChain(chain string) string {
+	for _, p := range w.pods {
+		if sepChain(w.serviceKey(), netip.MustParseAddr(p.Status.PodIP), 8080) == chain {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// tracking is what a split's conntrack entries are checked against: its
+// connections as the client saw them, and the pods' addresses.
+type tracking struct {
+	from      kit.Client
+	n         int
+	sources   map[netip.AddrPort]bool   // the connections' client addresses
+	backendOf map[netip.AddrPort]string // client address → the pod that answered
+	podIP     map[string]netip.Addr
+	masqTo    map[string]netip.Addr // from outside: pod → the node's source address towards it
+}
+
+// tracking gathers a split's connections (one client address each) and
+// the pods' addresses.
+func (w *web) tracking(ctx context.Context, from kit.Client, n int, res *traffic.Result) *tracking {
+	GinkgoHelper()
+	t := &tracking{from: from, n: n, sources: kit.ClientAddrs(res),
+		backendOf: map[netip.AddrPort]string{}, podIP: map[string]netip.Addr{}, masqTo: map[string]netip.Addr{}}
+	Expect(t.sources).To(HaveLen(n), "every connection had a client address of its own")
+	for _, c := range res.Connections {
+		t.backendOf[netip.MustParseAddrPort(c.LocalAddress)] = c.Backend
+	}
+	for _, p := range w.pods {
+		t.podIP[p.Name] = netip.MustParseAddr(p.Status.PodIP)
+		if from.Pod == "" {
+			var err error
+			t.masqTo[p.Name], err = (*w.ws).RouteSource(ctx, from.Node, t.podIP[p.Name])
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}
+	return t
+}
+
+// expectTracked checks the conntrack entries, on the node the
+// connections entered at, of the split's connections.
+func (w *web) expectTracked(ctx context.Context, t *tracking) {
+	GinkgoHelper()
+	flows := trackedFlows(ctx, *w.ws, t.from.Node, w.vip(), t.sources)
+	t.expectOneEntryPerConnection(flows)
+	for _, f := range flows {
+		t.expectNAT(f)
+	}
+}
+
+// expectOneEntryPerConnection: one entry per connection — except that
+// the kernel may end a finished connection's entry early: when a new
+// connection's tuple would clash with the reply tuple of an entry in
+// TIME_WAIT, NAT takes the tuple over and destroys that entry (seen with
+// `conntrack -E -e DESTROY`: entries destroyed with 119 s of TIME_WAIT
+// left). A reply tuple can only clash with a client's connection when the
+// masquerade address is the client's own (a local pod behind a cali veth,
+// which has no address: the node's IP is the source), so an entry may be
+// missing only then.
+func (t *tracking) expectOneEntryPerConnection(flows []conntrack.Flow) {
+	GinkgoHelper()
+	tracked := map[netip.AddrPort]bool{}
+	for _, f := range flows {
+		tracked[f.Orig.Src] = true
+	}
+	taken := 0
+	for src := range t.sources {
+		if tracked[src] {
+			continue
+		}
+		pod := t.backendOf[src]
+		Expect(t.from.Pod == "" && t.masqTo[pod] == src.Addr()).To(BeTrue(),
+			"no conntrack entry on %s for the connection from %s (answered by %s), and none of its tuples could be taken over", t.from.Node, src, pod)
+		taken++
+	}
+	if taken > 0 {
+		By(fmt.Sprintf("%d of %d entries taken over by later connections (masqueraded to the client's own address on %s)", taken, t.n, t.from.Node))
+	}
+}
+
+// expectNAT checks one entry: DNAT to the pod that answered; masqueraded
+// to the node's address towards that pod exactly when the client is
+// outside the pod network.
+func (t *tracking) expectNAT(f conntrack.Flow) {
+	GinkgoHelper()
+	pod := t.backendOf[f.Orig.Src]
+	Expect(f.Reply.Src).To(Equal(netip.AddrPortFrom(t.podIP[pod], 8080)), "conntrack %v: the reply comes from the pod that answered (%s)", f, pod)
+	Expect(f.DstNAT()).To(BeTrue(), "conntrack %v: DNAT status bit", f)
+	if t.from.Pod == "" {
+		Expect(f.Reply.Dst.Addr()).To(Equal(t.masqTo[pod]), "conntrack %v: masqueraded to %s's address towards %s", f, t.from.Node, pod)
+		Expect(f.SrcNAT()).To(BeTrue(), "conntrack %v: SNAT status bit", f)
+	} else {
+		Expect(f.Reply.Dst).To(Equal(f.Orig.Src), "conntrack %v: pod-to-Service traffic is not masqueraded", f)
+		Expect(f.SrcNAT()).To(BeFalse(), "conntrack %v: no SNAT status bit", f)
+	}
+}
