@@ -2,12 +2,9 @@ package trace
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-)
 
-// MaxSaveSize bounds one table's iptables-save text that ParseSave reads.
-const MaxSaveSize = 64 << 20
+	"github.com/svclab/svclab/internal/iptsave"
+)
 
 // SavedRule is one rule of `iptables-save -c` output.
 type SavedRule struct {
@@ -32,131 +29,41 @@ type SavedTable struct {
 	Rules  []SavedRule // policies first (Index 0), then rules in order
 }
 
-// ParseSave reads one or more tables of `iptables-save -c` output. It
-// refuses what iptables-save never prints: a rule outside a table, a rule
-// of an undeclared chain, a malformed counter.
+// ParseSave reads one or more tables of `iptables-save -c` output
+// (iptsave.Parse, which bounds its size). Besides what iptsave refuses, it
+// refuses a rule without counters.
 func ParseSave(text string) ([]SavedTable, error) {
-	if len(text) > MaxSaveSize {
-		return nil, fmt.Errorf("iptables-save output of %d bytes: more than %d", len(text), MaxSaveSize)
+	tables, err := iptsave.Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("iptables-save: %w", err)
 	}
-	var tables []SavedTable
-	var cur *SavedTable
-	declared := map[string]bool{}
-	count := map[string]int{}
-	for n, line := range strings.Split(text, "\n") {
-		line = strings.TrimRight(line, "\r")
-		where := func(err error) error { return fmt.Errorf("iptables-save line %d: %w", n+1, err) }
-		switch {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case strings.HasPrefix(line, "*"):
-			if cur != nil {
-				return nil, where(fmt.Errorf("table %q begins before %q's COMMIT", line[1:], cur.Name))
-			}
-			for _, t := range tables {
-				if t.Name == line[1:] {
-					return nil, where(fmt.Errorf("table %s twice", t.Name))
-				}
-			}
-			tables = append(tables, SavedTable{Name: line[1:]})
-			cur = &tables[len(tables)-1]
-			declared, count = map[string]bool{}, map[string]int{}
-		case line == "COMMIT":
-			if cur == nil {
-				return nil, where(fmt.Errorf("COMMIT outside a table"))
-			}
-			cur = nil
-		case strings.HasPrefix(line, ":"):
-			if cur == nil {
-				return nil, where(fmt.Errorf("chain outside a table"))
-			}
-			r, err := parsePolicy(cur.Name, line[1:])
-			if err != nil {
-				return nil, where(err)
-			}
-			if declared[r.Chain] {
-				return nil, where(fmt.Errorf("chain %s declared twice", r.Chain))
-			}
-			declared[r.Chain] = true
-			cur.Chains = append(cur.Chains, r.Chain)
-			if r.Policy != "-" {
-				cur.Rules = append(cur.Rules, r)
-			}
-		default:
-			if cur == nil {
-				return nil, where(fmt.Errorf("rule outside a table"))
-			}
-			r, err := parseRule(cur.Name, line)
-			if err != nil {
-				return nil, where(err)
-			}
-			if !declared[r.Chain] {
-				return nil, where(fmt.Errorf("rule of undeclared chain %s", r.Chain))
-			}
-			count[r.Chain]++
-			r.Index = count[r.Chain]
-			cur.Rules = append(cur.Rules, r)
+	out := make([]SavedTable, 0, len(tables))
+	for _, t := range tables {
+		st, err := savedTable(t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// savedTable is t with its built-in chains' policies as rules of Index 0.
+func savedTable(t iptsave.Table) (SavedTable, error) {
+	st := SavedTable{Name: t.Name}
+	for _, c := range t.Chains {
+		st.Chains = append(st.Chains, c.Name)
+		if c.Policy != "-" {
+			st.Rules = append(st.Rules, SavedRule{Table: t.Name, Chain: c.Name, Policy: c.Policy, Packets: c.Counters.Packets, Bytes: c.Counters.Bytes})
 		}
 	}
-	if cur != nil {
-		return nil, fmt.Errorf("iptables-save: table %s has no COMMIT", cur.Name)
+	for _, r := range t.Rules {
+		if !r.HasCounters {
+			return SavedTable{}, fmt.Errorf("iptables-save: line %d: rule %q has no [PACKETS:BYTES] (iptables-save -c)", r.Line, r.String())
+		}
+		st.Rules = append(st.Rules, SavedRule{Table: t.Name, Chain: r.Chain, Index: r.Index, Packets: r.Counters.Packets, Bytes: r.Counters.Bytes, Spec: r.Spec})
 	}
-	return tables, nil
-}
-
-// parsePolicy reads "CHAIN POLICY [p:b]".
-func parsePolicy(table, s string) (SavedRule, error) {
-	f := strings.Fields(s)
-	if len(f) != 3 {
-		return SavedRule{}, fmt.Errorf("chain line %q: want NAME POLICY [PACKETS:BYTES]", s)
-	}
-	p, b, err := parseCounters(f[2])
-	if err != nil {
-		return SavedRule{}, fmt.Errorf("chain %s: %w", f[0], err)
-	}
-	return SavedRule{Table: table, Chain: f[0], Policy: f[1], Packets: p, Bytes: b}, nil
-}
-
-// parseRule reads "[p:b] -A CHAIN spec".
-func parseRule(table, line string) (SavedRule, error) {
-	end := strings.IndexByte(line, ']')
-	if !strings.HasPrefix(line, "[") || end < 0 {
-		return SavedRule{}, fmt.Errorf("rule %q: want [PACKETS:BYTES] -A CHAIN ... (iptables-save -c)", clip(line))
-	}
-	p, b, err := parseCounters(line[:end+1])
-	if err != nil {
-		return SavedRule{}, err
-	}
-	rest := strings.TrimPrefix(line[end+1:], " ")
-	if !strings.HasPrefix(rest, "-A ") {
-		return SavedRule{}, fmt.Errorf("rule %q: want -A after the counters", clip(line))
-	}
-	rest = rest[3:]
-	chain, spec, _ := strings.Cut(rest, " ")
-	if chain == "" {
-		return SavedRule{}, fmt.Errorf("rule %q: no chain", clip(line))
-	}
-	return SavedRule{Table: table, Chain: chain, Packets: p, Bytes: b, Spec: spec}, nil
-}
-
-// parseCounters reads "[PACKETS:BYTES]".
-func parseCounters(s string) (uint64, uint64, error) {
-	if len(s) < 5 || s[0] != '[' || s[len(s)-1] != ']' {
-		return 0, 0, fmt.Errorf("counters %q: want [PACKETS:BYTES]", clip(s))
-	}
-	ps, bs, ok := strings.Cut(s[1:len(s)-1], ":")
-	p, err1 := strconv.ParseUint(ps, 10, 64)
-	b, err2 := strconv.ParseUint(bs, 10, 64)
-	if !ok || err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("counters %q: want [PACKETS:BYTES]", clip(s))
-	}
-	return p, b, nil
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
+	return st, nil
 }
 
 // Hit is a rule whose packet counter grew between two readings.
