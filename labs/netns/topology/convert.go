@@ -8,14 +8,16 @@ import (
 )
 
 // convert parses the strings of a decoded file into a typed Lab. It only
-// reports values that do not parse; Validate judges the parsed values.
-// Empty strings stay zero values, which Validate reports as required.
-func convert(f *fileLab, source string) (*Lab, error) {
+// reports values that do not parse, into p, and goes on: such a field
+// stays a zero value (an element of a list keeps its place), and Validate
+// skips a field p has a problem for. Empty strings stay zero values too,
+// which Validate reports as required.
+func convert(f *fileLab, p *problems) *Lab {
 	lab := &Lab{
 		APIVersion: f.APIVersion,
 		Kind:       f.Kind,
 		Metadata:   Metadata{Name: f.Metadata.Name},
-		Source:     source,
+		Source:     p.source,
 		Spec: Spec{
 			CNI: CNI(f.Spec.CNI),
 			Proxy: Proxy{
@@ -27,77 +29,67 @@ func convert(f *fileLab, source string) (*Lab, error) {
 	if lab.Spec.Proxy.Mode == "" {
 		lab.Spec.Proxy.Mode = ProxyModeIPTables
 	}
-	var err error
-	if lab.Spec.PodSubnet, err = parseCIDR(f.Spec.PodSubnet, "spec.podSubnet", source); err != nil {
-		return nil, err
-	}
-	if lab.Spec.ServiceSubnet, err = parseCIDR(f.Spec.ServiceSubnet, "spec.serviceSubnet", source); err != nil {
-		return nil, err
-	}
+	lab.Spec.PodSubnet = parseCIDR(p, "spec.podSubnet", f.Spec.PodSubnet)
+	lab.Spec.ServiceSubnet = parseCIDR(p, "spec.serviceSubnet", f.Spec.ServiceSubnet)
 	for i, n := range f.Spec.Nodes {
 		path := fmt.Sprintf("spec.nodes[%d]", i)
-		node := Node{Name: n.Name}
-		if node.IP, err = parseHostIP(n.IP, path+".ip", source); err != nil {
-			return nil, err
-		}
-		if node.PodCIDR, err = parseCIDR(n.PodCIDR, path+".podCIDR", source); err != nil {
-			return nil, err
-		}
-		lab.Spec.Nodes = append(lab.Spec.Nodes, node)
+		lab.Spec.Nodes = append(lab.Spec.Nodes, Node{
+			Name:    n.Name,
+			IP:      parseHostIP(p, path+".ip", n.IP),
+			PodCIDR: parseCIDR(p, path+".podCIDR", n.PodCIDR),
+		})
 	}
 	for i, c := range f.Spec.Clients {
 		path := fmt.Sprintf("spec.clients[%d]", i)
-		client := Client{Name: c.Name}
-		if client.IP, err = parseHostIP(c.IP, path+".ip", source); err != nil {
-			return nil, err
-		}
-		lab.Spec.Clients = append(lab.Spec.Clients, client)
+		lab.Spec.Clients = append(lab.Spec.Clients, Client{Name: c.Name, IP: parseHostIP(p, path+".ip", c.IP)})
 	}
-	if f.Spec.LoadBalancer.Pool != "" {
-		pool, err := podnet.ParseAddrRange(f.Spec.LoadBalancer.Pool)
+	if s := f.Spec.LoadBalancer.Pool; s != "" {
+		pool, err := podnet.ParseAddrRange(s)
 		if err != nil {
-			return nil, fieldErr(source, "spec.loadBalancer.pool", f.Spec.LoadBalancer.Pool, "%v", err)
+			p.notParsed("spec.loadBalancer.pool", s, "%v", err)
+		} else {
+			lab.Spec.LoadBalancer.Pool = pool
 		}
-		lab.Spec.LoadBalancer.Pool = pool
 	}
 	for i, s := range f.Spec.ExternalIPs {
 		field := fmt.Sprintf("spec.externalIPs[%d]", i)
 		if s == "" {
-			return nil, fieldErr(source, field, "", "required (a CIDR such as 203.0.113.0/24)")
+			p.notParsed(field, "", "required (a CIDR such as 203.0.113.0/24)")
 		}
-		p, err := parseCIDR(s, field, source)
-		if err != nil {
-			return nil, err
-		}
-		lab.Spec.ExternalIPs = append(lab.Spec.ExternalIPs, p)
+		lab.Spec.ExternalIPs = append(lab.Spec.ExternalIPs, parseCIDR(p, field, s))
 	}
-	return lab, nil
+	return lab
 }
 
-// parseCIDR parses a CIDR such as 10.244.0.0/16; "" gives the zero Prefix.
-func parseCIDR(s, field, source string) (netip.Prefix, error) {
+// parseCIDR parses a CIDR such as 10.244.0.0/16; "" and a CIDR that does
+// not parse (a problem of field) give the zero Prefix.
+func parseCIDR(p *problems, field, s string) netip.Prefix {
 	if s == "" {
-		return netip.Prefix{}, nil
+		return netip.Prefix{}
 	}
-	p, err := netip.ParsePrefix(s)
+	prefix, err := netip.ParsePrefix(s)
 	if err != nil {
-		return netip.Prefix{}, fieldErr(source, field, s, "invalid CIDR")
+		p.notParsed(field, s, "invalid CIDR")
+		return netip.Prefix{}
 	}
-	return p, nil
+	return prefix
 }
 
 // parseHostIP parses an address with its subnet length, such as
-// 192.168.16.73/20; "" gives the zero Prefix.
-func parseHostIP(s, field, source string) (netip.Prefix, error) {
+// 192.168.16.73/20; "" and an address that does not parse (a problem of
+// field) give the zero Prefix.
+func parseHostIP(p *problems, field, s string) netip.Prefix {
 	if s == "" {
-		return netip.Prefix{}, nil
+		return netip.Prefix{}
 	}
-	p, err := netip.ParsePrefix(s)
+	prefix, err := netip.ParsePrefix(s)
 	if err != nil {
 		if _, aerr := netip.ParseAddr(s); aerr == nil {
-			return netip.Prefix{}, fieldErr(source, field, s, "missing prefix length: write address/length, e.g. %s/24", s)
+			p.notParsed(field, s, "missing prefix length: write address/length, e.g. %s/24", s)
+		} else {
+			p.notParsed(field, s, "invalid address: want address/length, e.g. 192.168.16.73/20")
 		}
-		return netip.Prefix{}, fieldErr(source, field, s, "invalid address: want address/length, e.g. 192.168.16.73/20")
+		return netip.Prefix{}
 	}
-	return p, nil
+	return prefix
 }

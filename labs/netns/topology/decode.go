@@ -65,17 +65,19 @@ func ReadFile(path string) ([]byte, error) {
 }
 
 // Parse decodes and validates a lab document. source names the document in
-// error messages (usually its path).
+// error messages (usually its path). A document that does not decode (bad
+// YAML, an unknown field, a value of the wrong kind) gives that one
+// *Error; one that decodes gives every problem of its values at once,
+// *Errors joined one per line (see Validate).
 func Parse(data []byte, source string) (*Lab, error) {
 	f, err := strictyaml.Decode[fileLab](labFile, data, source)
 	if err != nil {
 		return nil, err
 	}
-	lab, err := convert(f, source)
-	if err != nil {
-		return nil, err
-	}
-	if err := lab.Validate(); err != nil {
+	p := newProblems(source)
+	lab := convert(f, p)
+	validate(lab, p)
+	if err := p.err(); err != nil {
 		return nil, err
 	}
 	return lab, nil

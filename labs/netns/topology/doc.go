@@ -21,10 +21,16 @@
 //
 // The package is pure: it touches no kernel state. Load and Parse decode
 // strictly (an unknown or misspelt field is an error, and so is a duplicate
-// key), then validate. Every error is one message that names the file, the
+// key), then validate. Validation reports every problem of the file at
+// once, in the order of its fields, one line each that names the file, the
 // field path and the offending value, e.g.
 //
+//	topology clusters/x.yaml: metadata.name "Basic_1": not a DNS label: …
 //	topology clusters/x.yaml: spec.nodes[1].podCIDR "10.0.0.0/33": invalid CIDR
+//
+// A field says its first problem only, and a check that needs a field with
+// a problem is skipped (problems.go), so every line is a mistake to fix.
+// A document that does not decode stops at that one error.
 //
 // The result is typed (netip.Prefix, netip.Addr), so callers never re-parse
 // an address.

@@ -2,8 +2,9 @@ package topology
 
 import "github.com/svclab/svclab/internal/strictyaml"
 
-// Error is the one problem found in a lab file: `topology <source>: <field>
-// "<value>": <problem>`.
+// Error is one problem found in a lab file: `topology <source>: <field>
+// "<value>": <problem>`. A file with several problems gives several,
+// joined one per line (errors.Join; errors.As finds the first).
 type Error = strictyaml.Error
 
 // labFile is the lab file's format: its errors and its bound.

@@ -15,9 +15,10 @@ import (
 const maxIfName = 15
 
 // FuzzParse decodes, validates and plans any document: it gives a lab or
-// one single-line *topology.Error naming the source, never a panic, and a
-// lab Parse accepts always has a network plan (network.PlanLab, the pure
-// planner: no kernel) whose names the kernel accepts, the same each time.
+// its problems, each a single-line *topology.Error naming the source,
+// never a panic, and a lab Parse accepts always has a network plan
+// (network.PlanLab, the pure planner: no kernel) whose names the kernel
+// accepts, the same each time.
 func FuzzParse(f *testing.F) {
 	data, err := os.ReadFile(filepath.Join("testdata", "two-node.yaml"))
 	if err != nil {
@@ -27,6 +28,11 @@ func FuzzParse(f *testing.F) {
 	f.Add(fuzzBase)
 	f.Add(strings.Replace(fuzzBase, "flannel-vxlan", "calico-proxyarp", 1))
 	f.Add(strings.Replace(fuzzBase, "flannel-vxlan", "canal", 1))
+	mistakes, err := os.ReadFile(filepath.Join("testdata", "several-mistakes.yaml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(mistakes))
 	f.Add("spec: {nodes: [{name: a}, {name: 7, ip: [1]}], proxy: true}")
 	f.Add("- a\n")
 	f.Add("kind: Lab\nstatus: {x: [1, {y: 2}]}\n")
@@ -44,10 +50,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc string) {
 		lab, err := topology.Parse([]byte(doc), "f.yaml")
 		if err != nil {
-			var terr *topology.Error
-			if !errors.As(err, &terr) || !strings.HasPrefix(err.Error(), "topology f.yaml: ") || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("Parse(%q): error %q is not one line from *topology.Error naming f.yaml", doc, err)
-			}
+			checkProblems(t, doc, err)
 			return
 		}
 		if lab == nil {
@@ -63,6 +66,22 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("PlanLab is not deterministic (err %v)", err)
 		}
 	})
+}
+
+// checkProblems states what Parse's error is: one *topology.Error, or
+// several joined (errors.Join), each one line naming f.yaml.
+func checkProblems(t *testing.T, doc string, err error) {
+	t.Helper()
+	problems := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		problems = joined.Unwrap()
+	}
+	for _, p := range problems {
+		var terr *topology.Error
+		if !errors.As(p, &terr) || !strings.HasPrefix(p.Error(), "topology f.yaml: ") || strings.Contains(p.Error(), "\n") {
+			t.Fatalf("Parse(%q): problem %q is not one line from *topology.Error naming f.yaml", doc, p)
+		}
+	}
 }
 
 // checkPlan states what the kernel will insist on: unique namespaces of a

@@ -6,210 +6,113 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/svclab/svclab/labs/podnet"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
-// Validate checks a typed lab and returns the first problem found, as an
-// *Error naming the field. Parse and Load call it; call it yourself for a
+// Validate checks a typed lab and returns every problem found, each an
+// *Error naming the field, joined one per line (errors.Join: errors.As
+// finds the first), or nil. Parse and Load call it; call it yourself for a
 // Lab built in code. An empty Proxy.Mode counts as iptables here.
 func (l *Lab) Validate() error {
-	v := validator{source: l.Source}
-	return v.lab(l)
+	p := newProblems(l.Source)
+	validate(l, p)
+	return p.err()
 }
 
-type validator struct{ source string }
-
-func (v validator) err(field, value, format string, args ...any) error {
-	return fieldErr(v.source, field, value, format, args...)
+// validate runs the checks of a lab in the order of a lab file's fields
+// and records what they find in p, which may hold convert's problems
+// already (a field with one is not checked again).
+func validate(l *Lab, p *problems) {
+	v := validator{p}
+	v.header(l)
+	v.cni(l.Spec.CNI)
+	v.addressPlan(&l.Spec)
+	v.proxy(l.Spec.Proxy)
+	hostSubnets := v.hosts(&l.Spec)
+	v.routedBlocks(&l.Spec, hostSubnets)
 }
 
-func (v validator) lab(l *Lab) error {
+// A validator runs the checks of one lab. Each check records its problems
+// and returns; none stops the others.
+type validator struct{ *problems }
+
+// ok says whether field passed its checks (or has none yet): a check that
+// compares with another field skips one that failed.
+func (v validator) ok(field string) bool { return !v.reported(field) }
+
+// header checks apiVersion, kind and metadata.name.
+func (v validator) header(l *Lab) {
 	switch l.APIVersion {
 	case APIVersion:
 	case "":
-		return v.err("apiVersion", "", "required (want %q)", APIVersion)
+		v.add("apiVersion", "", "required (want %q)", APIVersion)
 	default:
-		return v.err("apiVersion", l.APIVersion, "unknown (want %q)", APIVersion)
+		v.add("apiVersion", l.APIVersion, "unknown (want %q)", APIVersion)
 	}
 	switch l.Kind {
 	case Kind:
 	case "":
-		return v.err("kind", "", "required (want %q)", Kind)
+		v.add("kind", "", "required (want %q)", Kind)
 	default:
-		return v.err("kind", l.Kind, "unknown (want %q)", Kind)
+		v.add("kind", l.Kind, "unknown (want %q)", Kind)
 	}
-	if err := v.name("metadata.name", l.Metadata.Name, MaxLabNameLen); err != nil {
-		return err
-	}
-	s := &l.Spec
-	if s.CNI == "" {
-		return v.err("spec.cni", "", "required (one of %s)", list(CNIs()))
-	}
-	if !slices.Contains(CNIs(), s.CNI) {
-		return v.err("spec.cni", string(s.CNI), "unknown CNI (one of %s)", list(CNIs()))
-	}
-	if err := v.subnet("spec.podSubnet", s.PodSubnet); err != nil {
-		return err
-	}
-	if err := v.subnet("spec.serviceSubnet", s.ServiceSubnet); err != nil {
-		return err
-	}
-	if s.ServiceSubnet.Bits() > MaxServiceSubnetBits {
-		return v.err("spec.serviceSubnet", s.ServiceSubnet.String(), "too small: the lab's kube-dns Service takes its tenth address (kubeadm's DNS IP); want a /%d or larger", MaxServiceSubnetBits)
-	}
-	if s.PodSubnet.Overlaps(s.ServiceSubnet) {
-		return v.err("spec.serviceSubnet", s.ServiceSubnet.String(), "overlaps spec.podSubnet %s", s.PodSubnet)
-	}
-	if s.Proxy.Mode != "" && !slices.Contains(ProxyModes(), s.Proxy.Mode) {
-		return v.err("spec.proxy.mode", string(s.Proxy.Mode), "unknown proxy mode (one of %s, or empty for iptables)", list(ProxyModes()))
-	}
-	if !slices.Contains(IPTablesBackends(), s.Proxy.IPTablesBackend) {
-		return v.err("spec.proxy.iptablesBackend", string(s.Proxy.IPTablesBackend), `unknown backend (one of "legacy", "nft", or empty for the host's default)`)
-	}
-	if len(s.Nodes) == 0 {
-		return v.err("spec.nodes", "", "at least one node is required")
-	}
-
-	if n := len(s.Nodes) + len(s.Clients); n > MaxHosts {
-		return v.err("spec", "", "too many hosts: %d nodes and %d clients, at most %d in all", len(s.Nodes), len(s.Clients), MaxHosts)
-	}
-
-	// Every check below is a map lookup (prefixSet costs at most 33
-	// lookups), so validation is linear in the number of hosts.
-	hosts := len(s.Nodes) + len(s.Clients)
-	names := make(map[string]string, hosts)     // host name -> field that declared it
-	addrs := make(map[netip.Addr]string, hosts) // host address -> field that declared it
-	hostSubnets := newPrefixSet(hosts)          // distinct host subnets, first declaration wins
-	perSubnet := map[netip.Prefix]int{}
-	host := func(path, name string, ip netip.Prefix) error {
-		if err := v.name(path+".name", name, MaxHostNameLen); err != nil {
-			return err
-		}
-		if name == RouterName {
-			return v.err(path+".name", name, "reserved for the lab's edge router")
-		}
-		if prev, ok := names[name]; ok {
-			return v.err(path+".name", name, "duplicate name (already used by %s)", prev)
-		}
-		names[name] = path + ".name"
-		if err := v.hostIP(path+".ip", ip); err != nil {
-			return err
-		}
-		if prev, ok := addrs[ip.Addr()]; ok {
-			return v.err(path+".ip", ip.String(), "duplicate address (already used by %s)", prev)
-		}
-		addrs[ip.Addr()] = path + ".ip"
-		subnet := ip.Masked()
-		for _, other := range []struct {
-			field string
-			p     netip.Prefix
-		}{{"spec.podSubnet", s.PodSubnet}, {"spec.serviceSubnet", s.ServiceSubnet}} {
-			if subnet.Overlaps(other.p) {
-				return v.err(path+".ip", ip.String(), "subnet %s overlaps %s %s", subnet, other.field, other.p)
-			}
-		}
-		if _, shared := hostSubnets.exact[subnet]; !shared {
-			if hs, clash := hostSubnets.overlap(subnet); clash {
-				return v.err(path+".ip", ip.String(), "subnet %s overlaps subnet %s of %s (hosts share a subnet only with the same prefix)", subnet, hs.prefix, hs.field)
-			}
-			hostSubnets.add(subnet, path+".ip")
-		}
-		if perSubnet[subnet]++; perSubnet[subnet] > MaxHostsPerSubnet {
-			return v.err(path+".ip", ip.String(), "subnet %s has more than %d hosts: each is a port of the router's bridge for that subnet, and a Linux bridge has at most %d ports", subnet, MaxHostsPerSubnet, MaxHostsPerSubnet)
-		}
-		if usable := 1<<(32-subnet.Bits()) - 2; perSubnet[subnet] >= usable {
-			return v.err(path+".ip", ip.String(), "subnet %s has %d usable addresses and its hosts take them all: the lab's router needs one for the hosts' gateway", subnet, usable)
-		}
-		return nil
-	}
-
-	podCIDRs := newPrefixSet(len(s.Nodes))
-	for i, n := range s.Nodes {
-		path := fmt.Sprintf("spec.nodes[%d]", i)
-		if err := host(path, n.Name, n.IP); err != nil {
-			return err
-		}
-		field := path + ".podCIDR"
-		if err := v.podCIDR(field, n.PodCIDR, s.PodSubnet); err != nil {
-			return err
-		}
-		if other, clash := podCIDRs.overlap(n.PodCIDR); clash {
-			return v.err(field, n.PodCIDR.String(), "overlaps %s %s", other.field, other.prefix)
-		}
-		podCIDRs.add(n.PodCIDR, field)
-	}
-	for i, c := range s.Clients {
-		if err := host(fmt.Sprintf("spec.clients[%d]", i), c.Name, c.IP); err != nil {
-			return err
-		}
-	}
-	return v.routedBlocks(s, hostSubnets)
+	v.name("metadata.name", l.Metadata.Name, MaxLabNameLen)
 }
 
-// A declared is a prefix and the field that declared it.
-type declared struct {
-	prefix netip.Prefix
-	field  string
+// cni checks spec.cni: one of the known flavours.
+func (v validator) cni(c CNI) {
+	switch {
+	case c == "":
+		v.add("spec.cni", "", "required (one of %s)", list(CNIs()))
+	case !slices.Contains(CNIs(), c):
+		v.add("spec.cni", string(c), "unknown CNI (one of %s)", list(CNIs()))
+	}
 }
 
-// prefixSet holds pairwise disjoint IPv4 prefixes and finds the one a new
-// prefix overlaps in at most 33 map lookups: two prefixes overlap exactly
-// when one contains the other, so it looks for an inserted prefix among the
-// new one's ancestors (and itself), then for the new one among the
-// ancestors of inserted prefixes. Answers are those of a scan in
-// declaration order: the containing prefix is unique (the set is
-// disjoint), and below records the first prefix declared under each
-// ancestor.
-type prefixSet struct {
-	exact map[netip.Prefix]declared
-	below map[netip.Prefix]declared
+// addressPlan checks the cluster's pod and service subnets: IPv4 network
+// addresses, room for kube-dns's Service address, and apart.
+func (v validator) addressPlan(s *Spec) {
+	v.subnet("spec.podSubnet", s.PodSubnet)
+	if !v.subnet("spec.serviceSubnet", s.ServiceSubnet) {
+		return
+	}
+	switch {
+	case s.ServiceSubnet.Bits() > MaxServiceSubnetBits:
+		v.add("spec.serviceSubnet", s.ServiceSubnet.String(), "too small: the lab's kube-dns Service takes its tenth address (kubeadm's DNS IP); want a /%d or larger", MaxServiceSubnetBits)
+	case v.ok("spec.podSubnet") && s.PodSubnet.Overlaps(s.ServiceSubnet):
+		v.add("spec.serviceSubnet", s.ServiceSubnet.String(), "overlaps spec.podSubnet %s", s.PodSubnet)
+	}
 }
 
-// newPrefixSet returns an empty set sized for n prefixes.
-func newPrefixSet(n int) *prefixSet {
-	return &prefixSet{exact: make(map[netip.Prefix]declared, n), below: make(map[netip.Prefix]declared, 2*n)}
-}
-
-// overlap returns the inserted prefix that p overlaps, if any. Walking
-// down p's ancestors it stops at the first one with nothing inserted below
-// it: no inserted prefix can lie further down that path.
-func (s *prefixSet) overlap(p netip.Prefix) (declared, bool) {
-	for bits := 0; bits <= p.Bits(); bits++ {
-		a := netip.PrefixFrom(p.Addr(), bits).Masked()
-		if d, ok := s.exact[a]; ok {
-			return d, true
-		}
-		if _, more := s.below[a]; !more {
-			return declared{}, false
+// planSubnets are the pod and service subnets that passed their checks,
+// for the checks that nothing else of the lab overlaps them.
+func (v validator) planSubnets(s *Spec) []declared {
+	var out []declared
+	for _, d := range []declared{{s.PodSubnet, "spec.podSubnet"}, {s.ServiceSubnet, "spec.serviceSubnet"}} {
+		if v.ok(d.field) {
+			out = append(out, d)
 		}
 	}
-	d, ok := s.below[p.Masked()]
-	return d, ok
+	return out
 }
 
-// add inserts p, which must overlap nothing in s. It records p under its
-// ancestors from the nearest up, and stops at the first one already
-// recorded (every ancestor of that one is recorded too, with an earlier
-// prefix).
-func (s *prefixSet) add(p netip.Prefix, field string) {
-	d := declared{p.Masked(), field}
-	s.exact[d.prefix] = d
-	for bits := p.Bits() - 1; bits >= 0; bits-- {
-		a := netip.PrefixFrom(p.Addr(), bits).Masked()
-		if _, seen := s.below[a]; seen {
-			return
-		}
-		s.below[a] = d
+// proxy checks spec.proxy: a known mode and iptables backend.
+func (v validator) proxy(p Proxy) {
+	if p.Mode != "" && !slices.Contains(ProxyModes(), p.Mode) {
+		v.add("spec.proxy.mode", string(p.Mode), "unknown proxy mode (one of %s, or empty for iptables)", list(ProxyModes()))
+	}
+	if !slices.Contains(IPTablesBackends(), p.IPTablesBackend) {
+		v.add("spec.proxy.iptablesBackend", string(p.IPTablesBackend), `unknown backend (one of "legacy", "nft", or empty for the host's default)`)
 	}
 }
 
 // name checks a DNS label (RFC 1123) of at most max characters.
-func (v validator) name(field, name string, max int) error {
+func (v validator) name(field, name string, max int) bool {
 	if problem := labelProblem(name, max); problem != "" {
-		return v.err(field, name, "%s", problem)
+		v.add(field, name, "%s", problem)
+		return false
 	}
-	return nil
+	return true
 }
 
 // labelProblem says what is wrong with name as a DNS-1123 label of at most
@@ -238,51 +141,21 @@ func ValidateLabName(name string) error {
 	return nil
 }
 
-// subnet checks a required IPv4 network prefix.
-func (v validator) subnet(field string, p netip.Prefix) error {
+// subnet checks a required IPv4 network prefix; a field convert could not
+// parse fails without a second problem.
+func (v validator) subnet(field string, p netip.Prefix) bool {
 	switch {
+	case v.cantParse(field), v.reported(field):
 	case !p.IsValid():
-		return v.err(field, "", "required (a CIDR such as 10.244.0.0/16)")
+		v.add(field, "", "required (a CIDR such as 10.244.0.0/16)")
 	case !p.Addr().Is4():
-		return v.err(field, p.String(), "only IPv4 is supported")
+		v.add(field, p.String(), "only IPv4 is supported")
 	case p != p.Masked():
-		return v.err(field, p.String(), "not a network address (did you mean %s?)", p.Masked())
+		v.add(field, p.String(), "not a network address (did you mean %s?)", p.Masked())
+	default:
+		return true
 	}
-	return nil
-}
-
-// podCIDR checks a node's pod range: a network address inside podSubnet,
-// with room for the overlay address (.0), the gateway (.1) and pods.
-func (v validator) podCIDR(field string, p, podSubnet netip.Prefix) error {
-	if err := v.subnet(field, p); err != nil {
-		return err
-	}
-	if p.Bits() > 30 {
-		return v.err(field, p.String(), "too small: at most /30")
-	}
-	if p.Bits() < podSubnet.Bits() || !podSubnet.Contains(p.Addr()) {
-		return v.err(field, p.String(), "not inside spec.podSubnet %s", podSubnet)
-	}
-	return nil
-}
-
-// hostIP checks a node or client address: IPv4, with a subnet that leaves
-// room for the router's gateway, and not the subnet's network or broadcast
-// address.
-func (v validator) hostIP(field string, p netip.Prefix) error {
-	switch {
-	case !p.IsValid():
-		return v.err(field, "", "required (an address with its prefix length, e.g. 192.168.16.73/20)")
-	case !p.Addr().Is4():
-		return v.err(field, p.String(), "only IPv4 is supported")
-	case p.Bits() > 30:
-		return v.err(field, p.String(), "prefix too long: at most /30, the router needs an address on this subnet")
-	case p.Addr() == p.Masked().Addr():
-		return v.err(field, p.String(), "is the subnet's network address")
-	case p.Addr() == podnet.Broadcast(p):
-		return v.err(field, p.String(), "is the subnet's broadcast address")
-	}
-	return nil
+	return false
 }
 
 func list[T ~string](items []T) string {

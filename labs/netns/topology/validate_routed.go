@@ -22,60 +22,79 @@ var specialBlocks = []struct {
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved (240.0.0.0/4)"},
 }
 
+// A routedBlock is an address range the lab's router sends to the
+// cluster, and the field that declared it.
+type routedBlock struct {
+	field string
+	r     podnet.AddrRange
+}
+
 // routedBlocks checks spec.loadBalancer.pool and spec.externalIPs, the
 // addresses the lab's router sends to the cluster: IPv4, no special
 // addresses, and overlapping nothing else of the lab (the pod and service
 // subnets, the hosts' subnets, each other), since the router could not
 // tell where to send an address that is both.
-func (v validator) routedBlocks(s *Spec, hostSubnets *prefixSet) error {
-	type block struct {
-		field string
-		r     podnet.AddrRange
-	}
-	var blocks []block
-	if pool := s.LoadBalancer.Pool; pool != (podnet.AddrRange{}) {
-		const field = "spec.loadBalancer.pool"
-		if !pool.IsValid() || !pool.First.Is4() || !pool.Last.Is4() {
-			return v.err(field, pool.String(), "not an IPv4 range")
-		}
-		if pool.Size() > MaxPoolAddrs {
-			return v.err(field, pool.String(), "%d addresses: at most %d (a /16)", pool.Size(), MaxPoolAddrs)
-		}
-		blocks = append(blocks, block{field, pool})
+func (v validator) routedBlocks(s *Spec, hostSubnets *prefixSet) {
+	var blocks []routedBlock
+	if b, ok := v.pool(s.LoadBalancer.Pool); ok {
+		blocks = append(blocks, b)
 	}
 	for i, p := range s.ExternalIPs {
 		field := fmt.Sprintf("spec.externalIPs[%d]", i)
-		if err := v.subnet(field, p); err != nil {
-			return err
+		if v.subnet(field, p) {
+			blocks = append(blocks, routedBlock{field, podnet.RangeOf(p)})
 		}
-		blocks = append(blocks, block{field, podnet.RangeOf(p)})
 	}
+	plan := v.planSubnets(s)
 	for i, b := range blocks {
-		for _, sp := range specialBlocks {
-			if overlaps(b.r, sp.prefix) {
-				return v.err(b.field, b.r.String(), "holds %s addresses, which no Service may have", sp.what)
-			}
-		}
-		for _, other := range []struct {
-			field string
-			p     netip.Prefix
-		}{{"spec.podSubnet", s.PodSubnet}, {"spec.serviceSubnet", s.ServiceSubnet}} {
-			if overlaps(b.r, other.p) {
-				return v.err(b.field, b.r.String(), "overlaps %s %s", other.field, other.p)
-			}
-		}
-		for _, p := range b.r.Prefixes() {
-			if hs, clash := hostSubnets.overlap(p); clash {
-				return v.err(b.field, b.r.String(), "overlaps subnet %s of %s: the router could not tell a host from a Service", hs.prefix, hs.field)
-			}
-		}
-		for _, prev := range blocks[:i] {
-			if prev.r.First.Compare(b.r.Last) <= 0 && b.r.First.Compare(prev.r.Last) <= 0 {
-				return v.err(b.field, b.r.String(), "overlaps %s %s", prev.field, prev.r)
-			}
+		v.routedBlockApart(b, blocks[:i], plan, hostSubnets)
+	}
+}
+
+// pool checks spec.loadBalancer.pool on its own (an IPv4 range of at most
+// MaxPoolAddrs) and returns it as a block when it is set and passes.
+func (v validator) pool(pool podnet.AddrRange) (routedBlock, bool) {
+	const field = "spec.loadBalancer.pool"
+	switch {
+	case v.cantParse(field), pool == (podnet.AddrRange{}), v.reported(field):
+	case !pool.IsValid() || !pool.First.Is4() || !pool.Last.Is4():
+		v.add(field, pool.String(), "not an IPv4 range")
+	case pool.Size() > MaxPoolAddrs:
+		v.add(field, pool.String(), "%d addresses: at most %d (a /16)", pool.Size(), MaxPoolAddrs)
+	default:
+		return routedBlock{field, pool}, true
+	}
+	return routedBlock{}, false
+}
+
+// routedBlockApart checks that a routed block holds no special address
+// and overlaps neither the cluster's subnets (plan), nor a host subnet,
+// nor an earlier block.
+func (v validator) routedBlockApart(b routedBlock, earlier []routedBlock, plan []declared, hostSubnets *prefixSet) {
+	for _, sp := range specialBlocks {
+		if overlaps(b.r, sp.prefix) {
+			v.add(b.field, b.r.String(), "holds %s addresses, which no Service may have", sp.what)
+			return
 		}
 	}
-	return nil
+	for _, other := range plan {
+		if overlaps(b.r, other.prefix) {
+			v.add(b.field, b.r.String(), "overlaps %s %s", other.field, other.prefix)
+			return
+		}
+	}
+	for _, p := range b.r.Prefixes() {
+		if hs, clash := hostSubnets.overlap(p); clash {
+			v.add(b.field, b.r.String(), "overlaps subnet %s of %s: the router could not tell a host from a Service", hs.prefix, hs.field)
+			return
+		}
+	}
+	for _, prev := range earlier {
+		if prev.r.First.Compare(b.r.Last) <= 0 && b.r.First.Compare(prev.r.Last) <= 0 {
+			v.add(b.field, b.r.String(), "overlaps %s %s", prev.field, prev.r)
+			return
+		}
+	}
 }
 
 // overlaps says whether r and p share an address.

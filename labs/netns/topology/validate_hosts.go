@@ -1,0 +1,158 @@
+package topology
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/svclab/svclab/labs/podnet"
+)
+
+// hostsSeen is what the hosts checked so far declared: a later host may
+// not repeat a name or an address, shares a subnet only whole, and a
+// later node's pod range overlaps no earlier one. Every check is a map
+// lookup (prefixSet costs at most 33), so validation is linear in the
+// number of hosts.
+type hostsSeen struct {
+	names     map[string]string     // host name -> field that declared it
+	addrs     map[netip.Addr]string // host address -> field that declared it
+	subnets   *prefixSet            // distinct host subnets, first declaration wins
+	perSubnet map[netip.Prefix]int  // hosts on each subnet
+	podCIDRs  *prefixSet
+}
+
+func newHostsSeen(hosts, nodes int) *hostsSeen {
+	return &hostsSeen{
+		names:     make(map[string]string, hosts),
+		addrs:     make(map[netip.Addr]string, hosts),
+		subnets:   newPrefixSet(hosts),
+		perSubnet: map[netip.Prefix]int{},
+		podCIDRs:  newPrefixSet(nodes),
+	}
+}
+
+// hosts checks the nodes and the clients, each field on its own, and
+// returns the host subnets that passed, for the routed blocks' checks. A
+// lab of more than MaxHosts hosts is one problem: its hosts are not
+// checked one by one.
+func (v validator) hosts(s *Spec) *prefixSet {
+	if len(s.Nodes) == 0 {
+		v.add("spec.nodes", "", "at least one node is required")
+	}
+	n := len(s.Nodes) + len(s.Clients)
+	if n > MaxHosts {
+		v.add("spec", "", "too many hosts: %d nodes and %d clients, at most %d in all", len(s.Nodes), len(s.Clients), MaxHosts)
+		return newPrefixSet(0)
+	}
+	seen := newHostsSeen(n, len(s.Nodes))
+	for i, node := range s.Nodes {
+		path := fmt.Sprintf("spec.nodes[%d]", i)
+		v.hostName(seen, path+".name", node.Name)
+		v.hostAddress(seen, s, path+".ip", node.IP)
+		v.podCIDR(seen, s, path+".podCIDR", node.PodCIDR)
+	}
+	for i, client := range s.Clients {
+		path := fmt.Sprintf("spec.clients[%d]", i)
+		v.hostName(seen, path+".name", client.Name)
+		v.hostAddress(seen, s, path+".ip", client.IP)
+	}
+	return seen.subnets
+}
+
+// hostName checks a node's or client's name: a DNS label, not the
+// router's, not taken by an earlier host.
+func (v validator) hostName(seen *hostsSeen, field, name string) {
+	if !v.name(field, name, MaxHostNameLen) {
+		return
+	}
+	if name == RouterName {
+		v.add(field, name, "reserved for the lab's edge router")
+		return
+	}
+	if prev, taken := seen.names[name]; taken {
+		v.add(field, name, "duplicate name (already used by %s)", prev)
+		return
+	}
+	seen.names[name] = field
+}
+
+// hostAddress checks a node's or client's address and its subnet: a host
+// address of its own, on a subnet apart from the cluster's subnets that
+// other hosts share only whole, with a port left on the router's bridge
+// and an address left for the router.
+func (v validator) hostAddress(seen *hostsSeen, s *Spec, field string, ip netip.Prefix) {
+	if !v.hostIP(field, ip) {
+		return
+	}
+	if prev, taken := seen.addrs[ip.Addr()]; taken {
+		v.add(field, ip.String(), "duplicate address (already used by %s)", prev)
+		return
+	}
+	seen.addrs[ip.Addr()] = field
+	subnet := ip.Masked()
+	for _, other := range v.planSubnets(s) {
+		if subnet.Overlaps(other.prefix) {
+			v.add(field, ip.String(), "subnet %s overlaps %s %s", subnet, other.field, other.prefix)
+			return
+		}
+	}
+	if _, shared := seen.subnets.exact[subnet]; !shared {
+		if hs, clash := seen.subnets.overlap(subnet); clash {
+			v.add(field, ip.String(), "subnet %s overlaps subnet %s of %s (hosts share a subnet only with the same prefix)", subnet, hs.prefix, hs.field)
+			return
+		}
+		seen.subnets.add(subnet, field)
+	}
+	// Each limit is said once, by the host that goes past it (no host
+	// goes past the usable addresses: the next would repeat one, or be
+	// the network or broadcast address).
+	seen.perSubnet[subnet]++
+	switch hosts, usable := seen.perSubnet[subnet], 1<<(32-subnet.Bits())-2; {
+	case hosts == MaxHostsPerSubnet+1:
+		v.add(field, ip.String(), "subnet %s has more than %d hosts: each is a port of the router's bridge for that subnet, and a Linux bridge has at most %d ports", subnet, MaxHostsPerSubnet, MaxHostsPerSubnet)
+	case hosts == usable:
+		v.add(field, ip.String(), "subnet %s has %d usable addresses and its hosts take them all: the lab's router needs one for the hosts' gateway", subnet, usable)
+	}
+}
+
+// hostIP checks a node or client address: IPv4, with a subnet that leaves
+// room for the router's gateway, and not the subnet's network or broadcast
+// address.
+func (v validator) hostIP(field string, p netip.Prefix) bool {
+	switch {
+	case v.cantParse(field), v.reported(field):
+	case !p.IsValid():
+		v.add(field, "", "required (an address with its prefix length, e.g. 192.168.16.73/20)")
+	case !p.Addr().Is4():
+		v.add(field, p.String(), "only IPv4 is supported")
+	case p.Bits() > 30:
+		v.add(field, p.String(), "prefix too long: at most /30, the router needs an address on this subnet")
+	case p.Addr() == p.Masked().Addr():
+		v.add(field, p.String(), "is the subnet's network address")
+	case p.Addr() == podnet.Broadcast(p):
+		v.add(field, p.String(), "is the subnet's broadcast address")
+	default:
+		return true
+	}
+	return false
+}
+
+// podCIDR checks a node's pod range: a network address inside podSubnet
+// (when that passed its checks), with room for the overlay address (.0),
+// the gateway (.1) and pods, overlapping no earlier node's.
+func (v validator) podCIDR(seen *hostsSeen, s *Spec, field string, p netip.Prefix) {
+	if !v.subnet(field, p) {
+		return
+	}
+	switch {
+	case p.Bits() > 30:
+		v.add(field, p.String(), "too small: at most /30")
+	case v.ok("spec.podSubnet") && (p.Bits() < s.PodSubnet.Bits() || !s.PodSubnet.Contains(p.Addr())):
+		v.add(field, p.String(), "not inside spec.podSubnet %s", s.PodSubnet)
+	default:
+		if other, clash := seen.podCIDRs.overlap(p); clash {
+			v.add(field, p.String(), "overlaps %s %s", other.field, other.prefix)
+			return
+		}
+		seen.podCIDRs.add(p, field)
+	}
+}
