@@ -1,11 +1,12 @@
 package kit
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
 	"strings"
+
+	"github.com/svclab/svclab/internal/iptsave"
 )
 
 // Rule is one `-A` line of iptables-save -c.
@@ -16,28 +17,14 @@ type Rule struct {
 }
 
 // Rules returns the rules of chain, in order, from iptables-save output (with
-// or without counters).
+// or without counters). It reads line by line (iptsave.ParseLine) and skips
+// what is not a well-formed -A line.
 func Rules(save, chain string) []Rule {
 	var out []Rule
-	sc := bufio.NewScanner(strings.NewReader(save))
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
-	for sc.Scan() {
-		line := sc.Text()
-		var r Rule
-		if strings.HasPrefix(line, "[") {
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				continue
-			}
-			fmt.Sscanf(line[1:end], "%d:%d", &r.Packets, &r.Bytes)
-			line = strings.TrimSpace(line[end+1:])
+	for _, l := range appendLines(save) {
+		if l.Chain == chain {
+			out = append(out, Rule{Packets: int64(l.Counters.Packets), Bytes: int64(l.Counters.Bytes), Chain: chain, Spec: l.Spec})
 		}
-		if !strings.HasPrefix(line, "-A "+chain+" ") {
-			continue
-		}
-		r.Chain = chain
-		r.Spec = strings.TrimPrefix(line, "-A "+chain+" ")
-		out = append(out, r)
 	}
 	return out
 }
@@ -45,14 +32,18 @@ func Rules(save, chain string) []Rule {
 // Lines returns the `-A` lines of iptables-save output without counters.
 func Lines(save string) []string {
 	var out []string
-	for _, line := range strings.Split(save, "\n") {
-		if strings.HasPrefix(line, "[") {
-			if end := strings.IndexByte(line, ']'); end >= 0 {
-				line = strings.TrimSpace(line[end+1:])
-			}
-		}
-		if strings.HasPrefix(line, "-A ") {
-			out = append(out, line)
+	for _, l := range appendLines(save) {
+		out = append(out, iptsave.Rule{Chain: l.Chain, Spec: l.Spec}.String())
+	}
+	return out
+}
+
+// appendLines are the well-formed `-A CHAIN …` lines of save, in order.
+func appendLines(save string) []iptsave.Line {
+	var out []iptsave.Line
+	for _, raw := range strings.Split(save, "\n") {
+		if l, err := iptsave.ParseLine(raw); err == nil && l.Kind == iptsave.Command && l.Op == "-A" && l.Chain != "" {
+			out = append(out, l)
 		}
 	}
 	return out
