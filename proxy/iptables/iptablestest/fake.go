@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/svclab/svclab/internal/iptsave"
 	"github.com/svclab/svclab/proxy/iptables"
 )
 
@@ -53,9 +54,9 @@ func (f *FakeRunner) Restore(payload []byte) error {
 	if err == nil {
 		return nil
 	}
-	var le *lineError
+	var le *iptsave.Error
 	if errors.As(err, &le) {
-		out := fmt.Sprintf("iptables-restore (fake): %s\nError occurred at line: %d\n", le.msg, le.line)
+		out := fmt.Sprintf("iptables-restore (fake): %v\nError occurred at line: %d\n", le.Err, le.Line)
 		return iptables.NewRestoreError("iptables-restore (fake)", []byte(out), payload, err)
 	}
 	return err

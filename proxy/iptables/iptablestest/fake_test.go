@@ -186,13 +186,19 @@ COMMIT
 	}
 }
 
-func TestTokenizeKeepsQuotedArguments(t *testing.T) {
-	got, err := tokenize(`-A X -m comment --comment "a b  c" -j Y`)
-	if err != nil {
+// TestRestoreKeepsQuotedArguments: a quoted comment is one argument,
+// its blanks kept, and Save writes it back quoted.
+func TestRestoreKeepsQuotedArguments(t *testing.T) {
+	f := NewFakeRunner()
+	if err := f.Restore([]byte("*nat\n:X - [0:0]\n-A X -m comment --comment \"a b  c\" -j RETURN\nCOMMIT\n")); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"-A", "X", "-m", "comment", "--comment", "a b  c", "-j", "Y"}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("tokenize = %q, want %q", got, want)
+	r := f.Dump().Chain("nat", "X").Rules[0]
+	want := []string{"-m", "comment", "--comment", "a b  c", "-j", "RETURN"}
+	if r.Comment != "a b  c" || strings.Join(r.Args, "|") != strings.Join(want, "|") {
+		t.Errorf("rule %+v, want the args %q", r, want)
+	}
+	if got := r.String(); got != `-A X -m comment --comment "a b  c" -j RETURN` {
+		t.Errorf("String() = %s", got)
 	}
 }

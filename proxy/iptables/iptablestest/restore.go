@@ -2,7 +2,8 @@ package iptablestest
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/svclab/svclab/internal/iptsave"
 )
 
 // builtinTargets are the targets that are not chains, with the tables they
@@ -35,79 +36,60 @@ const (
 	modeSave
 )
 
-// lineError is a failure at one input line.
-type lineError struct {
-	line int
-	msg  string
-}
-
-func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
-
 // applyRestore applies data to d the way iptables-restore does: each table
 // section is checked as it is read and replaces the table at its COMMIT, so
 // a failure in a later table leaves earlier ones applied (this is what both
-// the legacy and the nf_tables backends do).
+// the legacy and the nf_tables backends do). iptsave.Scan reads the lines
+// and their framing; a failure is an *iptsave.Error naming its line.
 func applyRestore(d *Dump, data []byte, mode restoreMode) error {
-	var cur *Table
-	lines := strings.Split(string(data), "\n")
-	if len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	for i, raw := range lines {
-		n := i + 1
-		line := strings.TrimSpace(raw)
-		if line == "" || line[0] == '#' {
-			continue
+	r := &restorer{dump: d, mode: mode}
+	return iptsave.Scan(string(data), r.apply)
+}
+
+// restorer applies one payload's lines to its dump.
+type restorer struct {
+	dump *Dump
+	mode restoreMode
+	// table is the section being read: a copy of the dump's table, put in
+	// place at COMMIT.
+	table *Table
+}
+
+func (r *restorer) apply(l iptsave.Line) error {
+	switch l.Kind {
+	case iptsave.TableHeader:
+		return r.begin(l.Table)
+	case iptsave.ChainDeclaration:
+		return declareChain(r.table, l.Chain, l.Policy, r.mode)
+	case iptsave.Command:
+		return applyCommand(r.table, l)
+	case iptsave.Commit:
+		if err := checkJumps(r.table); err != nil {
+			return err
 		}
-		fail := func(format string, args ...any) error {
-			return &lineError{line: n, msg: fmt.Sprintf(format, args...)}
-		}
-		switch {
-		case line[0] == '*':
-			if cur != nil {
-				return fail("COMMIT expected before table %s", line[1:])
-			}
-			name := line[1:]
-			if existing := d.Tables[name]; existing != nil {
-				cur = existing.clone()
-			} else if _, known := builtinChains[name]; known {
-				cur = newTable(name)
-				if mode == modeSave {
-					cur.Chains = map[string]*Chain{}
-				}
-			} else {
-				return fail("unknown table %q", name)
-			}
-		case cur == nil:
-			return fail("%q outside of a table", line)
-		case line == "COMMIT":
-			if err := checkJumps(cur); err != nil {
-				return fail("%v", err)
-			}
-			d.Tables[cur.Name] = cur
-			cur = nil
-		case line[0] == ':':
-			if err := declareChain(cur, line[1:], mode); err != nil {
-				return fail("%v", err)
-			}
-		default:
-			if err := applyCommand(cur, line); err != nil {
-				return fail("%v", err)
-			}
-		}
-	}
-	if cur != nil {
-		return &lineError{line: len(lines) + 1, msg: "COMMIT expected at end of input"}
+		r.dump.Tables[r.table.Name] = r.table
+		r.table = nil
 	}
 	return nil
 }
 
-func declareChain(t *Table, decl string, mode restoreMode) error {
-	fields := strings.Fields(decl)
-	if len(fields) < 2 {
-		return fmt.Errorf("bad chain line %q", decl)
+// begin starts a table's section on a copy of the table.
+func (r *restorer) begin(name string) error {
+	if existing := r.dump.Tables[name]; existing != nil {
+		r.table = existing.clone()
+		return nil
 	}
-	name, policy := fields[0], fields[1]
+	if _, known := builtinChains[name]; !known {
+		return fmt.Errorf("unknown table %q", name)
+	}
+	r.table = newTable(name)
+	if r.mode == modeSave {
+		r.table.Chains = map[string]*Chain{}
+	}
+	return nil
+}
+
+func declareChain(t *Table, name, policy string, mode restoreMode) error {
 	if len(name) > maxChainNameLength {
 		return fmt.Errorf("chain name %q is longer than %d characters", name, maxChainNameLength)
 	}
@@ -130,15 +112,15 @@ func declareChain(t *Table, decl string, mode restoreMode) error {
 	return nil
 }
 
-func applyCommand(t *Table, line string) error {
-	args, err := tokenize(line)
+func applyCommand(t *Table, l iptsave.Line) error {
+	rest, err := iptsave.Fields(l.Spec)
 	if err != nil {
 		return err
 	}
-	if len(args) < 2 {
-		return fmt.Errorf("command %q needs a chain", line)
+	cmd, chainName := l.Op, l.Chain
+	if chainName == "" {
+		return fmt.Errorf("command %s needs a chain", cmd)
 	}
-	cmd, chainName, rest := args[0], args[1], args[2:]
 	chain := t.Chains[chainName]
 	if chain == nil {
 		return fmt.Errorf("%s: chain %s does not exist in table %s", cmd, chainName, t.Name)

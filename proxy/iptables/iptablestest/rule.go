@@ -3,7 +3,8 @@ package iptablestest
 import (
 	"fmt"
 	"slices"
-	"strings"
+
+	"github.com/svclab/svclab/internal/iptsave"
 )
 
 // Value is an option's value, possibly negated with "!".
@@ -52,21 +53,10 @@ type Rule struct {
 	RandomFully               bool
 }
 
-// String gives the rule back as "-A CHAIN args", quoting arguments with
-// spaces.
+// String gives the rule back as "-A CHAIN args", quoting arguments as
+// iptables-save does (iptsave.Join).
 func (r *Rule) String() string {
-	var b strings.Builder
-	b.WriteString("-A ")
-	b.WriteString(r.Chain)
-	for _, a := range r.Args {
-		b.WriteByte(' ')
-		if strings.ContainsAny(a, " \t") || a == "" {
-			b.WriteString(`"` + a + `"`)
-		} else {
-			b.WriteString(a)
-		}
-	}
-	return b.String()
+	return iptsave.Rule{Chain: r.Chain, Spec: iptsave.Join(r.Args)}.String()
 }
 
 // Equal reports whether two rules have the same chain and arguments.
