@@ -26,7 +26,7 @@ func Create(ctx context.Context, topologyFile string, opts Options) (*Lab, time.
 	if err != nil {
 		return nil, 0, err
 	}
-	topo, err := topology.Load(topologyFile)
+	labFile, topo, err := readLabFile(topologyFile)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -56,7 +56,7 @@ func Create(ctx context.Context, topologyFile string, opts Options) (*Lab, time.
 		return nil, 0, fmt.Errorf("lab %q: namespaces of that lab exist without its state (a crashed lab?); run svclab delete lab --name %s", name, name)
 	}
 	lab := &Lab{Topology: topo, Store: st}
-	if err := lab.create(ctx, topologyFile, opts); err != nil {
+	if err := lab.create(ctx, labFile, opts); err != nil {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("lab %s: create interrupted: %w", name, err)
 		}
@@ -68,20 +68,28 @@ func Create(ctx context.Context, topologyFile string, opts Options) (*Lab, time.
 	return lab, time.Since(start), nil
 }
 
-// create builds the lab; its caller holds the lock. The journal says
-// "create" from before the first file until the last proxy has synced, so
-// a create killed half way shows as such (Interrupted) and only `svclab
-// delete lab` touches it.
-func (l *Lab) create(ctx context.Context, topologyFile string, opts Options) error {
-	raw, err := topology.ReadFile(topologyFile)
+// readLabFile reads the lab file once and validates those bytes; Create
+// stores the same bytes (journalCreate), so the lab.yaml every later
+// command loads is the file that was validated, even if the file changes
+// while the lab is built.
+func readLabFile(path string) ([]byte, *topology.Lab, error) {
+	data, err := topology.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if err := l.Store.WriteIntent(&labstore.Intent{Op: labstore.OpCreate}); err != nil {
-		return err
+	topo, err := topology.Parse(data, path)
+	if err != nil {
+		return nil, nil, err
 	}
-	crashPoint("create:intent")
-	if err := l.Store.WriteFile("lab.yaml", raw); err != nil {
+	return data, topo, nil
+}
+
+// create builds the lab from labFile, the bytes of its validated lab file;
+// its caller holds the lock. The journal says "create" from before the
+// first file until the last proxy has synced, so a create killed half way
+// shows as such (Interrupted) and only `svclab delete lab` touches it.
+func (l *Lab) create(ctx context.Context, labFile []byte, opts Options) error {
+	if err := l.journalCreate(labFile); err != nil {
 		return err
 	}
 	fmt.Fprintf(opts.Out, "building network of lab %s (%s, %d nodes, %d clients)\n", l.Name(), l.Topology.Spec.CNI, len(l.Topology.Spec.Nodes), len(l.Topology.Spec.Clients))
@@ -119,4 +127,15 @@ func (l *Lab) create(ctx context.Context, topologyFile string, opts Options) err
 		return err
 	}
 	return l.Store.ClearIntent()
+}
+
+// journalCreate records the create in the lab's journal, then stores
+// labFile as the lab's lab.yaml: the bytes readLabFile validated, not the
+// file read again.
+func (l *Lab) journalCreate(labFile []byte) error {
+	if err := l.Store.WriteIntent(&labstore.Intent{Op: labstore.OpCreate}); err != nil {
+		return err
+	}
+	crashPoint("create:intent")
+	return l.Store.WriteFile("lab.yaml", labFile)
 }
