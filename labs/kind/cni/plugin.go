@@ -151,7 +151,49 @@ func runIPAM(raw []byte) ([]byte, error) {
 //	(pod) ip addr add <ip>/32 dev eth0; ip route add 169.254.1.1 dev eth0 scope link
 //	(pod) ip route add default via 169.254.1.1 dev eth0
 //	(node) sysctl net.ipv4.conf.<cali…>.proxy_arp=1; ip route add <ip>/32 dev <cali…> scope link
+//
+// A failed step removes the veth (both ends) and names the step.
 func add(raw []byte, conf pluginConf) ([]byte, error) {
+	ip, err := allocateAddress(raw)
+	if err != nil {
+		return nil, err
+	}
+	a := &attachment{ip: ip, hostName: hostVethName(), ifname: os.Getenv("CNI_IFNAME"), mtu: conf.MTU, netnsPath: os.Getenv("CNI_NETNS")}
+	if a.ifname == "" {
+		a.ifname = "eth0"
+	}
+	if a.mtu == 0 {
+		a.mtu = PodMTU
+	}
+	podNS, err := netns.GetFromPath(a.netnsPath)
+	if err != nil {
+		return nil, fmt.Errorf("open CNI_NETNS %s: %w", a.netnsPath, err)
+	}
+	defer podNS.Close()
+	if err := a.createVeth(podNS); err != nil {
+		return nil, err
+	}
+	pod, err := netlink.NewHandleAt(podNS, unix.NETLINK_ROUTE)
+	if err != nil {
+		a.removeVeth()
+		return nil, err
+	}
+	defer pod.Close()
+	if a.podLink, err = pod.LinkByName(a.ifname); err != nil {
+		a.removeVeth()
+		return nil, err
+	}
+	for _, step := range a.steps(pod) {
+		if err := step.run(); err != nil {
+			a.removeVeth()
+			return nil, fmt.Errorf("attaching %s (%s): %s: %w", a.hostName, ip, step.name, err)
+		}
+	}
+	return a.result(conf.CNIVersion)
+}
+
+// allocateAddress asks the ipam plugin for the pod's address.
+func allocateAddress(raw []byte) (net.IP, error) {
 	out, err := runIPAM(raw)
 	if err != nil {
 		return nil, err
@@ -164,80 +206,86 @@ func add(raw []byte, conf pluginConf) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ip := net.IP(pfx.Addr().AsSlice())
-	ifname := os.Getenv("CNI_IFNAME")
-	if ifname == "" {
-		ifname = "eth0"
-	}
-	mtu := conf.MTU
-	if mtu == 0 {
-		mtu = PodMTU
-	}
-	podNS, err := netns.GetFromPath(os.Getenv("CNI_NETNS"))
-	if err != nil {
-		return nil, fmt.Errorf("open CNI_NETNS %s: %w", os.Getenv("CNI_NETNS"), err)
-	}
-	defer podNS.Close()
-	hostName := hostVethName()
-	if old, err := netlink.LinkByName(hostName); err == nil {
+	return net.IP(pfx.Addr().AsSlice()), nil
+}
+
+// attachment is one pod's veth pair, as add makes it.
+type attachment struct {
+	ip        net.IP
+	hostName  string // the node's end (cali…)
+	ifname    string // the pod's end (eth0)
+	mtu       int
+	netnsPath string // the pod's network namespace (CNI_NETNS)
+	veth      *netlink.Veth
+	podLink   netlink.Link // the pod's end, once made
+}
+
+// createVeth makes the veth pair (a leftover of the same name goes
+// first): the node's end with Calico's MAC, the pod's in its namespace.
+func (a *attachment) createVeth(podNS netns.NsHandle) error {
+	if old, err := netlink.LinkByName(a.hostName); err == nil {
 		netlink.LinkDel(old)
 	}
-	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: hostName, MTU: mtu, HardwareAddr: podnet.CalicoHostMAC},
-		PeerName:      ifname,
+	a.veth = &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: a.hostName, MTU: a.mtu, HardwareAddr: podnet.CalicoHostMAC},
+		PeerName:      a.ifname,
 		PeerNamespace: netlink.NsFd(int(podNS)),
-		PeerMTU:       uint32(mtu),
+		PeerMTU:       uint32(a.mtu),
 	}
-	if err := netlink.LinkAdd(veth); err != nil {
-		return nil, fmt.Errorf("ip link add %s type veth peer name %s netns %s: %w", hostName, ifname, os.Getenv("CNI_NETNS"), err)
+	if err := netlink.LinkAdd(a.veth); err != nil {
+		return fmt.Errorf("ip link add %s type veth peer name %s netns %s: %w", a.hostName, a.ifname, a.netnsPath, err)
 	}
-	undo := func() { netlink.LinkDel(veth) }
-	pod, err := netlink.NewHandleAt(podNS, unix.NETLINK_ROUTE)
-	if err != nil {
-		undo()
-		return nil, err
-	}
-	defer pod.Close()
-	podLink, err := pod.LinkByName(ifname)
-	if err != nil {
-		undo()
-		return nil, err
-	}
+	return nil
+}
+
+// removeVeth deletes the pair (both ends go).
+func (a *attachment) removeVeth() { netlink.LinkDel(a.veth) }
+
+// attachStep is one named step of add, named by the command that does
+// the same.
+type attachStep struct {
+	name string
+	run  func() error
+}
+
+// steps configure both ends once the pair exists; pod is a netlink
+// handle in the pod's namespace.
+func (a *attachment) steps(pod *netlink.Handle) []attachStep {
+	podIndex := a.podLink.Attrs().Index
+	host32 := &net.IPNet{IP: a.ip, Mask: net.CIDRMask(32, 32)}
 	gw := &net.IPNet{IP: CalicoGateway, Mask: net.CIDRMask(32, 32)}
-	for _, step := range []func() error{
-		func() error {
-			return pod.AddrAdd(podLink, &netlink.Addr{IPNet: &net.IPNet{IP: ip, Mask: net.CIDRMask(32, 32)}})
-		},
-		func() error { return pod.LinkSetUp(podLink) },
-		func() error {
-			return pod.RouteAdd(&netlink.Route{LinkIndex: podLink.Attrs().Index, Dst: gw, Scope: netlink.SCOPE_LINK})
-		},
-		func() error {
-			return pod.RouteAdd(&netlink.Route{LinkIndex: podLink.Attrs().Index, Gw: CalicoGateway})
-		},
-		func() error {
-			return os.WriteFile("/proc/sys/net/ipv4/conf/"+hostName+"/proxy_arp", []byte("1"), 0o644)
-		},
-		func() error { return netlink.LinkSetUp(veth) },
-		func() error {
-			return netlink.RouteReplace(&netlink.Route{LinkIndex: veth.Attrs().Index, Dst: &net.IPNet{IP: ip, Mask: net.CIDRMask(32, 32)}, Scope: netlink.SCOPE_LINK})
-		},
-	} {
-		if err := step(); err != nil {
-			undo()
-			return nil, fmt.Errorf("attaching %s (%s): %w", hostName, ip, err)
-		}
+	return []attachStep{
+		{fmt.Sprintf("(pod) ip addr add %s dev %s", host32, a.ifname), func() error {
+			return pod.AddrAdd(a.podLink, &netlink.Addr{IPNet: host32})
+		}},
+		{fmt.Sprintf("(pod) ip link set %s up", a.ifname), func() error { return pod.LinkSetUp(a.podLink) }},
+		{fmt.Sprintf("(pod) ip route add %s dev %s scope link", CalicoGateway, a.ifname), func() error {
+			return pod.RouteAdd(&netlink.Route{LinkIndex: podIndex, Dst: gw, Scope: netlink.SCOPE_LINK})
+		}},
+		{fmt.Sprintf("(pod) ip route add default via %s dev %s", CalicoGateway, a.ifname), func() error {
+			return pod.RouteAdd(&netlink.Route{LinkIndex: podIndex, Gw: CalicoGateway})
+		}},
+		{fmt.Sprintf("(node) sysctl net.ipv4.conf.%s.proxy_arp=1", a.hostName), func() error {
+			return os.WriteFile("/proc/sys/net/ipv4/conf/"+a.hostName+"/proxy_arp", []byte("1"), 0o644)
+		}},
+		{fmt.Sprintf("(node) ip link set %s up", a.hostName), func() error { return netlink.LinkSetUp(a.veth) }},
+		{fmt.Sprintf("(node) ip route replace %s dev %s scope link", host32, a.hostName), func() error {
+			return netlink.RouteReplace(&netlink.Route{LinkIndex: a.veth.Attrs().Index, Dst: host32, Scope: netlink.SCOPE_LINK})
+		}},
 	}
-	res := map[string]any{
-		"cniVersion": conf.CNIVersion,
+}
+
+// result is the CNI result of the attachment.
+func (a *attachment) result(cniVersion string) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"cniVersion": cniVersion,
 		"interfaces": []map[string]string{
-			{"name": hostName, "mac": podnet.CalicoHostMAC.String()},
-			{"name": ifname, "mac": podLink.Attrs().HardwareAddr.String(), "sandbox": os.Getenv("CNI_NETNS")},
+			{"name": a.hostName, "mac": podnet.CalicoHostMAC.String()},
+			{"name": a.ifname, "mac": a.podLink.Attrs().HardwareAddr.String(), "sandbox": a.netnsPath},
 		},
-		"ips":    []map[string]any{{"version": "4", "address": ip.String() + "/32", "interface": 1}},
+		"ips":    []map[string]any{{"version": "4", "address": a.ip.String() + "/32", "interface": 1}},
 		"routes": []map[string]string{{"dst": "0.0.0.0/0", "gw": CalicoGateway.String()}},
-	}
-	return json.Marshal(res)
+	})
 }
 
 // del releases the address and removes the host-side veth (gone already
