@@ -82,7 +82,7 @@ var dynamicSites = map[string]struct {
 	// No host programs: svclab itself, what svclab built, a guest's or a
 	// kind node's programs, the user's command.
 	"labs/netns/supervised.go:Lab.startSupervised":               {why: "svclab itself (opts.Binary) as the supervisor of a node's proxy or a pod's server"},
-	"labs/agents/process/supervise.go:Supervise":                 {why: "the supervised process: svclab itself as a node's proxy or a pod's server"},
+	"labs/agents/process/supervise.go:supervisor.runContainer":   {why: "the supervised process: svclab itself as a node's proxy or a pod's server"},
 	"labs/netns/traffic.go:Lab.Traffic":                          {why: "svclab itself (opts.Binary) as the traffic client"},
 	"scenarios/kit/netnslab/labtarget.go:labWorkspace.ProxyMode": {why: "svclab itself (the lab's binary)"},
 	"internal/vm/rootfs.go:linkApplets":                          {why: "the guest root's busybox, by its path"},

@@ -89,84 +89,125 @@ func Supervise(ctx context.Context, spec SuperviseSpec) error {
 	if len(spec.Args) == 0 {
 		return fmt.Errorf("supervise %s: no command", spec.Name)
 	}
-	b := spec.Backoff.WithDefaults()
-	logw := spec.Log
-	if logw == nil {
-		logw = os.Stderr
+	s, err := newSupervisor(ctx, spec)
+	if err != nil {
+		return fmt.Errorf("supervise %s: %w", spec.Name, err)
 	}
-	if spec.StopGrace == 0 {
-		spec.StopGrace = 1500 * time.Millisecond
-	}
-	st := labstore.PodStatus{Namespace: spec.Namespace, Name: spec.Name, Node: spec.Node,
-		SupervisorPID: os.Getpid(), CreatedAt: time.Now()}
-	write := func() {
-		if ctx.Err() != nil {
-			return
-		}
-		if err := spec.Store.WritePodStatus(st); err != nil {
-			fmt.Fprintf(logw, "svclab supervise: %s: writing the status failed: %v\n", spec.Name, err)
-		}
-	}
-	var out io.Writer = os.Stdout
-	if spec.LogFile != "" {
-		f, err := openLog(spec.LogFile)
-		if err != nil {
-			return fmt.Errorf("supervise %s: %w", spec.Name, err)
-		}
-		defer f.Close()
-		out = f
-	}
-	var backoff time.Duration
+	defer s.close()
 	for {
-		cmd := exec.Command(spec.Args[0], spec.Args[1:]...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, out, out
-		started := time.Now()
-		if err := cmd.Start(); err != nil {
-			// Like a container whose image has no such binary: it fails
-			// to start, and is retried with back-off.
-			fmt.Fprintf(logw, "svclab supervise: %s: start %s: %v\n", spec.Name, spec.Args[0], err)
-			st.LastTermination = &labstore.Termination{ExitCode: 128, Reason: "StartError", FinishedAt: time.Now(), Message: err.Error()}
-		} else {
-			st.State, st.Reason, st.PID, st.StartedAt, st.NextRestart = labstore.StateRunning, "", cmd.Process.Pid, started, time.Time{}
-			write()
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-ctx.Done():
-				stopChild(cmd.Process, done, stopGrace(spec))
-				return nil
-			}
-			st.LastTermination = termination(err, spec.LogFile)
-		}
-		if ctx.Err() != nil {
+		if stopped := s.runContainer(); stopped || ctx.Err() != nil {
 			return nil
 		}
-		ran := time.Since(started)
-		t := st.LastTermination
-		var wait time.Duration
-		wait, backoff = b.next(backoff, ran)
-		st.PID, st.StartedAt = 0, time.Time{}
-		how := fmt.Sprintf("exit code %d", t.ExitCode)
-		if t.Signal != "" {
-			how = "killed by " + t.Signal
-		}
-		if wait == 0 {
-			st.State, st.Reason = labstore.StateTerminated, t.Reason
-			fmt.Fprintf(logw, "svclab supervise: %s: container ended (%s, %s) after %s; restarting it\n", spec.Name, t.Reason, how, ran.Round(time.Millisecond))
-		} else {
-			st.State, st.Reason, st.NextRestart = labstore.StateWaiting, labstore.ReasonCrashLoopBackOff, time.Now().Add(wait)
-			fmt.Fprintf(logw, "svclab supervise: %s: container ended (%s, %s) after %s; back-off %s restarting failed container\n", spec.Name, t.Reason, how, ran.Round(time.Millisecond), wait)
-		}
-		write()
+		wait := s.noteExit()
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(wait):
 		}
-		st.Restarts++
+		s.st.Restarts++
 	}
+}
+
+// supervisor is one Supervise: the spec, where its container's output
+// goes, and the pod's status it keeps writing.
+type supervisor struct {
+	ctx     context.Context
+	spec    SuperviseSpec
+	backoff Backoff
+	delay   time.Duration // the current back-off (0 after a reset)
+	log     io.Writer     // the supervisor's own lines
+	out     io.Writer     // the container's output
+	logFile *os.File      // out, when it is spec.LogFile
+	st      labstore.PodStatus
+	started time.Time // when the container last started
+}
+
+// newSupervisor fills the spec's defaults and opens the container's log.
+func newSupervisor(ctx context.Context, spec SuperviseSpec) (*supervisor, error) {
+	if spec.StopGrace == 0 {
+		spec.StopGrace = 1500 * time.Millisecond
+	}
+	s := &supervisor{ctx: ctx, spec: spec, backoff: spec.Backoff.WithDefaults(), log: spec.Log, out: os.Stdout,
+		st: labstore.PodStatus{Namespace: spec.Namespace, Name: spec.Name, Node: spec.Node, SupervisorPID: os.Getpid(), CreatedAt: time.Now()}}
+	if s.log == nil {
+		s.log = os.Stderr
+	}
+	if spec.LogFile != "" {
+		f, err := openLog(spec.LogFile)
+		if err != nil {
+			return nil, err
+		}
+		s.logFile, s.out = f, f
+	}
+	return s, nil
+}
+
+func (s *supervisor) close() {
+	if s.logFile != nil {
+		s.logFile.Close()
+	}
+}
+
+// write stores the pod's status, unless the supervisor is stopping.
+func (s *supervisor) write() {
+	if s.ctx.Err() != nil {
+		return
+	}
+	if err := s.spec.Store.WritePodStatus(s.st); err != nil {
+		fmt.Fprintf(s.log, "svclab supervise: %s: writing the status failed: %v\n", s.spec.Name, err)
+	}
+}
+
+// runContainer starts the container and waits for it to end, noting how
+// in the status. When the supervisor is told to stop meanwhile, it stops
+// the container and reports stopped.
+func (s *supervisor) runContainer() (stopped bool) {
+	cmd := exec.Command(s.spec.Args[0], s.spec.Args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, s.out, s.out
+	s.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		// Like a container whose image has no such binary: it fails
+		// to start, and is retried with back-off.
+		fmt.Fprintf(s.log, "svclab supervise: %s: start %s: %v\n", s.spec.Name, s.spec.Args[0], err)
+		s.st.LastTermination = &labstore.Termination{ExitCode: 128, Reason: "StartError", FinishedAt: time.Now(), Message: err.Error()}
+		return false
+	}
+	s.st.State, s.st.Reason, s.st.PID, s.st.StartedAt, s.st.NextRestart = labstore.StateRunning, "", cmd.Process.Pid, s.started, time.Time{}
+	s.write()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		s.st.LastTermination = termination(err, s.spec.LogFile)
+		return false
+	case <-s.ctx.Done():
+		stopChild(cmd.Process, done, stopGrace(s.spec))
+		return true
+	}
+}
+
+// noteExit records the container's end in the status (terminated, to be
+// restarted at once, or waiting in CrashLoopBackOff), logs it, and returns
+// the wait before the restart.
+func (s *supervisor) noteExit() time.Duration {
+	ran := time.Since(s.started)
+	t := s.st.LastTermination
+	var wait time.Duration
+	wait, s.delay = s.backoff.next(s.delay, ran)
+	s.st.PID, s.st.StartedAt = 0, time.Time{}
+	how := fmt.Sprintf("exit code %d", t.ExitCode)
+	if t.Signal != "" {
+		how = "killed by " + t.Signal
+	}
+	if wait == 0 {
+		s.st.State, s.st.Reason = labstore.StateTerminated, t.Reason
+		fmt.Fprintf(s.log, "svclab supervise: %s: container ended (%s, %s) after %s; restarting it\n", s.spec.Name, t.Reason, how, ran.Round(time.Millisecond))
+	} else {
+		s.st.State, s.st.Reason, s.st.NextRestart = labstore.StateWaiting, labstore.ReasonCrashLoopBackOff, time.Now().Add(wait)
+		fmt.Fprintf(s.log, "svclab supervise: %s: container ended (%s, %s) after %s; back-off %s restarting failed container\n", s.spec.Name, t.Reason, how, ran.Round(time.Millisecond), wait)
+	}
+	s.write()
+	return wait
 }
 
 // termination describes how a container ended, from Wait's error.
