@@ -26,95 +26,164 @@ const (
 // keeps what was allocated to it unless the manifest asks otherwise.
 func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source string) error {
 	defaultNamespace(&svc.ObjectMeta)
-	if err := checkMeta(source, "Service", svc.ObjectMeta); err != nil {
-		return err
-	}
-	if err := fieldErrors(source, "Service", svc.ObjectMeta, metav1validation.ValidateLabels(svc.Spec.Selector, field.NewPath("spec", "selector"))); err != nil {
-		return err
-	}
-	where := fmt.Sprintf("Service %s/%s", svc.Namespace, svc.Name)
-	old := st.Service(svc.Namespace, svc.Name)
-	others := make([]*corev1.Service, 0, len(st.Services))
+	a := &serviceAdmission{Cluster: c, svc: svc, source: source, where: fmt.Sprintf("Service %s/%s", svc.Namespace, svc.Name)}
+	a.old = st.Service(svc.Namespace, svc.Name)
 	for _, s := range st.Services {
-		if s != old {
-			others = append(others, s)
+		if s != a.old {
+			a.others = append(a.others, s)
 		}
 	}
-	defaultService(svc)
-	if err := fieldErrors(source, "Service", svc.ObjectMeta, validateServiceTypes(svc)); err != nil {
-		return err
-	}
-	if err := checkHeadless(svc, source, where); err != nil {
-		return err
-	}
-	externalName := svc.Spec.Type == corev1.ServiceTypeExternalName
-	if len(svc.Spec.Ports) == 0 && !externalName && svc.Spec.ClusterIP != corev1.ClusterIPNone {
-		return errorf(source, "%s: spec.ports: at least one port is required", where)
-	}
-	switch {
-	case len(svc.Spec.ClusterIPs) > 1:
-		return errorf(source, "%s: spec.clusterIPs: Too many: %d: a lab is single-stack IPv4 (one cluster IP)", where, len(svc.Spec.ClusterIPs))
-	case len(svc.Spec.ClusterIPs) == 1 && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIPs[0] != svc.Spec.ClusterIP:
-		return errorf(source, "%s: spec.clusterIPs[0]: Invalid value: %q: must match spec.clusterIP %q", where, svc.Spec.ClusterIPs[0], svc.Spec.ClusterIP)
-	case len(svc.Spec.ClusterIPs) == 1 && svc.Spec.ClusterIP == "":
-		svc.Spec.ClusterIP = svc.Spec.ClusterIPs[0]
-	}
-	if !externalName { // an ExternalName Service has no cluster IP
-		if err := c.assignClusterIP(svc, old, others, source, where); err != nil {
+	for _, step := range []func() error{
+		a.checkMetadata,
+		a.checkType,
+		a.checkClusterIPs,
+		a.allocateClusterIP,
+		a.admitPorts,
+		a.allocateHealthCheckNodePort,
+		a.allocateLoadBalancer,
+	} {
+		if err := step(); err != nil {
 			return err
 		}
 	}
+	st.Services = append(a.others, svc)
+	return nil
+}
+
+// serviceAdmission is one Service on its way into the lab: the steps of
+// applyService check it and fill it in, in order.
+type serviceAdmission struct {
+	Cluster
+	svc    *corev1.Service
+	old    *corev1.Service   // the stored Service of that name, or nil
+	others []*corev1.Service // the stored Services but old
+	source string            // the manifest, for errors
+	where  string            // "Service ns/name", for errors
+}
+
+// checkMetadata checks the name, namespace and labels, and the selector
+// (label syntax).
+func (a *serviceAdmission) checkMetadata() error {
+	if err := checkMeta(a.source, "Service", a.svc.ObjectMeta); err != nil {
+		return err
+	}
+	return fieldErrors(a.source, "Service", a.svc.ObjectMeta, metav1validation.ValidateLabels(a.svc.Spec.Selector, field.NewPath("spec", "selector")))
+}
+
+// checkType fills in the API server's defaults, then checks the fields of
+// the Service's type, headlessness, and that it has ports when it needs
+// them.
+func (a *serviceAdmission) checkType() error {
+	svc := a.svc
+	defaultService(svc)
+	if err := fieldErrors(a.source, "Service", svc.ObjectMeta, validateServiceTypes(svc)); err != nil {
+		return err
+	}
+	if err := checkHeadless(svc, a.source, a.where); err != nil {
+		return err
+	}
+	if len(svc.Spec.Ports) == 0 && svc.Spec.Type != corev1.ServiceTypeExternalName && svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		return errorf(a.source, "%s: spec.ports: at least one port is required", a.where)
+	}
+	return nil
+}
+
+// checkClusterIPs: one cluster IP at most (single-stack IPv4), the same
+// as spec.clusterIP, which it fills in when empty.
+func (a *serviceAdmission) checkClusterIPs() error {
+	spec := &a.svc.Spec
+	switch {
+	case len(spec.ClusterIPs) > 1:
+		return errorf(a.source, "%s: spec.clusterIPs: Too many: %d: a lab is single-stack IPv4 (one cluster IP)", a.where, len(spec.ClusterIPs))
+	case len(spec.ClusterIPs) == 1 && spec.ClusterIP != "" && spec.ClusterIPs[0] != spec.ClusterIP:
+		return errorf(a.source, "%s: spec.clusterIPs[0]: Invalid value: %q: must match spec.clusterIP %q", a.where, spec.ClusterIPs[0], spec.ClusterIP)
+	case len(spec.ClusterIPs) == 1 && spec.ClusterIP == "":
+		spec.ClusterIP = spec.ClusterIPs[0]
+	}
+	return nil
+}
+
+// allocateClusterIP: see assignClusterIP; an ExternalName Service has no
+// cluster IP.
+func (a *serviceAdmission) allocateClusterIP() error {
+	if a.svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return nil
+	}
+	return a.assignClusterIP(a.svc, a.old, a.others, a.source, a.where)
+}
+
+// admitPorts checks and defaults each port, and gives it its node port,
+// one port after the other.
+func (a *serviceAdmission) admitPorts() error {
 	names := map[string]bool{}
 	portOf := map[string]string{} // protocol/port -> field that declared it
-	for i := range svc.Spec.Ports {
-		p := &svc.Spec.Ports[i]
-		field := fmt.Sprintf("spec.ports[%d]", i)
-		if len(svc.Spec.Ports) > 1 && p.Name == "" {
-			return errorf(source, "%s: %s.name: required when a Service has more than one port", where, field)
+	for i := range a.svc.Spec.Ports {
+		if err := a.checkPort(i, names, portOf); err != nil {
+			return err
 		}
-		if p.Name != "" {
-			// The API server's rule for Service port names: a DNS-1123
-			// label (so "web port" is refused: it would break every
-			// iptables-restore of the lab's proxies).
-			if msgs := validation.IsDNS1123Label(p.Name); len(msgs) > 0 {
-				return errorf(source, "%s: %s.name: Invalid value: %q: %s", where, field, p.Name, msgs[0])
-			}
-		}
-		if names[p.Name] {
-			return errorf(source, "%s: %s.name %q: duplicate port name", where, field, p.Name)
-		}
-		names[p.Name] = true
-		if p.Protocol == "" {
-			p.Protocol = corev1.ProtocolTCP
-		}
-		if p.Protocol != corev1.ProtocolTCP && p.Protocol != corev1.ProtocolUDP && p.Protocol != corev1.ProtocolSCTP {
-			return errorf(source, "%s: %s.protocol %q: want TCP, UDP or SCTP", where, field, p.Protocol)
-		}
-		if p.Port < 1 || p.Port > 65535 {
-			return errorf(source, "%s: %s.port %d: must be 1-65535", where, field, p.Port)
-		}
-		key := fmt.Sprintf("%s/%d", p.Protocol, p.Port)
-		if prev, dup := portOf[key]; dup {
-			return errorf(source, "%s: %s: Duplicate value: port %d/%s (already %s): the rule for it could never match", where, field, p.Port, p.Protocol, prev)
-		}
-		portOf[key] = field
-		if p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal == 0 && p.TargetPort.StrVal == "" {
-			p.TargetPort = intstr.FromInt32(p.Port)
-		}
-		if err := checkTargetPort(p.TargetPort); err != "" {
-			return errorf(source, "%s: %s.targetPort: Invalid value: %s: %s", where, field, quoteTarget(p.TargetPort), err)
-		}
-		if err := c.assignNodePort(svc, i, old, others, source, where); err != nil {
+		if err := a.assignNodePort(a.svc, i, a.old, a.others, a.source, a.where); err != nil {
 			return err
 		}
 	}
-	if err := c.assignHealthCheckNodePort(svc, old, others, source, where); err != nil {
-		return err
+	return nil
+}
+
+// checkPort checks port i as the API server does (its name, protocol,
+// number, that no other port has the same protocol and number, its
+// targetPort) and fills in its defaults (TCP, targetPort = port). names
+// and portOf are the ports before it.
+func (a *serviceAdmission) checkPort(i int, names map[string]bool, portOf map[string]string) error {
+	source, where := a.source, a.where
+	p := &a.svc.Spec.Ports[i]
+	field := fmt.Sprintf("spec.ports[%d]", i)
+	if len(a.svc.Spec.Ports) > 1 && p.Name == "" {
+		return errorf(source, "%s: %s.name: required when a Service has more than one port", where, field)
 	}
-	if ferr := c.assignLoadBalancer(svc, old, others); ferr != nil {
-		return fieldErrors(source, "Service", svc.ObjectMeta, field.ErrorList{ferr})
+	if p.Name != "" {
+		// The API server's rule for Service port names: a DNS-1123
+		// label (so "web port" is refused: it would break every
+		// iptables-restore of the lab's proxies).
+		if msgs := validation.IsDNS1123Label(p.Name); len(msgs) > 0 {
+			return errorf(source, "%s: %s.name: Invalid value: %q: %s", where, field, p.Name, msgs[0])
+		}
 	}
-	st.Services = append(others, svc)
+	if names[p.Name] {
+		return errorf(source, "%s: %s.name %q: duplicate port name", where, field, p.Name)
+	}
+	names[p.Name] = true
+	if p.Protocol == "" {
+		p.Protocol = corev1.ProtocolTCP
+	}
+	if p.Protocol != corev1.ProtocolTCP && p.Protocol != corev1.ProtocolUDP && p.Protocol != corev1.ProtocolSCTP {
+		return errorf(source, "%s: %s.protocol %q: want TCP, UDP or SCTP", where, field, p.Protocol)
+	}
+	if p.Port < 1 || p.Port > 65535 {
+		return errorf(source, "%s: %s.port %d: must be 1-65535", where, field, p.Port)
+	}
+	key := fmt.Sprintf("%s/%d", p.Protocol, p.Port)
+	if prev, dup := portOf[key]; dup {
+		return errorf(source, "%s: %s: Duplicate value: port %d/%s (already %s): the rule for it could never match", where, field, p.Port, p.Protocol, prev)
+	}
+	portOf[key] = field
+	if p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal == 0 && p.TargetPort.StrVal == "" {
+		p.TargetPort = intstr.FromInt32(p.Port)
+	}
+	if err := checkTargetPort(p.TargetPort); err != "" {
+		return errorf(source, "%s: %s.targetPort: Invalid value: %s: %s", where, field, quoteTarget(p.TargetPort), err)
+	}
+	return nil
+}
+
+// allocateHealthCheckNodePort: see assignHealthCheckNodePort.
+func (a *serviceAdmission) allocateHealthCheckNodePort() error {
+	return a.assignHealthCheckNodePort(a.svc, a.old, a.others, a.source, a.where)
+}
+
+// allocateLoadBalancer: see assignLoadBalancer.
+func (a *serviceAdmission) allocateLoadBalancer() error {
+	if ferr := a.assignLoadBalancer(a.svc, a.old, a.others); ferr != nil {
+		return fieldErrors(a.source, "Service", a.svc.ObjectMeta, field.ErrorList{ferr})
+	}
 	return nil
 }
 

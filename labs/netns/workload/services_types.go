@@ -80,60 +80,103 @@ var (
 // loadBalancerClass, the traffic policies and healthCheckNodePort. Ports
 // and cluster IPs are checked where they are allocated.
 func validateServiceTypes(svc *corev1.Service) field.ErrorList {
-	s := &svc.Spec
-	spec := field.NewPath("spec")
 	var errs field.ErrorList
-	if !supportedServiceTypes.Has(s.Type) {
-		errs = append(errs, field.NotSupported(spec.Child("type"), s.Type, sets.List(supportedServiceTypes)))
+	for _, check := range []func(*corev1.Service) field.ErrorList{
+		typeErrors,
+		externalNameErrors,
+		sessionAffinityErrors,
+		externalIPErrors,
+		sourceRangeErrors,
+		loadBalancerFieldErrors,
+		trafficPolicyErrors,
+	} {
+		errs = append(errs, check(svc)...)
 	}
-	if s.Type == corev1.ServiceTypeExternalName {
-		if s.ClusterIP != "" || len(s.ClusterIPs) > 0 {
-			errs = append(errs, field.Forbidden(spec.Child("clusterIPs"), "may not be set for ExternalName services"))
-		}
-		if len(s.IPFamilies) > 0 {
-			errs = append(errs, field.Forbidden(spec.Child("ipFamilies"), "may not be set for ExternalName services"))
-		}
-		if s.IPFamilyPolicy != nil {
-			errs = append(errs, field.Forbidden(spec.Child("ipFamilyPolicy"), "may not be set for ExternalName services"))
-		}
-		// The name (a CNAME) may end in a dot, fully qualified.
-		if cname := strings.TrimSuffix(s.ExternalName, "."); cname == "" {
-			errs = append(errs, field.Required(spec.Child("externalName"), ""))
-		} else {
-			for _, msg := range validation.IsDNS1123Subdomain(cname) {
-				errs = append(errs, field.Invalid(spec.Child("externalName"), cname, msg))
-			}
-		}
-	}
+	return errs
+}
 
+var specPath = field.NewPath("spec")
+
+// typeErrors: the type is one the API server knows.
+func typeErrors(svc *corev1.Service) field.ErrorList {
+	if !supportedServiceTypes.Has(svc.Spec.Type) {
+		return field.ErrorList{field.NotSupported(specPath.Child("type"), svc.Spec.Type, sets.List(supportedServiceTypes))}
+	}
+	return nil
+}
+
+// externalNameErrors: an ExternalName Service has a DNS name (a CNAME,
+// which may end in a dot) and no cluster IPs or IP families.
+func externalNameErrors(svc *corev1.Service) field.ErrorList {
+	s := &svc.Spec
+	if s.Type != corev1.ServiceTypeExternalName {
+		return nil
+	}
+	var errs field.ErrorList
+	if s.ClusterIP != "" || len(s.ClusterIPs) > 0 {
+		errs = append(errs, field.Forbidden(specPath.Child("clusterIPs"), "may not be set for ExternalName services"))
+	}
+	if len(s.IPFamilies) > 0 {
+		errs = append(errs, field.Forbidden(specPath.Child("ipFamilies"), "may not be set for ExternalName services"))
+	}
+	if s.IPFamilyPolicy != nil {
+		errs = append(errs, field.Forbidden(specPath.Child("ipFamilyPolicy"), "may not be set for ExternalName services"))
+	}
+	if cname := strings.TrimSuffix(s.ExternalName, "."); cname == "" {
+		errs = append(errs, field.Required(specPath.Child("externalName"), ""))
+	} else {
+		for _, msg := range validation.IsDNS1123Subdomain(cname) {
+			errs = append(errs, field.Invalid(specPath.Child("externalName"), cname, msg))
+		}
+	}
+	return errs
+}
+
+// sessionAffinityErrors: ClientIP or None; ClientIP's timeout in range,
+// None without a config.
+func sessionAffinityErrors(svc *corev1.Service) field.ErrorList {
+	s := &svc.Spec
+	var errs field.ErrorList
 	if !supportedAffinities.Has(s.SessionAffinity) {
-		errs = append(errs, field.NotSupported(spec.Child("sessionAffinity"), s.SessionAffinity, sets.List(supportedAffinities)))
+		errs = append(errs, field.NotSupported(specPath.Child("sessionAffinity"), s.SessionAffinity, sets.List(supportedAffinities)))
 	}
 	switch s.SessionAffinity {
 	case corev1.ServiceAffinityClientIP:
-		timeout := spec.Child("sessionAffinityConfig", "clientIP", "timeoutSeconds")
+		timeout := specPath.Child("sessionAffinityConfig", "clientIP", "timeoutSeconds")
 		if t := *s.SessionAffinityConfig.ClientIP.TimeoutSeconds; t <= 0 || t > MaxAffinitySeconds {
 			// The API server's message, although 86400 itself is allowed.
 			errs = append(errs, field.Invalid(timeout, t, fmt.Sprintf("must be greater than 0 and less than %d", MaxAffinitySeconds)))
 		}
 	case corev1.ServiceAffinityNone:
 		if s.SessionAffinityConfig != nil {
-			errs = append(errs, field.Forbidden(spec.Child("sessionAffinityConfig"), fmt.Sprintf("must not be set when session affinity is %s", corev1.ServiceAffinityNone)))
+			errs = append(errs, field.Forbidden(specPath.Child("sessionAffinityConfig"), fmt.Sprintf("must not be set when session affinity is %s", corev1.ServiceAffinityNone)))
 		}
 	}
+	return errs
+}
 
-	for i, ip := range s.ExternalIPs {
-		path := spec.Child("externalIPs").Index(i)
+// externalIPErrors: each external IP is an IP an endpoint may have.
+func externalIPErrors(svc *corev1.Service) field.ErrorList {
+	var errs field.ErrorList
+	for i, ip := range svc.Spec.ExternalIPs {
+		path := specPath.Child("externalIPs").Index(i)
 		if e := validation.IsValidIPForLegacyField(path, ip, true, nil); len(e) > 0 {
 			errs = append(errs, e...)
 		} else {
 			errs = append(errs, endpointIPErrors(path, ip)...)
 		}
 	}
+	return errs
+}
 
+// sourceRangeErrors: load balancer source ranges (the field, else the
+// annotation) are CIDRs, on a LoadBalancer Service only.
+func sourceRangeErrors(svc *corev1.Service) field.ErrorList {
+	s := &svc.Spec
+	var errs field.ErrorList
 	if len(s.LoadBalancerSourceRanges) > 0 {
 		// The API server's path, with its capital L.
-		path := spec.Child("LoadBalancerSourceRanges")
+		path := specPath.Child("LoadBalancerSourceRanges")
 		if s.Type != corev1.ServiceTypeLoadBalancer {
 			errs = append(errs, field.Forbidden(path, "may only be used when `type` is 'LoadBalancer'"))
 		}
@@ -151,36 +194,52 @@ func validateServiceTypes(svc *corev1.Service) field.ErrorList {
 			}
 		}
 	}
+	return errs
+}
 
+// loadBalancerFieldErrors: allocateLoadBalancerNodePorts,
+// loadBalancerClass (a qualified name) and loadBalancerIP on a
+// LoadBalancer Service only.
+func loadBalancerFieldErrors(svc *corev1.Service) field.ErrorList {
+	s := &svc.Spec
+	var errs field.ErrorList
 	if s.AllocateLoadBalancerNodePorts != nil && s.Type != corev1.ServiceTypeLoadBalancer {
-		errs = append(errs, field.Forbidden(spec.Child("allocateLoadBalancerNodePorts"), "may only be used when `type` is 'LoadBalancer'"))
+		errs = append(errs, field.Forbidden(specPath.Child("allocateLoadBalancerNodePorts"), "may only be used when `type` is 'LoadBalancer'"))
 	}
 	if s.LoadBalancerClass != nil {
 		if s.Type != corev1.ServiceTypeLoadBalancer {
-			errs = append(errs, field.Forbidden(spec.Child("loadBalancerClass"), "may only be used when `type` is 'LoadBalancer'"))
+			errs = append(errs, field.Forbidden(specPath.Child("loadBalancerClass"), "may only be used when `type` is 'LoadBalancer'"))
 		} else {
 			for _, msg := range validation.IsQualifiedName(*s.LoadBalancerClass) {
-				errs = append(errs, field.Invalid(spec.Child("loadBalancerClass"), *s.LoadBalancerClass, msg))
+				errs = append(errs, field.Invalid(specPath.Child("loadBalancerClass"), *s.LoadBalancerClass, msg))
 			}
 		}
 	}
 	if s.LoadBalancerIP != "" && s.Type != corev1.ServiceTypeLoadBalancer {
 		// The API server drops the field on other types; a lab says so.
-		errs = append(errs, field.Forbidden(spec.Child("loadBalancerIP"), "may only be used when `type` is 'LoadBalancer'"))
+		errs = append(errs, field.Forbidden(specPath.Child("loadBalancerIP"), "may only be used when `type` is 'LoadBalancer'"))
 	}
+	return errs
+}
 
+// trafficPolicyErrors: externalTrafficPolicy only on an externally
+// accessible Service, healthCheckNodePort only when it needs one, and
+// known internal and external policies.
+func trafficPolicyErrors(svc *corev1.Service) field.ErrorList {
+	s := &svc.Spec
+	var errs field.ErrorList
 	if !externallyAccessible(svc) {
 		if s.ExternalTrafficPolicy != "" {
-			errs = append(errs, field.Invalid(spec.Child("externalTrafficPolicy"), s.ExternalTrafficPolicy, "may only be set for externally-accessible services"))
+			errs = append(errs, field.Invalid(specPath.Child("externalTrafficPolicy"), s.ExternalTrafficPolicy, "may only be set for externally-accessible services"))
 		}
 	} else if !supportedETPs.Has(s.ExternalTrafficPolicy) {
-		errs = append(errs, field.NotSupported(spec.Child("externalTrafficPolicy"), s.ExternalTrafficPolicy, sets.List(supportedETPs)))
+		errs = append(errs, field.NotSupported(specPath.Child("externalTrafficPolicy"), s.ExternalTrafficPolicy, sets.List(supportedETPs)))
 	}
 	if !needsHealthCheck(svc) && s.HealthCheckNodePort != 0 {
-		errs = append(errs, field.Invalid(spec.Child("healthCheckNodePort"), s.HealthCheckNodePort, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
+		errs = append(errs, field.Invalid(specPath.Child("healthCheckNodePort"), s.HealthCheckNodePort, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
 	}
 	if s.InternalTrafficPolicy != nil && !supportedITPs.Has(*s.InternalTrafficPolicy) {
-		errs = append(errs, field.NotSupported(spec.Child("internalTrafficPolicy"), *s.InternalTrafficPolicy, sets.List(supportedITPs)))
+		errs = append(errs, field.NotSupported(specPath.Child("internalTrafficPolicy"), *s.InternalTrafficPolicy, sets.List(supportedITPs)))
 	}
 	return errs
 }
