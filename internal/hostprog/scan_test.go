@@ -90,7 +90,7 @@ var dynamicSites = map[string]struct {
 	"tools/cli/conformance.go:runSuite":                          {why: "bin/svclab-conformance.test, svclab's own conformance suite"},
 	"labs/kind/cni/plugin.go:runIPAM":                            {why: "the CNI IPAM plugin from CNI_PATH, inside a kind node"},
 	"labs/kind/cni/masq.go:hostCommand":                          {why: "a kind node's own program, chrooted into its root (hostCommand's calls name node paths)"},
-	"tools/cli/node.go:newNode":                                  {why: "`svclab node run -- CMD`: the user's command, in a kind node's root"},
+	"tools/cli/node.go:newNodeRun":                               {why: "`svclab node run -- CMD`: the user's command, in a kind node's root"},
 	"tools/cli/exec.go:newExec":                                  {why: "`svclab exec HOST -- CMD`: the user's command in a lab namespace"},
 }
 

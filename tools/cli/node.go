@@ -28,7 +28,13 @@ func newNode() *cobra.Command {
 		Short:  "Look at the node this runs on (the conformance suite's node agent)",
 		Hidden: true,
 	}
-	node.AddCommand(&cobra.Command{
+	node.AddCommand(newNodeAgent(), newNodeConntrack(), newNodeRouteSource(), newNodeGet(), newNodeRun())
+	return node
+}
+
+// newNodeAgent is `svclab node agent`: the agent pod's main process.
+func newNodeAgent() *cobra.Command {
+	return &cobra.Command{
 		Use:   "agent",
 		Short: "Wait until stopped (the node agent pod's main process)",
 		Args:  cobra.NoArgs,
@@ -38,7 +44,12 @@ func newNode() *cobra.Command {
 			<-ctx.Done()
 			return nil
 		},
-	}, &cobra.Command{
+	}
+}
+
+// newNodeConntrack is `svclab node conntrack`.
+func newNodeConntrack() *cobra.Command {
+	return &cobra.Command{
 		Use:   "conntrack",
 		Short: "Print this network namespace's conntrack entries as JSON (read over netlink)",
 		Args:  cobra.NoArgs,
@@ -49,7 +60,12 @@ func newNode() *cobra.Command {
 			}
 			return json.NewEncoder(cmd.OutOrStdout()).Encode(flows)
 		},
-	}, &cobra.Command{
+	}
+}
+
+// newNodeRouteSource is `svclab node route-source IP`.
+func newNodeRouteSource() *cobra.Command {
+	return &cobra.Command{
 		Use:   "route-source IP",
 		Short: "Print the source address the kernel picks to reach IP (what MASQUERADE rewrites to)",
 		Args:  cobra.ExactArgs(1),
@@ -68,7 +84,12 @@ func newNode() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), routes[0].Src)
 			return nil
 		},
-	}, &cobra.Command{
+	}
+}
+
+// newNodeGet is `svclab node get URL`.
+func newNodeGet() *cobra.Command {
+	return &cobra.Command{
 		Use:   "get URL",
 		Short: "HTTP GET a URL and print the body (e.g. http://127.0.0.1:10249/proxyMode)",
 		Args:  cobra.ExactArgs(1),
@@ -90,7 +111,12 @@ func newNode() *cobra.Command {
 			_, err = io.Copy(cmd.OutOrStdout(), resp.Body)
 			return err
 		},
-	}, &cobra.Command{
+	}
+}
+
+// newNodeRun is `svclab node run -- COMMAND [ARG…]`.
+func newNodeRun() *cobra.Command {
+	return &cobra.Command{
 		Use:   "run -- COMMAND [ARG…]",
 		Short: "Run a command of the node's own root filesystem (chroot into /proc/1/root; needs hostPID)",
 		Args:  cobra.MinimumNArgs(1),
@@ -112,6 +138,5 @@ func newNode() *cobra.Command {
 			}
 			return nil
 		},
-	})
-	return node
+	}
 }
