@@ -25,42 +25,9 @@ func convert(source string, kp *kubeproxyconfigv1alpha1.KubeProxyConfiguration) 
 		errs = append(errs, err)
 	}
 
-	// Upstream's conversion takes the sync periods and masquerade settings
-	// from the section of the mode in use.
-	section := "iptables"
-	syncPeriod, minSyncPeriod := kp.IPTables.SyncPeriod.Duration, kp.IPTables.MinSyncPeriod.Duration
-	masqBit, masqAll := kp.IPTables.MasqueradeBit, kp.IPTables.MasqueradeAll
-	switch mode {
-	case ModeIPVS:
-		section = "ipvs"
-		syncPeriod, minSyncPeriod = kp.IPVS.SyncPeriod.Duration, kp.IPVS.MinSyncPeriod.Duration
-	case ModeNFTables:
-		section = "nftables"
-		syncPeriod, minSyncPeriod = kp.NFTables.SyncPeriod.Duration, kp.NFTables.MinSyncPeriod.Duration
-		masqBit, masqAll = kp.NFTables.MasqueradeBit, kp.NFTables.MasqueradeAll
-	}
-	masqSection := "iptables"
-	if mode == ModeNFTables {
-		masqSection = "nftables"
-	}
-
-	if syncPeriod <= 0 {
-		fail(section+".syncPeriod", syncPeriod.String(), "must be greater than 0")
-	}
-	if minSyncPeriod < 0 {
-		fail(section+".minSyncPeriod", minSyncPeriod.String(), "must be greater than or equal to 0")
-	}
-	if minSyncPeriod > syncPeriod && syncPeriod > 0 {
-		fail(section+".syncPeriod", syncPeriod.String(),
-			fmt.Sprintf("must be greater than or equal to %s.minSyncPeriod (%s)", section, minSyncPeriod))
-	}
-
-	bit := DefaultMasqueradeBit
-	if masqBit != nil {
-		bit = int(*masqBit)
-	}
-	if bit < 0 || bit > 31 {
-		fail(masqSection+".masqueradeBit", strconv.Itoa(bit), "must be within the range [0, 31]")
+	ms := modeSectionOf(mode, kp)
+	for _, p := range ms.problems() {
+		fail(p.field, p.value, p.reason)
 	}
 
 	cidrs, cidrErr := parseClusterCIDRs(kp.ClusterCIDR)
@@ -85,10 +52,10 @@ func convert(source string, kp *kubeproxyconfigv1alpha1.KubeProxyConfiguration) 
 		Source:             source,
 		Mode:               mode,
 		ClusterCIDRs:       cidrs,
-		MasqueradeBit:      bit,
-		MasqueradeAll:      masqAll,
-		SyncPeriod:         syncPeriod,
-		MinSyncPeriod:      max(minSyncPeriod, time.Duration(0)),
+		MasqueradeBit:      ms.masqueradeBit(),
+		MasqueradeAll:      ms.masqAll,
+		SyncPeriod:         ms.syncPeriod,
+		MinSyncPeriod:      max(ms.minSyncPeriod, time.Duration(0)),
 		LocalhostNodePorts: kp.IPTables.LocalhostNodePorts == nil || *kp.IPTables.LocalhostNodePorts,
 		NodePortAddresses:  kp.NodePortAddresses,
 		MetricsBindAddress: kp.MetricsBindAddress,
@@ -136,4 +103,61 @@ func checkHostPort(addr string) string {
 		return fmt.Sprintf("port %q must be within 1..65535", port)
 	}
 	return ""
+}
+
+// modeSection is what upstream's conversion takes from the section of the
+// mode in use: the sync periods (iptables, ipvs or nftables) and the
+// masquerade settings (nftables', else iptables').
+type modeSection struct {
+	section, masqSection      string // their names, for errors
+	syncPeriod, minSyncPeriod time.Duration
+	masqBit                   *int32
+	masqAll                   bool
+}
+
+func modeSectionOf(mode Mode, kp *kubeproxyconfigv1alpha1.KubeProxyConfiguration) modeSection {
+	ms := modeSection{section: "iptables", masqSection: "iptables",
+		syncPeriod: kp.IPTables.SyncPeriod.Duration, minSyncPeriod: kp.IPTables.MinSyncPeriod.Duration,
+		masqBit: kp.IPTables.MasqueradeBit, masqAll: kp.IPTables.MasqueradeAll}
+	switch mode {
+	case ModeIPVS:
+		ms.section = "ipvs"
+		ms.syncPeriod, ms.minSyncPeriod = kp.IPVS.SyncPeriod.Duration, kp.IPVS.MinSyncPeriod.Duration
+	case ModeNFTables:
+		ms.section, ms.masqSection = "nftables", "nftables"
+		ms.syncPeriod, ms.minSyncPeriod = kp.NFTables.SyncPeriod.Duration, kp.NFTables.MinSyncPeriod.Duration
+		ms.masqBit, ms.masqAll = kp.NFTables.MasqueradeBit, kp.NFTables.MasqueradeAll
+	}
+	return ms
+}
+
+// masqueradeBit is the section's, else DefaultMasqueradeBit.
+func (ms modeSection) masqueradeBit() int {
+	if ms.masqBit != nil {
+		return int(*ms.masqBit)
+	}
+	return DefaultMasqueradeBit
+}
+
+// sectionProblem is one invalid field of the mode's section.
+type sectionProblem struct{ field, value, reason string }
+
+// problems are upstream's checks of the sync periods and the masquerade
+// bit.
+func (ms modeSection) problems() []sectionProblem {
+	var ps []sectionProblem
+	if ms.syncPeriod <= 0 {
+		ps = append(ps, sectionProblem{ms.section + ".syncPeriod", ms.syncPeriod.String(), "must be greater than 0"})
+	}
+	if ms.minSyncPeriod < 0 {
+		ps = append(ps, sectionProblem{ms.section + ".minSyncPeriod", ms.minSyncPeriod.String(), "must be greater than or equal to 0"})
+	}
+	if ms.minSyncPeriod > ms.syncPeriod && ms.syncPeriod > 0 {
+		ps = append(ps, sectionProblem{ms.section + ".syncPeriod", ms.syncPeriod.String(),
+			fmt.Sprintf("must be greater than or equal to %s.minSyncPeriod (%s)", ms.section, ms.minSyncPeriod)})
+	}
+	if bit := ms.masqueradeBit(); bit < 0 || bit > 31 {
+		ps = append(ps, sectionProblem{ms.masqSection + ".masqueradeBit", strconv.Itoa(bit), "must be within the range [0, 31]"})
+	}
+	return ps
 }
