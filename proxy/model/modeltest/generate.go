@@ -100,12 +100,29 @@ var (
 	portNames  = []string{"http", "dns-tcp", "p", "a-b", "abcdefghijklmno", "grpc-8"}
 )
 
+// service makes the i-th Service: its metadata and type, then, in this
+// order (the input's bytes are read in it), its cluster IPs, ports,
+// external IPs and traffic policies, session affinity, and a LoadBalancer's
+// status and fields.
 func (g *gen) service(i int) *corev1.Service {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pick(g, namespaces...), Name: pick(g, names...)},
 	}
 	svc.Spec.Type = pick(g, corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer, corev1.ServiceTypeExternalName, "")
-	// Cluster IPs are unique: the i-th service gets .i+1 of its family.
+	g.clusterIPs(svc, i)
+	external := svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+	g.ports(svc, external)
+	g.externalIPsAndPolicies(svc, external)
+	g.sessionAffinity(svc)
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		g.loadBalancer(svc)
+	}
+	return svc
+}
+
+// clusterIPs: unique, the i-th service gets .i+1 of its family; single-
+// or dual-stack, headless, zero-padded (invalid) or none.
+func (g *gen) clusterIPs(svc *corev1.Service, i int) {
 	v4 := fmt.Sprintf("10.96.0.%d", i+1)
 	v6 := fmt.Sprintf("fd00:96::%x", i+1)
 	switch g.intn(7) {
@@ -127,7 +144,12 @@ func (g *gen) service(i int) *corev1.Service {
 	case 6:
 		svc.Spec.ClusterIP = ""
 	}
-	external := svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer
+}
+
+// ports: up to MaxPortsPerService, never two with one number and
+// protocol, named when there are several; node ports on most ports of an
+// external Service.
+func (g *gen) ports(svc *corev1.Service, external bool) {
 	nports := g.intn(MaxPortsPerService + 1)
 	first := g.intn(len(portNames))
 	for k := 0; k < nports; k++ {
@@ -148,6 +170,12 @@ func (g *gen) service(i int) *corev1.Service {
 		}
 		svc.Spec.Ports = append(svc.Spec.Ports, p)
 	}
+}
+
+// externalIPsAndPolicies: up to two external IPs (some invalid), an
+// external traffic policy when the Service is reachable from outside,
+// sometimes an internal one.
+func (g *gen) externalIPsAndPolicies(svc *corev1.Service, external bool) {
 	for k := g.intn(3); k > 0; k-- {
 		svc.Spec.ExternalIPs = append(svc.Spec.ExternalIPs, pick(g, "203.0.113.5", NodeIP, "fd00::5", "203.000.113.006", fmt.Sprintf("203.0.113.%d", g.byte())))
 	}
@@ -158,36 +186,43 @@ func (g *gen) service(i int) *corev1.Service {
 		itp := pick(g, corev1.ServiceInternalTrafficPolicyCluster, corev1.ServiceInternalTrafficPolicyLocal)
 		svc.Spec.InternalTrafficPolicy = &itp
 	}
+}
+
+// sessionAffinity: None, ClientIP (sometimes with a timeout) or unset.
+func (g *gen) sessionAffinity(svc *corev1.Service) {
 	svc.Spec.SessionAffinity = pick(g, corev1.ServiceAffinityNone, corev1.ServiceAffinityClientIP, "")
 	if svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP && g.bool() {
 		timeout := int32(1 + g.u16()%86400)
 		svc.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: &timeout}}
 	}
-	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
-		for k := g.intn(3); k > 0; k-- {
-			ing := corev1.LoadBalancerIngress{IP: pick(g, "198.51.100.1", fmt.Sprintf("198.51.100.%d", g.byte()), "fd00:51::1", "")}
-			if ing.IP == "" {
-				ing.Hostname = "lb.example.com"
-			}
-			switch g.intn(3) {
-			case 1:
-				mode := corev1.LoadBalancerIPModeVIP
-				ing.IPMode = &mode
-			case 2:
-				mode := corev1.LoadBalancerIPModeProxy
-				ing.IPMode = &mode
-			}
-			svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, ing)
+}
+
+// loadBalancer: up to two ingress points (an IP, with or without an IP
+// mode, or a hostname), source ranges (some IPv6, some padded), and a
+// healthCheckNodePort with externalTrafficPolicy Local.
+func (g *gen) loadBalancer(svc *corev1.Service) {
+	for k := g.intn(3); k > 0; k-- {
+		ing := corev1.LoadBalancerIngress{IP: pick(g, "198.51.100.1", fmt.Sprintf("198.51.100.%d", g.byte()), "fd00:51::1", "")}
+		if ing.IP == "" {
+			ing.Hostname = "lb.example.com"
 		}
-		for k := g.intn(3); k > 0; k-- {
-			svc.Spec.LoadBalancerSourceRanges = append(svc.Spec.LoadBalancerSourceRanges,
-				pick(g, "192.168.0.0/24", "203.0.113.0/24", " 10.0.0.0/8 ", "0.0.0.0/0", "fd00::/64", NodeIP+"/32"))
+		switch g.intn(3) {
+		case 1:
+			mode := corev1.LoadBalancerIPModeVIP
+			ing.IPMode = &mode
+		case 2:
+			mode := corev1.LoadBalancerIPModeProxy
+			ing.IPMode = &mode
 		}
-		if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && g.bool() {
-			svc.Spec.HealthCheckNodePort = int32(30000 + g.u16()%2768)
-		}
+		svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, ing)
 	}
-	return svc
+	for k := g.intn(3); k > 0; k-- {
+		svc.Spec.LoadBalancerSourceRanges = append(svc.Spec.LoadBalancerSourceRanges,
+			pick(g, "192.168.0.0/24", "203.0.113.0/24", " 10.0.0.0/8 ", "0.0.0.0/0", "fd00::/64", NodeIP+"/32"))
+	}
+	if svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal && g.bool() {
+		svc.Spec.HealthCheckNodePort = int32(30000 + g.u16()%2768)
+	}
 }
 
 // slice makes the j-th EndpointSlice of svc, or, sometimes, of another
