@@ -48,5 +48,7 @@ func newRoot() *cobra.Command {
 	get.AddCommand(newGetClusters())
 	del.AddCommand(newDeleteCluster())
 	root.AddCommand(create, get, del, newDescribe(), newLogs(), newVersion(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newDNS(), newTour(), newEdit(), newVM(), newKind(), newCNI(), newLoadBalancer(), newNode(), newConformance(), newSupervise(), newGraph(), newTrace(), newUI(), newWorkshop(), newBench())
+	root.AddCommand(newImage())
+	root.AddCommand(newLookup())
 	return root
 }
