@@ -10,6 +10,8 @@ import (
 
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/chains"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 )
 
 // TestIntegrationCanaryRestoresFlushedRules: on the real kernel, in a
@@ -21,7 +23,7 @@ import (
 func TestIntegrationCanaryRestoresFlushedRules(t *testing.T) {
 	roottest.Require(t, "programs iptables in a network namespace")
 	ns := roottest.Netns(t, "svclabcan")
-	runner, err := iptables.NewExecRunner(iptables.ExecOptions{NetNS: ns})
+	runner, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{NetNS: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +84,8 @@ func programmedProblem(t *testing.T, ns string) string {
 		}
 	}
 	for _, table := range iptables.CanaryTables {
-		if !strings.Contains(save(t, ns, table), ":"+iptables.CanaryChain+" ") {
-			return "table " + table + " lacks " + iptables.CanaryChain
+		if !strings.Contains(save(t, ns, table), ":"+chains.ProxyCanary+" ") {
+			return "table " + table + " lacks " + chains.ProxyCanary
 		}
 	}
 	return ""

@@ -7,23 +7,24 @@ import (
 
 	"github.com/svclab/svclab/proxy/config"
 	"github.com/svclab/svclab/proxy/iptables"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/model"
 )
 
 // iptablesBackend is iptables mode: the renderer's payload, applied with
 // one iptables-restore per sync through the exec runner.
 type iptablesBackend struct {
-	runner   *iptables.ExecRunner
+	runner   *iptkernel.ExecRunner
 	renderer *iptables.Renderer
 	log      *slog.Logger
 }
 
 func newIPTablesBackend(cfg config.Config, backend string, log *slog.Logger) (Backend, error) {
-	b, err := iptables.ParseBackend(backend)
+	b, err := iptkernel.ParseBackend(backend)
 	if err != nil {
 		return nil, err
 	}
-	runner, err := iptables.NewExecRunner(iptables.ExecOptions{Backend: b})
+	runner, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: b})
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +62,7 @@ func (b *iptablesBackend) Sync(snap *model.Snapshot) (SyncStats, error) {
 	}
 	res, err := iptables.Sync(b.runner, b.renderer, snap)
 	if err != nil {
-		var rerr *iptables.RestoreError
+		var rerr *iptkernel.RestoreError
 		if errors.As(err, &rerr) {
 			b.log.Error("iptables-restore rejected the payload; previous rules kept", "offending", rerr.OffendingLine())
 		}

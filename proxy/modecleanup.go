@@ -5,7 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/svclab/svclab/proxy/config"
-	"github.com/svclab/svclab/proxy/iptables"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/ipvs"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/proxy/nftables"
@@ -35,11 +35,11 @@ func cleanUpOtherModes(mode config.Mode, iptablesBackend string, log *slog.Logge
 // KUBE-* chains of both iptables-based modes, the IPVS services,
 // kube-ipvs0 and the ipsets.
 func cleanUpIPTablesBasedModes(iptablesBackend string) error {
-	backend, err := iptables.ParseBackend(iptablesBackend)
+	backend, err := iptkernel.ParseBackend(iptablesBackend)
 	if err != nil {
 		return err
 	}
-	ipt, err := iptables.NewExecRunner(iptables.ExecOptions{Backend: backend})
+	ipt, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: backend})
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/svclab/svclab/labs/netns/network"
-	"github.com/svclab/svclab/proxy/iptables"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/ipvs"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/proxy/nftables"
@@ -22,11 +22,11 @@ func (l *Lab) Leftovers(node string) (left *ipvs.Leftovers, mode string, err err
 		return nil, "", err
 	}
 	defer k.Close()
-	backend, err := iptables.ParseBackend(string(l.Topology.Spec.Proxy.IPTablesBackend))
+	backend, err := iptkernel.ParseBackend(string(l.Topology.Spec.Proxy.IPTablesBackend))
 	if err != nil {
 		return nil, "", err
 	}
-	ipt, err := iptables.NewExecRunner(iptables.ExecOptions{Backend: backend, NetNS: ns})
+	ipt, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: backend, NetNS: ns})
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,23 +1,18 @@
 package iptables
 
 import (
-	"errors"
 	"fmt"
-	"os/exec"
+
+	"github.com/svclab/svclab/proxy/iptables/chains"
 )
 
 // TableMangle is the table that, with nat and filter, holds a canary.
 const TableMangle = "mangle"
 
-// CanaryChain is the empty chain whose disappearance tells that someone
-// flushed the tables (a firewall reload, `iptables -t nat -F; -X`).
-// Upstream: kubeProxyCanaryChain, watched by utiliptables.Monitor.
-const CanaryChain = "KUBE-PROXY-CANARY"
-
 // CanaryTables are the tables that get a canary, as upstream.
 var CanaryTables = []string{TableMangle, TableNAT, TableFilter}
 
-// CanaryRunner creates and looks for chains; ExecRunner is one.
+// CanaryRunner creates and looks for chains; kernel.ExecRunner is one.
 type CanaryRunner interface {
 	EnsureChain(table, chain string) error
 	ChainExists(table, chain string) (bool, error)
@@ -26,7 +21,7 @@ type CanaryRunner interface {
 // EnsureCanary creates the canary chain in every canary table.
 func EnsureCanary(r CanaryRunner) error {
 	for _, t := range CanaryTables {
-		if err := r.EnsureChain(t, CanaryChain); err != nil {
+		if err := r.EnsureChain(t, chains.ProxyCanary); err != nil {
 			return fmt.Errorf("canary in %s: %w", t, err)
 		}
 	}
@@ -38,7 +33,7 @@ func EnsureCanary(r CanaryRunner) error {
 // flush of the nat table alone is noticed too.
 func CanaryMissing(r CanaryRunner) (bool, error) {
 	for _, t := range CanaryTables {
-		ok, err := r.ChainExists(t, CanaryChain)
+		ok, err := r.ChainExists(t, chains.ProxyCanary)
 		if err != nil {
 			return false, fmt.Errorf("canary in %s: %w", t, err)
 		}
@@ -47,21 +42,4 @@ func CanaryMissing(r CanaryRunner) (bool, error) {
 		}
 	}
 	return false, nil
-}
-
-// EnsureChain creates chain in table unless it exists (`iptables -N`).
-func (r *ExecRunner) EnsureChain(table, chain string) error { return r.ensureChain(table, chain) }
-
-// ChainExists reports whether table holds chain (`iptables -S chain`,
-// which fails with status 1 when it does not).
-func (r *ExecRunner) ChainExists(table, chain string) (bool, error) {
-	_, err := r.iptables("-t", table, "-S", chain)
-	if err == nil {
-		return true, nil
-	}
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) && exitErr.ExitCode() == 1 {
-		return false, nil
-	}
-	return false, err
 }

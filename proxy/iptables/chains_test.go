@@ -54,21 +54,3 @@ func TestOtherChainNamesShareTheServiceHash(t *testing.T) {
 		t.Errorf("LocalServiceChainName = %s", got)
 	}
 }
-
-func TestIsServiceChain(t *testing.T) {
-	for chain, want := range map[string]bool{
-		"KUBE-SVC-NPX46M4PTMTKRN6Y": true,
-		"KUBE-SVL-NPX46M4PTMTKRN6Y": true,
-		"KUBE-EXT-NPX46M4PTMTKRN6Y": true,
-		"KUBE-FW-NPX46M4PTMTKRN6Y":  true,
-		"KUBE-SEP-LNPQQIWGFNOA5PA2": true,
-		"KUBE-SERVICES":             false,
-		"KUBE-MARK-MASQ":            false,
-		"KUBE-FIREWALL":             false,
-		"POSTROUTING":               false,
-	} {
-		if got := IsServiceChain(chain); got != want {
-			t.Errorf("IsServiceChain(%s) = %v, want %v", chain, got, want)
-		}
-	}
-}

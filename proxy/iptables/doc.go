@@ -10,13 +10,15 @@
 //     service port's rendered rules, so after the first sync it re-renders
 //     and re-sends only the service ports that changed ("partial sync"),
 //     again like upstream.
-//   - A thin apply layer (runner.go, execrunner.go): a Runner interface with
-//     an implementation that runs iptables-restore, iptables-save and
-//     iptables, choosing the legacy or nf_tables backend, and Sync, which
-//     ties one Renderer to one Runner.
+//   - Sync (sync.go), which ties one Renderer to one kernel.Runner: the
+//     apply layer, proxy/iptables/kernel, runs iptables-restore,
+//     iptables-save and iptables, choosing the legacy or nf_tables backend.
 //
-// The package iptablestest holds a fake Runner that validates payloads like
-// the kernel does and a packet tracer that walks rendered rules.
+// Three small packages beside it are shared with proxy/ipvs, which does not
+// import this one: kernel (the Runner), chains (the mode's chain names) and
+// localtraffic (telling pod traffic apart). The package iptablestest holds
+// a fake Runner that validates payloads like the kernel does and a packet
+// tracer that walks rendered rules.
 //
 // canary.go keeps upstream's canary (KUBE-PROXY-CANARY in mangle, nat and
 // filter); the proxy's sync loop looks for it every syncPeriod and forces a

@@ -1,7 +1,7 @@
 package iptables
 
 // ResultOfParts is a Result whose payload is parts, for tests of
-// ResultRestorer with payloads the renderer would not write.
+// kernel.StreamRestorer with payloads the renderer would not write.
 func ResultOfParts(parts ...[]byte) *Result {
 	res := &Result{parts: parts}
 	for _, p := range parts {

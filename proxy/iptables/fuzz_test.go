@@ -11,6 +11,7 @@ import (
 	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
+	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 	"github.com/svclab/svclab/proxy/model"
 	"github.com/svclab/svclab/proxy/model/modeltest"
 )
@@ -24,9 +25,9 @@ func fuzzOptions(b byte) iptables.Options {
 	case 0:
 		o.ClusterCIDR = modeltest.ClusterCIDR
 	case 1:
-		o.LocalDetector = iptables.DetectLocalByBridgeInterface("cni0")
+		o.LocalDetector = localtraffic.ByBridgeInterface("cni0")
 	case 2:
-		o.LocalDetector = iptables.DetectLocalByInterfaceNamePrefix("veth")
+		o.LocalDetector = localtraffic.ByInterfaceNamePrefix("veth")
 	}
 	o.MasqueradeAll = b&4 != 0
 	if b&8 != 0 {

@@ -3,7 +3,6 @@ package iptables_test
 import (
 	"errors"
 	"net/netip"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
+	"github.com/svclab/svclab/proxy/iptables/kernel"
 )
 
 // newTestNetns creates an empty network namespace named svclabtest-<random>
@@ -23,7 +23,7 @@ func newTestNetns(t *testing.T) string {
 }
 
 // saveTables returns iptables-save of filter and nat without comment lines.
-func saveTables(t *testing.T, runner iptables.Runner) string {
+func saveTables(t *testing.T, runner kernel.Runner) string {
 	t.Helper()
 	var all []string
 	for _, table := range []string{iptables.TableFilter, iptables.TableNAT} {
@@ -40,7 +40,7 @@ func saveTables(t *testing.T, runner iptables.Runner) string {
 	return strings.Join(all, "\n") + "\n"
 }
 
-func kernelDump(t *testing.T, runner iptables.Runner) *iptablestest.Dump {
+func kernelDump(t *testing.T, runner kernel.Runner) *iptablestest.Dump {
 	t.Helper()
 	d, err := iptablestest.ParseSave([]byte(saveTables(t, runner)))
 	if err != nil {
@@ -101,11 +101,11 @@ func boolString(b bool) string {
 func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 	roottest.Require(t, "creates network namespaces and runs iptables-restore in them")
 	for _, backend := range []struct {
-		backend iptables.Backend
-		mode    iptables.Mode
-	}{{iptables.BackendLegacy, iptables.ModeLegacy}, {iptables.BackendNFT, iptables.ModeNFTables}} {
+		backend kernel.Backend
+		mode    kernel.Mode
+	}{{kernel.BackendLegacy, kernel.ModeLegacy}, {kernel.BackendNFT, kernel.ModeNFTables}} {
 		t.Run(string(backend.backend), func(t *testing.T) {
-			runner, err := iptables.NewExecRunner(iptables.ExecOptions{Backend: backend.backend, NetNS: newTestNetns(t)})
+			runner, err := kernel.NewExecRunner(kernel.ExecOptions{Backend: backend.backend, NetNS: newTestNetns(t)})
 			if err != nil {
 				t.Fatalf("iptables %s backend unusable (install the iptables package): %v", backend.backend, err)
 			}
@@ -169,17 +169,17 @@ func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 			const badRule = "-A KUBE-SERVICES -j KUBE-SVC-DOESNOTEXIST0000"
 			natCommit := strings.LastIndex(bad, "COMMIT\n")
 			bad = bad[:natCommit] + badRule + "\n" + bad[natCommit:]
-			// Whole (Restore), and streamed in three parts (RestoreResult,
+			// Whole (Restore), and streamed in three parts (RestoreStream,
 			// what Sync uses), split inside lines.
 			third := len(bad) / 3
 			for how, restore := range map[string]func() error{
 				"Restore": func() error { return runner.Restore([]byte(bad)) },
-				"RestoreResult": func() error {
-					return runner.RestoreResult(iptables.ResultOfParts([]byte(bad[:third]), []byte(bad[third:2*third]), []byte(bad[2*third:])))
+				"RestoreStream": func() error {
+					return runner.RestoreStream(iptables.ResultOfParts([]byte(bad[:third]), []byte(bad[third:2*third]), []byte(bad[2*third:])))
 				},
 			} {
 				err = restore()
-				var re *iptables.RestoreError
+				var re *kernel.RestoreError
 				if !errors.As(err, &re) {
 					t.Fatalf("%s of a bad payload: want a RestoreError, got %v", how, err)
 				}
@@ -187,7 +187,7 @@ func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 				if re.Line != badLine && re.Line != badLine+1 { // nf_tables blames the COMMIT after it
 					t.Errorf("%s: RestoreError.Line = %d, want %d or %d: %v", how, re.Line, badLine, badLine+1, re)
 				}
-				if !slices.ContainsFunc(re.Context, func(l iptables.PayloadLine) bool { return l.Text == badRule }) {
+				if !slices.ContainsFunc(re.Context, func(l kernel.PayloadLine) bool { return l.Text == badRule }) {
 					t.Errorf("%s: RestoreError.Context %v does not show the bad rule", how, re.Context)
 				}
 				if after := saveTables(t, runner); after != before {
@@ -214,18 +214,5 @@ func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 			}
 			sameTraces(t, kernelDump(t, runner), fake.Dump())
 		})
-	}
-}
-
-func TestDetectModeOfInstalledBackends(t *testing.T) {
-	for backend, want := range map[iptables.Backend]iptables.Mode{iptables.BackendLegacy: iptables.ModeLegacy, iptables.BackendNFT: iptables.ModeNFTables} {
-		if _, err := exec.LookPath("iptables-" + string(backend)); err != nil {
-			t.Logf("iptables-%s not installed; not checked", backend)
-			continue
-		}
-		got, err := iptables.DetectMode(backend)
-		if err != nil || got != want {
-			t.Errorf("DetectMode(%s) = %s, %v; want %s", backend, got, err, want)
-		}
 	}
 }

@@ -1,5 +1,10 @@
 package iptables
 
+import (
+	"github.com/svclab/svclab/proxy/iptables/chains"
+	"github.com/svclab/svclab/proxy/iptables/kernel"
+)
+
 // Built-in chains kube-proxy hooks into.
 const (
 	chainInput       = "INPUT"
@@ -9,37 +14,6 @@ const (
 	chainPostrouting = "POSTROUTING"
 )
 
-// JumpRule is a rule in a built-in chain that sends packets into one of
-// kube-proxy's chains, such as
-//
-//	-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES
-//
-// These cannot be part of a --noflush restore: declaring PREROUTING would
-// flush everyone else's rules in it, and appending would add a duplicate on
-// every sync. Like upstream, they are ensured one by one with `iptables -C`
-// and `iptables -I` before a full sync.
-type JumpRule struct {
-	Table string
-	// Chain is the built-in chain the rule goes in.
-	Chain string
-	// Target is the kube-proxy chain it jumps to.
-	Target string
-	// Comment is the rule's comment; may be empty.
-	Comment string
-	// Match holds extra matches that come before the comment.
-	Match []string
-}
-
-// Args are the rule's arguments after "-A CHAIN" (or -C/-I), as upstream
-// builds them: matches, comment, jump.
-func (j JumpRule) Args() []string {
-	args := append([]string(nil), j.Match...)
-	if j.Comment != "" {
-		args = append(args, "-m", "comment", "--comment", j.Comment)
-	}
-	return append(args, "-j", j.Target)
-}
-
 // newConntrack matches packets that start a connection.
 var newConntrack = []string{"-m", "conntrack", "--ctstate", "NEW"}
 
@@ -47,21 +21,21 @@ var newConntrack = []string{"-m", "conntrack", "--ctstate", "NEW"}
 // Upstream: iptablesJumpChains plus kubelet's KUBE-FIREWALL jumps
 // (iptablesKubeletJumpChains), which upstream ensures on every full sync
 // whether or not localhost node ports are on (the chain then stays empty).
-func (r *Renderer) JumpRules() []JumpRule {
-	return []JumpRule{
-		{TableFilter, chainInput, ChainExternalServices, "kubernetes externally-visible service portals", newConntrack},
-		{TableFilter, chainForward, ChainExternalServices, "kubernetes externally-visible service portals", newConntrack},
-		{TableFilter, chainInput, ChainNodePorts, "kubernetes health check service ports", nil},
-		{TableFilter, chainForward, ChainServices, "kubernetes service portals", newConntrack},
-		{TableFilter, chainOutput, ChainServices, "kubernetes service portals", newConntrack},
-		{TableFilter, chainForward, ChainForward, "kubernetes forwarding rules", nil},
-		{TableFilter, chainInput, ChainProxyFirewall, "kubernetes load balancer firewall", newConntrack},
-		{TableFilter, chainOutput, ChainProxyFirewall, "kubernetes load balancer firewall", newConntrack},
-		{TableFilter, chainForward, ChainProxyFirewall, "kubernetes load balancer firewall", newConntrack},
-		{TableNAT, chainOutput, ChainServices, "kubernetes service portals", nil},
-		{TableNAT, chainPrerouting, ChainServices, "kubernetes service portals", nil},
-		{TableNAT, chainPostrouting, ChainPostrouting, "kubernetes postrouting rules", nil},
-		{TableFilter, chainInput, ChainKubeletFirewall, "", nil},
-		{TableFilter, chainOutput, ChainKubeletFirewall, "", nil},
+func (r *Renderer) JumpRules() []kernel.JumpRule {
+	return []kernel.JumpRule{
+		{Table: TableFilter, Chain: chainInput, Target: chains.ExternalServices, Comment: "kubernetes externally-visible service portals", Match: newConntrack},
+		{Table: TableFilter, Chain: chainForward, Target: chains.ExternalServices, Comment: "kubernetes externally-visible service portals", Match: newConntrack},
+		{Table: TableFilter, Chain: chainInput, Target: chains.NodePorts, Comment: "kubernetes health check service ports"},
+		{Table: TableFilter, Chain: chainForward, Target: chains.Services, Comment: "kubernetes service portals", Match: newConntrack},
+		{Table: TableFilter, Chain: chainOutput, Target: chains.Services, Comment: "kubernetes service portals", Match: newConntrack},
+		{Table: TableFilter, Chain: chainForward, Target: chains.Forward, Comment: "kubernetes forwarding rules"},
+		{Table: TableFilter, Chain: chainInput, Target: chains.ProxyFirewall, Comment: "kubernetes load balancer firewall", Match: newConntrack},
+		{Table: TableFilter, Chain: chainOutput, Target: chains.ProxyFirewall, Comment: "kubernetes load balancer firewall", Match: newConntrack},
+		{Table: TableFilter, Chain: chainForward, Target: chains.ProxyFirewall, Comment: "kubernetes load balancer firewall", Match: newConntrack},
+		{Table: TableNAT, Chain: chainOutput, Target: chains.Services, Comment: "kubernetes service portals"},
+		{Table: TableNAT, Chain: chainPrerouting, Target: chains.Services, Comment: "kubernetes service portals"},
+		{Table: TableNAT, Chain: chainPostrouting, Target: chains.Postrouting, Comment: "kubernetes postrouting rules"},
+		{Table: TableFilter, Chain: chainInput, Target: chains.KubeletFirewall},
+		{Table: TableFilter, Chain: chainOutput, Target: chains.KubeletFirewall},
 	}
 }

@@ -3,6 +3,8 @@ package iptables
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 )
 
 // DefaultMasqueradeBit is upstream's --iptables-masquerade-bit default: the
@@ -22,7 +24,7 @@ type Options struct {
 	ClusterCIDR string
 	// LocalDetector overrides ClusterCIDR with another way of telling pod
 	// traffic apart (by bridge or interface prefix).
-	LocalDetector *LocalDetector
+	LocalDetector *localtraffic.Detector
 
 	// MasqueradeBit is the fwmark bit that asks for SNAT; 0 means
 	// DefaultMasqueradeBit (bit 0 itself cannot be chosen).
@@ -110,14 +112,14 @@ func (o *Options) localhostNodePortsInEffect() bool {
 	return false
 }
 
-func (o *Options) localDetector() (*LocalDetector, error) {
+func (o *Options) localDetector() (*localtraffic.Detector, error) {
 	if o.LocalDetector != nil {
 		return o.LocalDetector, nil
 	}
 	if o.ClusterCIDR == "" {
-		return &LocalDetector{}, nil
+		return &localtraffic.Detector{}, nil
 	}
-	return DetectLocalByCIDR(o.ClusterCIDR)
+	return localtraffic.ByCIDR(o.ClusterCIDR)
 }
 
 func (o *Options) validate() error {
@@ -130,42 +132,4 @@ func (o *Options) validate() error {
 		}
 	}
 	return nil
-}
-
-// LocalDetector holds the iptables matches that tell traffic from this
-// node's pods apart from other traffic. Upstream: proxyutil.LocalTrafficDetector
-// (pkg/proxy/util/localdetector.go).
-type LocalDetector struct {
-	// IfLocal matches traffic from a local pod, e.g. ["-s", "10.244.0.0/16"].
-	IfLocal []string
-	// IfNotLocal matches everything else, e.g. ["!", "-s", "10.244.0.0/16"].
-	IfNotLocal []string
-}
-
-// Implemented reports whether the detector matches anything; a zero
-// LocalDetector is upstream's no-op detector.
-func (d *LocalDetector) Implemented() bool { return d != nil && len(d.IfLocal) > 0 }
-
-// DetectLocalByCIDR treats traffic from cidr as pod traffic.
-func DetectLocalByCIDR(cidr string) (*LocalDetector, error) {
-	p, err := netip.ParsePrefix(cidr)
-	if err != nil {
-		return nil, fmt.Errorf("cluster CIDR %q: %w", cidr, err)
-	}
-	if !p.Addr().Is4() {
-		return nil, fmt.Errorf("cluster CIDR %q: only IPv4 is rendered", cidr)
-	}
-	return &LocalDetector{IfLocal: []string{"-s", cidr}, IfNotLocal: []string{"!", "-s", cidr}}, nil
-}
-
-// DetectLocalByBridgeInterface treats traffic arriving on the bridge iface
-// as pod traffic.
-func DetectLocalByBridgeInterface(iface string) *LocalDetector {
-	return &LocalDetector{IfLocal: []string{"-i", iface}, IfNotLocal: []string{"!", "-i", iface}}
-}
-
-// DetectLocalByInterfaceNamePrefix treats traffic arriving on interfaces
-// whose names start with prefix (such as "veth") as pod traffic.
-func DetectLocalByInterfaceNamePrefix(prefix string) *LocalDetector {
-	return &LocalDetector{IfLocal: []string{"-i", prefix + "+"}, IfNotLocal: []string{"!", "-i", prefix + "+"}}
 }

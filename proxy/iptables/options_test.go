@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 )
 
 func TestNewRendererRejectsBadOptions(t *testing.T) {
@@ -77,7 +78,7 @@ func TestOptionsShapeTheFixedRules(t *testing.T) {
 		},
 	}, {
 		name:     "interface prefix detector",
-		opts:     iptables.Options{ClusterCIDR: "10.244.0.0/16", LocalDetector: iptables.DetectLocalByInterfaceNamePrefix("veth")},
+		opts:     iptables.Options{ClusterCIDR: "10.244.0.0/16", LocalDetector: localtraffic.ByInterfaceNamePrefix("veth")},
 		contains: []string{"--dport 80 ! -i veth+ -j KUBE-MARK-MASQ"},
 	}}
 	for _, c := range cases {

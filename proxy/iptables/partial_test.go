@@ -14,6 +14,7 @@ import (
 
 	"github.com/svclab/svclab/internal/fixtures"
 	"github.com/svclab/svclab/internal/golden"
+	"github.com/svclab/svclab/internal/iptsave"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
 	"github.com/svclab/svclab/proxy/model"
@@ -218,7 +219,7 @@ func TestFullSyncDeletesStaleServiceChainsReportedByTheKernel(t *testing.T) {
 	c := threeServices()
 	r := newRenderer(t, testOptions())
 	save, _ := fake.Save(iptables.TableNAT)
-	r.SetExistingChains(iptables.TableNAT, iptables.ChainsFromSave(save))
+	r.SetExistingChains(iptables.TableNAT, iptsave.ChainNames(string(save)))
 	res := r.Render(c.snapshot())
 	want := []string{"KUBE-SEP-STALESTALESTALE1", "KUBE-SVC-STALESTALESTALE1"}
 	if !slices.Equal(res.DeletedChains, want) {

@@ -2,6 +2,8 @@ package iptables
 
 import (
 	"slices"
+
+	"github.com/svclab/svclab/proxy/iptables/chains"
 )
 
 // chainsToWrite marks the fragments whose own chains go into the payload:
@@ -50,7 +52,7 @@ func (r *Renderer) chainsToDelete(full bool, previous []*fragment) []string {
 				}
 			}
 			for _, c := range r.existingNAT {
-				if _, ok := active[c]; !ok && IsServiceChain(c) {
+				if _, ok := active[c]; !ok && chains.IsPerService(c) {
 					gone[c] = struct{}{}
 				}
 			}

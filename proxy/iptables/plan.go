@@ -1,6 +1,9 @@
 package iptables
 
-import "github.com/svclab/svclab/proxy/model"
+import (
+	"github.com/svclab/svclab/proxy/iptables/chains"
+	"github.com/svclab/svclab/proxy/model"
+)
 
 // servicePlan is what upstream's syncProxyRules works out for one service
 // port before writing any rule: its chains, its usable endpoints, and which
@@ -46,10 +49,10 @@ func newServicePlan(sp *model.ServicePort, name, protocol, hash string, largeClu
 		name:                 name,
 		protocol:             protocol,
 		largeCluster:         largeCluster,
-		clusterPolicyChain:   prefixServiceCluster + hash,
-		localPolicyChain:     prefixServiceLocal + hash,
-		externalTrafficChain: prefixExternal + hash,
-		fwChain:              prefixFirewall + hash,
+		clusterPolicyChain:   chains.PrefixServiceCluster + hash,
+		localPolicyChain:     chains.PrefixServiceLocal + hash,
+		externalTrafficChain: chains.PrefixExternal + hash,
+		fwChain:              chains.PrefixFirewall + hash,
 	}
 	p.clusterEndpoints, p.localEndpoints, p.reachableEndpoints, p.hasEndpoints = model.CategorizeEndpoints(sp)
 	p.usesClusterPolicyChain = len(p.clusterEndpoints) > 0 && sp.UsesClusterEndpoints()

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/svclab/svclab/proxy/iptables/chains"
+	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 	"github.com/svclab/svclab/proxy/model"
 )
 
@@ -14,7 +16,7 @@ import (
 // buffers that are reused from one service port to the next.
 type fragmentWriter struct {
 	opts          *Options
-	detector      *LocalDetector
+	detector      *localtraffic.Detector
 	probabilities *probabilities
 
 	filter, shared, decls, rules lineBuf
@@ -71,13 +73,13 @@ func (w *fragmentWriter) render(sp *model.ServicePort, largeCluster bool) *fragm
 // or rejects it when there is nowhere to go (filter).
 func (w *fragmentWriter) writeClusterIPCapture(p *servicePlan) {
 	if p.hasInternalEndpoints {
-		w.shared.words("-A", ChainServices, "-m", "comment", "--comment")
+		w.shared.words("-A", chains.Services, "-m", "comment", "--comment")
 		w.shared.quoted("", p.name, " cluster IP")
 		w.protoDest(&w.shared, p.protocol, p.sp.ClusterIP, p.sp.Port)
 		w.shared.line("-j", p.internalTrafficChain)
 		return
 	}
-	w.filter.words("-A", ChainServices, "-m", "comment", "--comment")
+	w.filter.words("-A", chains.Services, "-m", "comment", "--comment")
 	w.filter.quoted("", p.name, p.internalFilterSuffix)
 	w.protoDest(&w.filter, p.protocol, p.sp.ClusterIP, p.sp.Port)
 	w.filter.line("-j", p.internalFilterTarget)
@@ -88,7 +90,7 @@ func (w *fragmentWriter) writeClusterIPCapture(p *servicePlan) {
 func (w *fragmentWriter) writeExternalIPCaptures(p *servicePlan) {
 	for _, ip := range p.sp.ExternalIPs {
 		if p.hasEndpoints {
-			w.shared.words("-A", ChainServices, "-m", "comment", "--comment")
+			w.shared.words("-A", chains.Services, "-m", "comment", "--comment")
 			w.shared.quoted("", p.name, " external IP")
 			w.protoDest(&w.shared, p.protocol, ip, p.sp.Port)
 			w.shared.line("-j", p.externalTrafficChain)
@@ -105,13 +107,13 @@ func (w *fragmentWriter) writeExternalIPCaptures(p *servicePlan) {
 func (w *fragmentWriter) writeLoadBalancerCaptures(p *servicePlan) {
 	for _, ip := range p.sp.LoadBalancerVIPs {
 		if p.hasEndpoints {
-			w.shared.words("-A", ChainServices, "-m", "comment", "--comment")
+			w.shared.words("-A", chains.Services, "-m", "comment", "--comment")
 			w.shared.quoted("", p.name, " loadbalancer IP")
 			w.protoDest(&w.shared, p.protocol, ip, p.sp.Port)
 			w.shared.line("-j", p.loadBalancerTrafficChain)
 		}
 		if p.usesFWChain {
-			w.filter.words("-A", ChainProxyFirewall, "-m", "comment", "--comment")
+			w.filter.words("-A", chains.ProxyFirewall, "-m", "comment", "--comment")
 			w.filter.quoted("", p.name, " traffic not accepted by "+p.fwChain)
 			w.protoDest(&w.filter, p.protocol, ip, p.sp.Port)
 			w.filter.line("-j", "DROP")
@@ -127,7 +129,7 @@ func (w *fragmentWriter) writeLoadBalancerCaptures(p *servicePlan) {
 // writeExternalFilterRule drops or rejects traffic to an external address
 // that has nowhere to go.
 func (w *fragmentWriter) writeExternalFilterRule(p *servicePlan, ip netip.Addr) {
-	w.filter.words("-A", ChainExternalServices, "-m", "comment", "--comment")
+	w.filter.words("-A", chains.ExternalServices, "-m", "comment", "--comment")
 	w.filter.quoted("", p.name, p.externalFilterSuffix)
 	w.protoDest(&w.filter, p.protocol, ip, p.sp.Port)
 	w.filter.line("-j", p.externalFilterTarget)
@@ -142,12 +144,12 @@ func (w *fragmentWriter) writeNodePortCapture(p *servicePlan) {
 		return
 	}
 	if p.hasEndpoints {
-		w.shared.words("-A", ChainNodePorts, "-m", "comment", "--comment", p.name, "-m", p.protocol, "-p", p.protocol, "--dport")
+		w.shared.words("-A", chains.NodePorts, "-m", "comment", "--comment", p.name, "-m", p.protocol, "-p", p.protocol, "--dport")
 		w.shared.int(p.sp.NodePort)
 		w.shared.line("-j", p.externalTrafficChain)
 	}
 	if !p.hasExternalEndpoints {
-		w.filter.words("-A", ChainExternalServices, "-m", "comment", "--comment")
+		w.filter.words("-A", chains.ExternalServices, "-m", "comment", "--comment")
 		w.filter.quoted("", p.name, p.externalFilterSuffix)
 		w.filter.words("-m", "addrtype", "--dst-type", "LOCAL", "-m", p.protocol, "-p", p.protocol, "--dport")
 		w.filter.int(p.sp.NodePort)
@@ -161,7 +163,7 @@ func (w *fragmentWriter) writeHealthCheckNodePort(p *servicePlan) {
 	if p.sp.HealthCheckNodePort == 0 {
 		return
 	}
-	w.filter.words("-A", ChainNodePorts, "-m", "comment", "--comment")
+	w.filter.words("-A", chains.NodePorts, "-m", "comment", "--comment")
 	w.filter.quoted("", p.name, " health check node port")
 	w.filter.words("-m", "tcp", "-p", "tcp", "--dport")
 	w.filter.int(p.sp.HealthCheckNodePort)
@@ -182,7 +184,7 @@ func (w *fragmentWriter) writeInternalMasquerade(p *servicePlan) {
 	if !w.opts.MasqueradeAll {
 		w.rules.words(w.detector.IfNotLocal...)
 	}
-	w.rules.line("-j", ChainMarkMasq)
+	w.rules.line("-j", chains.MarkMasq)
 }
 
 // writeExternalChain fills KUBE-EXT-: with the Cluster policy it
@@ -196,7 +198,7 @@ func (w *fragmentWriter) writeExternalChain(p *servicePlan) {
 	if !p.sp.ExternalPolicyLocal {
 		w.rules.words("-A", ext, "-m", "comment", "--comment")
 		w.rules.quoted("masquerade traffic for ", p.name, " external destinations")
-		w.rules.line("-j", ChainMarkMasq)
+		w.rules.line("-j", chains.MarkMasq)
 	} else {
 		if w.detector.Implemented() {
 			w.rules.words("-A", ext, "-m", "comment", "--comment")
@@ -208,7 +210,7 @@ func (w *fragmentWriter) writeExternalChain(p *servicePlan) {
 		// it and send it to the Cluster chain.
 		w.rules.words("-A", ext, "-m", "comment", "--comment")
 		w.rules.quoted("masquerade LOCAL traffic for ", p.name, " external destinations")
-		w.rules.line("-m", "addrtype", "--src-type", "LOCAL", "-j", ChainMarkMasq)
+		w.rules.line("-m", "addrtype", "--src-type", "LOCAL", "-j", chains.MarkMasq)
 		w.rules.words("-A", ext, "-m", "comment", "--comment")
 		w.rules.quoted("route LOCAL traffic for ", p.name, " external destinations")
 		w.rules.line("-m", "addrtype", "--src-type", "LOCAL", "-j", p.clusterPolicyChain)
@@ -264,7 +266,7 @@ func (w *fragmentWriter) writeEndpointChain(p *servicePlan, chain string, ep mod
 	}
 	b = append(b, " -s "...)
 	b = ep.IP.AppendTo(b)
-	b = append(b, " -j "+ChainMarkMasq+"\n-A "...)
+	b = append(b, " -j "+chains.MarkMasq+"\n-A "...)
 	b = append(b, chain...)
 	if !p.largeCluster {
 		b = append(b, " -m comment --comment "...)
@@ -368,12 +370,12 @@ func (x endpointChainIndex) namesFor(list []model.Endpoint) []string {
 func (w *fragmentWriter) endpointChainNames(name, protocol string, reachable []model.Endpoint) endpointChainIndex {
 	// All names go into one string, sliced per endpoint: one allocation
 	// instead of one per endpoint.
-	const nameLen = len(prefixEndpoint) + 16
+	const nameLen = len(chains.PrefixEndpoint) + 16
 	all := make([]byte, 0, nameLen*len(reachable))
 	for _, ep := range reachable {
 		w.hashInput = append(append(w.hashInput[:0], name...), protocol...)
 		w.hashInput = appendEndpoint(w.hashInput, ep)
-		all = appendHashSuffix(append(all, prefixEndpoint...), w.hashInput)
+		all = appendHashSuffix(append(all, chains.PrefixEndpoint...), w.hashInput)
 	}
 	joined := string(all)
 	names := make([]string, len(reachable))

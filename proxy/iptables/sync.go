@@ -3,6 +3,8 @@ package iptables
 import (
 	"fmt"
 
+	"github.com/svclab/svclab/internal/iptsave"
+	"github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/model"
 )
 
@@ -18,7 +20,7 @@ import (
 //     next call is a full sync.
 //
 // The Result is returned even when the restore fails, for its payload.
-func Sync(runner Runner, renderer *Renderer, snap *model.Snapshot) (*Result, error) {
+func Sync(runner kernel.Runner, renderer *Renderer, snap *model.Snapshot) (*Result, error) {
 	if renderer.NeedsFullSync() {
 		for _, jump := range renderer.JumpRules() {
 			if err := runner.EnsureJump(jump); err != nil {
@@ -27,7 +29,7 @@ func Sync(runner Runner, renderer *Renderer, snap *model.Snapshot) (*Result, err
 			}
 		}
 		if save, err := runner.Save(TableNAT); err == nil {
-			renderer.SetExistingChains(TableNAT, ChainsFromSave(save))
+			renderer.SetExistingChains(TableNAT, iptsave.ChainNames(string(save)))
 		}
 	}
 	res := renderer.Render(snap)
@@ -39,17 +41,11 @@ func Sync(runner Runner, renderer *Renderer, snap *model.Snapshot) (*Result, err
 	return res, nil
 }
 
-// ResultRestorer is a Runner that takes a Result whole and streams its
-// payload (ExecRunner): the payload is never joined into one buffer.
-type ResultRestorer interface {
-	RestoreResult(res *Result) error
-}
-
 // restore applies res through runner: streamed when runner is a
-// ResultRestorer, else as one joined payload.
-func restore(runner Runner, res *Result) error {
-	if rr, ok := runner.(ResultRestorer); ok {
-		return rr.RestoreResult(res)
+// kernel.StreamRestorer, else as one joined payload.
+func restore(runner kernel.Runner, res *Result) error {
+	if sr, ok := runner.(kernel.StreamRestorer); ok {
+		return sr.RestoreStream(res)
 	}
 	return runner.Restore(res.Payload())
 }

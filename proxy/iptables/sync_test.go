@@ -6,6 +6,7 @@ import (
 
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
+	"github.com/svclab/svclab/proxy/iptables/kernel"
 )
 
 func TestSyncEnsuresJumpsAndRecoversFromFailure(t *testing.T) {
@@ -53,7 +54,7 @@ func TestSyncReturnsRestoreErrorWithTheOffendingLine(t *testing.T) {
 	}
 	r := newRenderer(t, testOptions())
 	res, err := iptables.Sync(fake, r, threeServices().snapshot())
-	var re *iptables.RestoreError
+	var re *kernel.RestoreError
 	if !errors.As(err, &re) {
 		t.Fatalf("want a RestoreError, got %v", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/svclab/svclab/proxy/iptables"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 )
 
@@ -23,7 +23,7 @@ type Applied struct {
 // of a virtual server that could not be created are skipped. A failed
 // iptables restore ends the run before addresses and virtual servers are
 // removed, as upstream returns early there.
-func Apply(k kernel.Interface, ipt iptables.Runner, plan Plan) (Applied, error) {
+func Apply(k kernel.Interface, ipt iptkernel.Runner, plan Plan) (Applied, error) {
 	var res Applied
 	var errs []error
 	failedVS := map[string]bool{}
@@ -50,7 +50,7 @@ func Apply(k kernel.Interface, ipt iptables.Runner, plan Plan) (Applied, error) 
 	return res, errors.Join(errs...)
 }
 
-func apply(k kernel.Interface, ipt iptables.Runner, op Op) error {
+func apply(k kernel.Interface, ipt iptkernel.Runner, op Op) error {
 	switch op.Kind {
 	case OpCreateDummy:
 		return k.EnsureDummy(DummyDevice)

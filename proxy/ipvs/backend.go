@@ -6,7 +6,8 @@ import (
 	"log/slog"
 
 	"github.com/svclab/svclab/proxy/config"
-	"github.com/svclab/svclab/proxy/iptables"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
+	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/proxy/model"
 )
@@ -19,7 +20,7 @@ const Mode = "ipvs"
 // concurrent use; a sync loop calls it from one goroutine.
 type Backend struct {
 	k        kernel.Interface
-	ipt      iptables.Runner
+	ipt      iptkernel.Runner
 	opts     Options
 	settings Settings
 	release  string
@@ -56,7 +57,7 @@ func NewBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (*B
 	if err != nil {
 		return nil, err
 	}
-	b, err := iptables.ParseBackend(iptablesBackend)
+	b, err := iptkernel.ParseBackend(iptablesBackend)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +69,7 @@ func NewBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (*B
 		k.Close()
 		return nil, fmt.Errorf("ipvs mode: kernel %s: %w", kernel.Release(), err)
 	}
-	runner, err := iptables.NewExecRunner(iptables.ExecOptions{Backend: b})
+	runner, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: b})
 	if err != nil {
 		k.Close()
 		return nil, fmt.Errorf("ipvs mode: %w", err)
@@ -88,7 +89,7 @@ func NewBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (*B
 // New returns the IPVS mode over any kernel and iptables runner (the real
 // ones, or fakes in tests). It checks the kernel and sets it up as
 // upstream's NewProxier does; see CheckScheduler and SetupKernel.
-func New(k kernel.Interface, ipt iptables.Runner, opts Options, log *slog.Logger) (*Backend, error) {
+func New(k kernel.Interface, ipt iptkernel.Runner, opts Options, log *slog.Logger) (*Backend, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -117,7 +118,7 @@ func New(k kernel.Interface, ipt iptables.Runner, opts Options, log *slog.Logger
 		RandomFully:   ipt.HasRandomFully(),
 	}
 	if opts.ClusterCIDR.IsValid() {
-		d, err := iptables.DetectLocalByCIDR(opts.ClusterCIDR.String())
+		d, err := localtraffic.ByCIDR(opts.ClusterCIDR.String())
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +181,7 @@ func (b *Backend) Sync(snap *model.Snapshot) (SyncResult, error) {
 	out := SyncResult{Full: full, ServicePorts: d.ServicePorts, Endpoints: d.Endpoints, Bytes: res.Restored, Ops: res.Ops, Plan: plan}
 	if err != nil {
 		b.applied = nil
-		var rerr *iptables.RestoreError
+		var rerr *iptkernel.RestoreError
 		if errors.As(err, &rerr) {
 			b.log.Error("iptables-restore rejected the ipvs payload", "offending", rerr.OffendingLine())
 		}

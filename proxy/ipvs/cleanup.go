@@ -8,24 +8,26 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/internal/iptsave"
+	"github.com/svclab/svclab/proxy/iptables/chains"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 )
 
 // kubeProxyChains are the chains either kube-proxy mode creates, per
 // table; per-service chains (KUBE-SVC-, KUBE-SEP-, ...) are recognised by
-// iptables.IsServiceChain. Kubelet's own chains (KUBE-FIREWALL,
+// chains.IsPerService. Kubelet's own chains (chains.KubeletFirewall,
 // KUBE-KUBELET-CANARY) are not kube-proxy's and are left alone, as
 // upstream's cleanup leaves them.
 var kubeProxyChains = map[string][]string{
-	"mangle": {"KUBE-PROXY-CANARY"}, // iptables mode's third canary
+	"mangle": {chains.ProxyCanary}, // iptables mode's third canary
 	"nat": {
-		"KUBE-SERVICES", "KUBE-NODEPORTS", "KUBE-POSTROUTING", "KUBE-MARK-MASQ", "KUBE-PROXY-CANARY", // iptables mode
+		chains.Services, chains.NodePorts, chains.Postrouting, chains.MarkMasq, chains.ProxyCanary, // iptables mode
 		ChainNodePort, ChainLoadBalancer, // ipvs mode
 	},
 	"filter": {
-		"KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES", "KUBE-FORWARD", "KUBE-NODEPORTS", "KUBE-PROXY-FIREWALL", "KUBE-PROXY-CANARY",
-		ChainNodePort, ChainSourceRangesFirewall, ChainIPVSFilter, ChainIPVSOutFilter,
+		chains.Services, chains.ExternalServices, chains.Forward, chains.NodePorts, chains.ProxyFirewall, chains.ProxyCanary, // iptables mode
+		ChainNodePort, ChainSourceRangesFirewall, ChainIPVSFilter, ChainIPVSOutFilter, // ipvs mode
 	},
 }
 
@@ -35,7 +37,7 @@ var leftoverTables = []string{"nat", "filter", "mangle"}
 // IsKubeProxyChain reports whether chain, in table, is one that a
 // kube-proxy mode creates.
 func IsKubeProxyChain(table, chain string) bool {
-	return slices.Contains(kubeProxyChains[table], chain) || (table == "nat" && iptables.IsServiceChain(chain))
+	return slices.Contains(kubeProxyChains[table], chain) || (table == "nat" && chains.IsPerService(chain))
 }
 
 // Cleanup removes from a node what kube-proxy's modes leave there, like
@@ -46,7 +48,7 @@ func IsKubeProxyChain(table, chain string) bool {
 // which the kernel refuses to destroy while a rule uses them. It goes on
 // after a failure and returns all of them joined. On a kernel without
 // IPVS it cleans the rest.
-func Cleanup(k kernel.Interface, ipt iptables.Runner) error {
+func Cleanup(k kernel.Interface, ipt iptkernel.Runner) error {
 	var errs []error
 	vss, err := kubeProxyVirtualServers(k)
 	if err != nil {
@@ -94,7 +96,7 @@ func Cleanup(k kernel.Interface, ipt iptables.Runner) error {
 // cleanupIptablesLeftovers of both modes.
 func cleanupPayload(table string, save []byte) []byte {
 	var doomed []string
-	for _, c := range iptables.ChainsFromSave(save) {
+	for _, c := range iptsave.ChainNames(string(save)) {
 		if IsKubeProxyChain(table, c) {
 			doomed = append(doomed, c)
 		}

@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/svclab/svclab/proxy/iptables"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 )
 
@@ -36,7 +36,7 @@ func TestCleanupRemovesBothModesAndNothingElse(t *testing.T) {
 	if err := ipt.Restore([]byte(iptablesModeLeftovers)); err != nil {
 		t.Fatal(err)
 	}
-	for _, j := range []iptables.JumpRule{
+	for _, j := range []iptkernel.JumpRule{
 		{Table: "filter", Chain: "INPUT", Target: "KUBE-EXTERNAL-SERVICES", Comment: "kubernetes externally-visible service portals", Match: []string{"-m", "conntrack", "--ctstate", "NEW"}},
 		{Table: "filter", Chain: "INPUT", Target: "KUBE-FIREWALL"},
 		{Table: "filter", Chain: "INPUT", Target: "MY-CHAIN"},

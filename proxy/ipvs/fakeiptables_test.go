@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/svclab/svclab/proxy/iptables"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 )
 
-// fakeIPTables is a small in-memory iptables.Runner for this package's
+// fakeIPTables is a small in-memory iptkernel.Runner for this package's
 // tests. proxy/iptables/iptablestest's fake refuses matches it cannot
 // interpret, and the IPVS mode's rules use -m set, -m physdev and -m ipvs,
 // so this one keeps rules as text. It still refuses what iptables-restore
@@ -72,7 +72,7 @@ func (f *fakeIPTables) Save(table string) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-func (f *fakeIPTables) EnsureJump(j iptables.JumpRule) error {
+func (f *fakeIPTables) EnsureJump(j iptkernel.JumpRule) error {
 	f.jumps++
 	t := f.tables[j.Table]
 	if !slices.Contains(t.chains, j.Target) {

@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 	"github.com/svclab/svclab/proxy/model"
 )
 
@@ -101,7 +101,7 @@ func snapshot(sps ...*model.ServicePort) *model.Snapshot {
 
 // baseSettings is a node with two addresses and a pod range.
 func baseSettings() Settings {
-	d, err := iptables.DetectLocalByCIDR(clusterPod)
+	d, err := localtraffic.ByCIDR(clusterPod)
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/proxy/iptables"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/proxy/model"
 )
@@ -69,16 +69,16 @@ func openKernel(t *testing.T, ns string) *kernel.Netlink {
 	return k
 }
 
-func execRunner(t *testing.T, b iptables.Backend, ns string) *iptables.ExecRunner {
+func execRunner(t *testing.T, b iptkernel.Backend, ns string) *iptkernel.ExecRunner {
 	t.Helper()
-	r, err := iptables.NewExecRunner(iptables.ExecOptions{Backend: b, NetNS: ns})
+	r, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: b, NetNS: ns})
 	if err != nil {
 		t.Fatalf("iptables %q backend unusable (install the iptables package): %v", b, err)
 	}
 	return r
 }
 
-func itSettings(r iptables.Runner) Settings {
+func itSettings(r iptkernel.Runner) Settings {
 	s := baseSettings()
 	s.NodeAddresses = []netip.Addr{addr(itNodeIP)}
 	s.NodeIP = addr(itNodeIP)
@@ -153,7 +153,7 @@ func ipsetCLI(t *testing.T, ns, set string) (members []string, ok bool) {
 	return members, true
 }
 
-func saveAll(t *testing.T, r iptables.Runner) string {
+func saveAll(t *testing.T, r iptkernel.Runner) string {
 	t.Helper()
 	var b strings.Builder
 	for _, table := range []string{"nat", "filter"} {
@@ -183,7 +183,7 @@ func onlyKinds(p Plan, kinds ...OpKind) Plan {
 // any kernel with ipset support.
 func TestIntegrationIPSetsAndIPTables(t *testing.T) {
 	roottest.Require(t, "creates network namespaces and writes ipsets and iptables rules in them")
-	for _, backend := range []iptables.Backend{iptables.BackendLegacy, iptables.BackendNFT} {
+	for _, backend := range []iptkernel.Backend{iptkernel.BackendLegacy, iptkernel.BackendNFT} {
 		t.Run(string(backend), func(t *testing.T) {
 			ns := newTestNetns(t)
 			k, ipt := openKernel(t, ns), execRunner(t, backend, ns)
@@ -328,7 +328,7 @@ func desiredIPVS(d *Desired) []string {
 	return out
 }
 
-func checkKernelState(t *testing.T, ns string, k *kernel.Netlink, ipt iptables.Runner, d *Desired) {
+func checkKernelState(t *testing.T, ns string, k *kernel.Netlink, ipt iptkernel.Runner, d *Desired) {
 	t.Helper()
 	if got, want := ipvsadmSave(t, ns), desiredIPVS(d); !slices.Equal(got, want) {
 		t.Errorf("IPVS state:\n  got  %q\n  want %q", got, want)
@@ -372,7 +372,7 @@ func TestIntegrationSync(t *testing.T) {
 	roottest.Require(t, "creates network namespaces and programs IPVS, ipsets, addresses and iptables in them")
 	roottest.RequireIPVS(t)
 	ns := newTestNetns(t)
-	k, ipt := openKernel(t, ns), execRunner(t, iptables.BackendHost, ns)
+	k, ipt := openKernel(t, ns), execRunner(t, iptkernel.BackendHost, ns)
 	b, err := New(k, ipt, Options{ClusterCIDR: prefix(clusterPod), MasqueradeBit: 14, StrictARP: true,
 		Timeouts: kernel.Timeouts{TCP: 900e9, TCPFin: 60e9, UDP: 120e9}}, nil)
 	if err != nil {
@@ -471,7 +471,7 @@ func TestIntegrationGracefulTermination(t *testing.T) {
 	roottest.Require(t, "creates network namespaces and sends traffic through IPVS in them")
 	roottest.RequireIPVS(t)
 	ns := newTestNetns(t)
-	k, ipt := openKernel(t, ns), execRunner(t, iptables.BackendHost, ns)
+	k, ipt := openKernel(t, ns), execRunner(t, iptkernel.BackendHost, ns)
 	b, err := New(k, ipt, Options{ClusterCIDR: prefix(clusterPod), MasqueradeBit: 14}, nil)
 	if err != nil {
 		t.Fatal(err)

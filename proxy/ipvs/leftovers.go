@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/internal/iptsave"
+	"github.com/svclab/svclab/proxy/iptables/chains"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 )
 
@@ -34,7 +36,7 @@ const nftablesMode = "nftables"
 
 // FindLeftovers lists what kube-proxy's modes left in the node whose
 // kernel and iptables are given (nothing is changed).
-func FindLeftovers(k kernel.Interface, ipt iptables.Runner) (*Leftovers, error) {
+func FindLeftovers(k kernel.Interface, ipt iptkernel.Runner) (*Leftovers, error) {
 	l := &Leftovers{Chains: map[string][]string{}}
 	var err error
 	if l.VirtualServers, err = kubeProxyVirtualServers(k); err != nil {
@@ -48,7 +50,7 @@ func FindLeftovers(k kernel.Interface, ipt iptables.Runner) (*Leftovers, error) 
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range iptables.ChainsFromSave(save) {
+		for _, c := range iptsave.ChainNames(string(save)) {
 			if IsKubeProxyChain(table, c) {
 				l.Chains[table] = append(l.Chains[table], c)
 			}
@@ -72,6 +74,13 @@ func (l *Leftovers) Empty() bool {
 		len(l.IPSets) == 0 && len(l.NFTables) == 0
 }
 
+// madeByIPTablesModeOnly reports whether chain is one the iptables mode
+// makes and the IPVS mode does not: its node port and external services
+// chains, and the per-service chains.
+func madeByIPTablesModeOnly(chain string) bool {
+	return chain == chains.NodePorts || chain == chains.ExternalServices || chains.IsPerService(chain)
+}
+
 // Modes guesses which modes left the leftovers: "iptables" for its own
 // chains (KUBE-NODEPORTS, KUBE-EXTERNAL-SERVICES, per-service chains),
 // "ipvs" for kube-ipvs0, IPVS services, ipsets or its KUBE-NODE-PORT chain.
@@ -81,7 +90,7 @@ func (l *Leftovers) Modes() []string {
 	iptablesMode := false
 	for _, table := range []string{"nat", "filter"} {
 		for _, c := range l.Chains[table] {
-			if c == "KUBE-NODEPORTS" || c == "KUBE-EXTERNAL-SERVICES" || iptables.IsServiceChain(c) {
+			if madeByIPTablesModeOnly(c) {
 				iptablesMode = true
 			}
 		}
@@ -110,7 +119,7 @@ func (l *Leftovers) String() string {
 	for _, table := range leftoverTables {
 		var fixed []string
 		for _, c := range l.Chains[table] {
-			if iptables.IsServiceChain(c) {
+			if chains.IsPerService(c) {
 				svc++
 			} else {
 				fixed = append(fixed, c)
@@ -157,7 +166,7 @@ func (l *Leftovers) ForeignTo(mode string) *Leftovers {
 	}
 	for table, chains := range l.Chains {
 		for _, c := range chains {
-			iptablesOnly := c == "KUBE-NODEPORTS" || c == "KUBE-EXTERNAL-SERVICES" || iptables.IsServiceChain(c)
+			iptablesOnly := madeByIPTablesModeOnly(c)
 			ipvsOnly := c == ChainNodePort || c == ChainLoadBalancer || c == ChainIPVSFilter || c == ChainIPVSOutFilter || c == ChainSourceRangesFirewall
 			if (mode == Mode && iptablesOnly) || (mode != Mode && ipvsOnly) {
 				out.Chains[table] = append(out.Chains[table], c)

@@ -1,6 +1,9 @@
 package ipvs
 
-import "github.com/svclab/svclab/proxy/ipvs/kernel"
+import (
+	"github.com/svclab/svclab/proxy/iptables/chains"
+	"github.com/svclab/svclab/proxy/ipvs/kernel"
+)
 
 // DummyDevice is the device every service address is bound to, so that the
 // node accepts packets for it and IPVS (hooked at LOCAL_IN) sees them.
@@ -11,17 +14,18 @@ const DummyDevice = "kube-ipvs0"
 const DefaultScheduler = "rr"
 
 // iptables chains of the IPVS mode. Upstream: the constants at the top of
-// proxier.go. KUBE-SERVICES, KUBE-POSTROUTING, KUBE-MARK-MASQ, KUBE-FORWARD
-// and KUBE-PROXY-FIREWALL have the same names as in iptables mode; the node
-// port chain is KUBE-NODE-PORT here, KUBE-NODEPORTS there.
+// pkg/proxy/ipvs/proxier.go. KUBE-SERVICES, KUBE-POSTROUTING,
+// KUBE-MARK-MASQ, KUBE-FORWARD and KUBE-PROXY-FIREWALL are the iptables
+// mode's chains of the same names (proxy/iptables/chains); the node port
+// chain is KUBE-NODE-PORT here, KUBE-NODEPORTS (chains.NodePorts) there.
 const (
-	ChainServices             = "KUBE-SERVICES"
-	ChainProxyFirewall        = "KUBE-PROXY-FIREWALL"
+	ChainServices             = chains.Services
+	ChainProxyFirewall        = chains.ProxyFirewall
 	ChainSourceRangesFirewall = "KUBE-SOURCE-RANGES-FIREWALL"
-	ChainPostrouting          = "KUBE-POSTROUTING"
-	ChainMarkMasq             = "KUBE-MARK-MASQ"
+	ChainPostrouting          = chains.Postrouting
+	ChainMarkMasq             = chains.MarkMasq
 	ChainNodePort             = "KUBE-NODE-PORT"
-	ChainForward              = "KUBE-FORWARD"
+	ChainForward              = chains.Forward
 	ChainLoadBalancer         = "KUBE-LOAD-BALANCER"
 	ChainIPVSFilter           = "KUBE-IPVS-FILTER"
 	ChainIPVSOutFilter        = "KUBE-IPVS-OUT-FILTER"

@@ -3,13 +3,13 @@ package ipvs
 import (
 	"strconv"
 
-	"github.com/svclab/svclab/proxy/iptables"
+	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 )
 
 // JumpRule is a rule in a built-in chain that enters one of the mode's
-// chains; see iptables.JumpRule.
-type JumpRule = iptables.JumpRule
+// chains; see proxy/iptables/kernel.JumpRule.
+type JumpRule = iptkernel.JumpRule
 
 // jumpRules are upstream's iptablesJumpChain, ensured (iptables -C, then
 // -I) before a full sync.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 )
 
 // Settings are the node facts and configuration Compute needs besides the
@@ -30,13 +30,13 @@ type Settings struct {
 	// a cluster IP from elsewhere is masqueraded. nil detects nothing, and
 	// then traffic from a service address is masqueraded instead, as
 	// upstream does.
-	LocalDetector *iptables.LocalDetector
+	LocalDetector *localtraffic.Detector
 	// MasqueradeBit is the fwmark bit KUBE-MARK-MASQ sets (0..31).
 	MasqueradeBit int
 	// MasqueradeAll masquerades all traffic to cluster IPs.
 	MasqueradeAll bool
 	// RandomFully adds --random-fully to the MASQUERADE rule
-	// (iptables.Runner.HasRandomFully).
+	// (proxy/iptables/kernel.Runner.HasRandomFully).
 	RandomFully bool
 }
 

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"reflect"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/knftables"
 
 	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/model"
 	"github.com/svclab/svclab/proxy/model/modeltest"
 )
@@ -43,22 +45,24 @@ func (r *recordingIPTables) RestoreAll(data []byte, _ utiliptables.FlushFlag, _ 
 	return nil
 }
 
-// recordingRunner is svclab's iptables.Runner that records the payload's
+// recordingRunner is svclab's kernel.Runner that records the payload's
 // size, the counterpart of recordingIPTables.
 type recordingRunner struct{ bytes int }
 
 func (r *recordingRunner) Restore(payload []byte) error { r.bytes = len(payload); return nil }
 
-// RestoreResult records the size of the payload svclab's ExecRunner would
+// RestoreStream records the size of the payload svclab's ExecRunner would
 // stream to iptables-restore, as upstream's recording fake records its
-// buffer's: neither is parsed, neither side's bytes are copied again.
-func (r *recordingRunner) RestoreResult(res *iptables.Result) error {
-	r.bytes = res.Bytes()
-	return nil
+// buffer's: neither is parsed, neither side's bytes are copied again
+// (io.Discard takes each part as it is).
+func (r *recordingRunner) RestoreStream(p kernel.StreamedPayload) error {
+	n, err := p.WriteTo(io.Discard)
+	r.bytes = int(n)
+	return err
 }
-func (r *recordingRunner) Save(string) ([]byte, error)        { return nil, nil }
-func (r *recordingRunner) EnsureJump(iptables.JumpRule) error { return nil }
-func (r *recordingRunner) HasRandomFully() bool               { return true }
+func (r *recordingRunner) Save(string) ([]byte, error)      { return nil, nil }
+func (r *recordingRunner) EnsureJump(kernel.JumpRule) error { return nil }
+func (r *recordingRunner) HasRandomFully() bool             { return true }
 
 // upstreamIPTablesProxier is upstream's real iptables proxier behind a
 // recordingIPTables; nothing synced yet.

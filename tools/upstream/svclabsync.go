@@ -10,17 +10,19 @@ import (
 	iptablestest "k8s.io/kubernetes/pkg/util/iptables/testing"
 
 	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/kernel"
+	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 	"github.com/svclab/svclab/proxy/model"
 )
 
-// fakeKernel is svclab's iptables.Runner over upstream's FakeIPTables, so
+// fakeKernel is svclab's kernel.Runner over upstream's FakeIPTables, so
 // that both proxies program the same fake kernel and are dumped the same
 // way.
 type fakeKernel struct {
 	fake *iptablestest.FakeIPTables
 }
 
-var _ iptables.Runner = fakeKernel{}
+var _ kernel.Runner = fakeKernel{}
 
 // Restore is `iptables-restore --noflush --counters`, as svclab's
 // ExecRunner runs it.
@@ -37,7 +39,7 @@ func (k fakeKernel) Save(table string) ([]byte, error) {
 // EnsureJump creates the target chain and inserts the rule at the top of
 // the built-in chain, as svclab's ExecRunner does (`iptables -N`, `-C`,
 // `-I`).
-func (k fakeKernel) EnsureJump(j iptables.JumpRule) error {
+func (k fakeKernel) EnsureJump(j kernel.JumpRule) error {
 	if _, err := k.fake.EnsureChain(utiliptables.Table(j.Table), utiliptables.Chain(j.Target)); err != nil {
 		return err
 	}
@@ -55,17 +57,17 @@ func SvclabTables(c *Case) (*iptablestest.FakeIPTables, error) {
 	if err != nil {
 		return nil, err
 	}
-	kernel := fakeKernel{iptablestest.NewFake().SetHasRandomFully(!c.Options.NoRandomFully)}
-	opts.RandomFully = kernel.HasRandomFully()
+	fake := fakeKernel{iptablestest.NewFake().SetHasRandomFully(!c.Options.NoRandomFully)}
+	opts.RandomFully = fake.HasRandomFully()
 	renderer, err := iptables.NewRenderer(opts)
 	if err != nil {
 		return nil, err
 	}
 	snap := model.Build(c.Services, c.EndpointSlices, c.Node.Name)
-	if _, err := iptables.Sync(kernel, renderer, snap); err != nil {
-		return kernel.fake, fmt.Errorf("svclab sync: %w", err)
+	if _, err := iptables.Sync(fake, renderer, snap); err != nil {
+		return fake.fake, fmt.Errorf("svclab sync: %w", err)
 	}
-	return kernel.fake, nil
+	return fake.fake, nil
 }
 
 // SvclabOptions are the renderer options equivalent to o. nodePortAddresses
@@ -83,9 +85,9 @@ func SvclabOptions(o Options) (iptables.Options, error) {
 	}
 	switch {
 	case o.InterfaceNamePrefix != "":
-		opts.LocalDetector = iptables.DetectLocalByInterfaceNamePrefix(o.InterfaceNamePrefix)
+		opts.LocalDetector = localtraffic.ByInterfaceNamePrefix(o.InterfaceNamePrefix)
 	case o.BridgeInterface != "":
-		opts.LocalDetector = iptables.DetectLocalByBridgeInterface(o.BridgeInterface)
+		opts.LocalDetector = localtraffic.ByBridgeInterface(o.BridgeInterface)
 	}
 	var err error
 	opts.NodePortCIDRs, opts.NodePortAddresses, err = nodePortOptions(o)

@@ -6,10 +6,10 @@ import (
 	"slices"
 
 	"github.com/svclab/svclab/internal/iptsave"
-	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/kernel"
 )
 
-// FakeRunner is an in-memory iptables.Runner. Restore applies payloads
+// FakeRunner is an in-memory kernel.Runner. Restore applies payloads
 // with `iptables-restore --noflush` semantics and rejects what the kernel
 // would: a rule in a chain that was neither declared nor existing, a jump
 // to a missing chain, a target in the wrong table, deleting a chain that is
@@ -29,7 +29,7 @@ type FakeRunner struct {
 	Restores [][]byte
 }
 
-var _ iptables.Runner = (*FakeRunner)(nil)
+var _ kernel.Runner = (*FakeRunner)(nil)
 
 // NewFakeRunner returns a fake holding the tables of a fresh network
 // namespace.
@@ -40,11 +40,11 @@ func NewFakeRunner() *FakeRunner {
 // Dump is the fake's current state. Read it, do not change it.
 func (f *FakeRunner) Dump() *Dump { return f.dump }
 
-// HasRandomFully implements iptables.Runner.
+// HasRandomFully implements kernel.Runner.
 func (f *FakeRunner) HasRandomFully() bool { return f.RandomFully }
 
-// Restore implements iptables.Runner. A rejected payload gives an
-// *iptables.RestoreError whose Line is the offending payload line.
+// Restore implements kernel.Runner. A rejected payload gives an
+// *kernel.RestoreError whose Line is the offending payload line.
 func (f *FakeRunner) Restore(payload []byte) error {
 	f.Restores = append(f.Restores, slices.Clone(payload))
 	if f.FailRestore != nil {
@@ -57,12 +57,12 @@ func (f *FakeRunner) Restore(payload []byte) error {
 	var le *iptsave.Error
 	if errors.As(err, &le) {
 		out := fmt.Sprintf("iptables-restore (fake): %v\nError occurred at line: %d\n", le.Err, le.Line)
-		return iptables.NewRestoreError("iptables-restore (fake)", []byte(out), payload, err)
+		return kernel.NewRestoreError("iptables-restore (fake)", []byte(out), payload, err)
 	}
 	return err
 }
 
-// Save implements iptables.Runner.
+// Save implements kernel.Runner.
 func (f *FakeRunner) Save(table string) ([]byte, error) {
 	t := f.dump.Tables[table]
 	if t == nil {
@@ -71,8 +71,8 @@ func (f *FakeRunner) Save(table string) ([]byte, error) {
 	return []byte(t.Save()), nil
 }
 
-// EnsureJump implements iptables.Runner.
-func (f *FakeRunner) EnsureJump(j iptables.JumpRule) error {
+// EnsureJump implements kernel.Runner.
+func (f *FakeRunner) EnsureJump(j kernel.JumpRule) error {
 	t := f.dump.Tables[j.Table]
 	if t == nil {
 		return fmt.Errorf("jump %s -> %s: table %s does not exist", j.Chain, j.Target, j.Table)

@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svclab/svclab/proxy/iptables"
+	"github.com/svclab/svclab/proxy/iptables/kernel"
 )
 
-func restoreError(t *testing.T, err error) *iptables.RestoreError {
+func restoreError(t *testing.T, err error) *kernel.RestoreError {
 	t.Helper()
-	var re *iptables.RestoreError
+	var re *kernel.RestoreError
 	if !errors.As(err, &re) {
-		t.Fatalf("want an *iptables.RestoreError, got %T: %v", err, err)
+		t.Fatalf("want an *kernel.RestoreError, got %T: %v", err, err)
 	}
 	return re
 }
@@ -68,7 +68,7 @@ func TestFakeRestoreRejectsWhatTheKernelRejects(t *testing.T) {
 			if !strings.Contains(re.Error(), c.message) {
 				t.Errorf("error %q does not mention %q", re.Error(), c.message)
 			}
-			if !iptables.IsRestoreError(re) {
+			if !kernel.IsRestoreError(re) {
 				t.Error("IsRestoreError = false")
 			}
 			after, _ := f.Save("nat")
@@ -116,7 +116,7 @@ func TestFakeEnsureJumpIsIdempotentAndPrepends(t *testing.T) {
 	if err := f.Restore([]byte("*nat\n-A PREROUTING -j ACCEPT\nCOMMIT\n")); err != nil {
 		t.Fatal(err)
 	}
-	j := iptables.JumpRule{Table: "nat", Chain: "PREROUTING", Target: "KUBE-SERVICES", Comment: "kubernetes service portals"}
+	j := kernel.JumpRule{Table: "nat", Chain: "PREROUTING", Target: "KUBE-SERVICES", Comment: "kubernetes service portals"}
 	for range 2 {
 		if err := f.EnsureJump(j); err != nil {
 			t.Fatal(err)
@@ -133,7 +133,7 @@ func TestFakeEnsureJumpIsIdempotentAndPrepends(t *testing.T) {
 	if !strings.Contains(string(save), `-A PREROUTING -m comment --comment "kubernetes service portals" -j KUBE-SERVICES`) {
 		t.Errorf("save output:\n%s", save)
 	}
-	if err := f.EnsureJump(iptables.JumpRule{Table: "nat", Chain: "KUBE-SERVICES", Target: "X"}); err == nil {
+	if err := f.EnsureJump(kernel.JumpRule{Table: "nat", Chain: "KUBE-SERVICES", Target: "X"}); err == nil {
 		t.Error("EnsureJump into a non-built-in chain must fail")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/svclab/svclab/proxy/iptables/chains"
 )
 
 // Packet is the first packet of a connection, as the tracer sees it.
@@ -183,13 +185,13 @@ func (t *Tracer) Trace(p Packet) Result {
 	start := state{dst: p.Destination, dport: p.DestinationPort}
 
 	// nat PREROUTING: the DNAT decision.
-	states := t.runHook(p, "nat", "PREROUTING", ChainServicesName, []state{start})
+	states := t.runHook(p, "nat", "PREROUTING", chains.Services, []state{start})
 	for i := range states {
 		states[i].verdict = "" // DNAT or ACCEPT ends the nat hook only
 	}
 
 	// filter: the first verdict of kube-proxy's chains wins.
-	for _, chain := range []string{ChainServicesName, "KUBE-EXTERNAL-SERVICES", "KUBE-NODEPORTS", "KUBE-PROXY-FIREWALL"} {
+	for _, chain := range []string{chains.Services, chains.ExternalServices, chains.NodePorts, chains.ProxyFirewall} {
 		var next []state
 		for _, st := range states {
 			if st.verdict != "" {
@@ -209,7 +211,7 @@ func (t *Tracer) Trace(p Packet) Result {
 			continue
 		}
 		st.verdict = ""
-		for _, out := range t.runHook(p, "nat", "POSTROUTING", "KUBE-POSTROUTING", []state{st}) {
+		for _, out := range t.runHook(p, "nat", "POSTROUTING", chains.Postrouting, []state{st}) {
 			out.verdict = ""
 			final = append(final, out)
 		}
@@ -228,10 +230,6 @@ func (t *Tracer) Trace(p Packet) Result {
 	}
 	return res
 }
-
-// ChainServicesName is kube-proxy's KUBE-SERVICES chain, where the tracer
-// starts when nothing jumps from the built-in chain.
-const ChainServicesName = "KUBE-SERVICES"
 
 // runHook runs a built-in chain, or fallback when the built-in chain has no
 // rules (a dump made from a payload alone has no jump rules).

@@ -1,4 +1,6 @@
-package iptables
+package kernel
+
+import "io"
 
 // Runner is the narrow interface to the kernel's iptables that a sync
 // needs. ExecRunner implements it with the iptables binaries;
@@ -15,4 +17,19 @@ type Runner interface {
 	EnsureJump(rule JumpRule) error
 	// HasRandomFully reports whether MASQUERADE takes --random-fully.
 	HasRandomFully() bool
+}
+
+// StreamedPayload is an iptables-restore payload that writes itself part by
+// part (iptables.Result), so that a large one reaches iptables-restore
+// without being joined into one buffer first.
+type StreamedPayload interface {
+	io.WriterTo
+	// Payload joins the parts, to name a rejected line in the error.
+	Payload() []byte
+}
+
+// StreamRestorer is a Runner that streams a payload instead of taking it
+// joined (ExecRunner).
+type StreamRestorer interface {
+	RestoreStream(p StreamedPayload) error
 }

@@ -1,4 +1,4 @@
-package iptables
+package kernel
 
 import (
 	"bytes"
@@ -120,10 +120,10 @@ func (r *ExecRunner) Restore(payload []byte) error {
 	return nil
 }
 
-// RestoreResult implements ResultRestorer: the same iptables-restore call
-// as Restore, with the result's parts streamed to its stdin (joined only
+// RestoreStream implements StreamRestorer: the same iptables-restore call
+// as Restore, with the payload's parts streamed to its stdin (joined only
 // to name the offending line when it is rejected).
-func (r *ExecRunner) RestoreResult(res *Result) error {
+func (r *ExecRunner) RestoreStream(p StreamedPayload) error {
 	bin := r.backend.binary("iptables-restore")
 	cmd := r.command(bin, slices.Concat(waitArgs, []string{"--noflush", "--counters"})...)
 	stdin, err := cmd.StdinPipe()
@@ -133,15 +133,15 @@ func (r *ExecRunner) RestoreResult(res *Result) error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
-		return NewRestoreError(bin, nil, res.Payload(), err)
+		return NewRestoreError(bin, nil, p.Payload(), err)
 	}
-	_, werr := res.WriteTo(stdin)
+	_, werr := p.WriteTo(stdin)
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
-		return NewRestoreError(bin, out.Bytes(), res.Payload(), err)
+		return NewRestoreError(bin, out.Bytes(), p.Payload(), err)
 	}
 	if werr != nil {
-		return NewRestoreError(bin, out.Bytes(), res.Payload(), werr)
+		return NewRestoreError(bin, out.Bytes(), p.Payload(), werr)
 	}
 	return nil
 }
