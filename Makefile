@@ -70,9 +70,11 @@ deps: ## install the Debian packages the labs and tests need (TEST_APT_PKGS; see
 deps-lab: ## install the Debian packages the labs and lessons need (LAB_APT_PKGS), no emulator or browser
 	@$(call apt_install,$(LAB_APT_PKGS))
 
-build: ## build the CLI into bin/svclab and the conformance suite into bin/svclab-conformance.test
-	$(GO) build -ldflags "-X github.com/svclab/svclab/internal/buildinfo.revision=$(REVISION)" -o $(BIN) ./tools/svclab
-	$(GO) test -c -o $(CONFORMANCE_BIN) ./scenarios/conformance/e2e
+# Static binaries (CGO_ENABLED=0): svclab's image (`svclab image build`)
+# holds just the two files, with no C library for a dynamic one.
+build: ## build the CLI into bin/svclab and the conformance suite into bin/svclab-conformance.test (static)
+	CGO_ENABLED=0 $(GO) build -ldflags "-X github.com/svclab/svclab/internal/buildinfo.revision=$(REVISION)" -o $(BIN) ./tools/svclab
+	CGO_ENABLED=0 $(GO) test -c -o $(CONFORMANCE_BIN) ./scenarios/conformance/e2e
 
 root-check:
 	@[ "$$(id -u)" = 0 ] || { echo "this target needs root (network namespaces, iptables): run sudo make $(MAKECMDGOALS)"; exit 1; }
