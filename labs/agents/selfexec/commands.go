@@ -46,7 +46,7 @@ func (n *Netexec) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&n.NodeName, "node-name", "", "node name reported by /")
 	fs.IntSliceVar(&n.Ports, "http-port", nil, "port to serve on (repeatable; default 8080)")
 	fs.IntSliceVar(&n.UDPPorts, "udp-port", nil, "UDP port to answer hostname, echo and clientip on (repeatable, may be an --http-port; default 8081, -1 for none, as agnhost netexec's)")
-	fs.DurationVar(&n.DelayShutdown, "delay-shutdown", 0, "go on serving this long after SIGTERM (agnhost netexec's --delay-shutdown)")
+	fs.Var((*agnhostSeconds)(&n.DelayShutdown), "delay-shutdown", "go on serving this long after SIGTERM: whole seconds, as agnhost netexec's --delay-shutdown, or a duration")
 }
 
 // Traffic is `svclab traffic`: N new connections and how they spread.
