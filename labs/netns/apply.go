@@ -116,6 +116,11 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 	for _, p := range gone {
 		goneNames = append(goneNames, p.Name)
 	}
+	// An interruption before the commit rolls back, whether or not a pod
+	// was started (a change may start none: delete pod, a Service alone).
+	if ctx.Err() != nil {
+		return l.rollBack(ctx, op, cur, made, false, fmt.Errorf("lab %s: %s interrupted: %w", l.Name(), op, ctx.Err()), opts)
+	}
 	// The commit: from here the next command finishes the change.
 	if err := l.Store.WriteIntent(&labstore.Intent{Op: op, Phase: labstore.PhaseCommit, Pods: made, Objects: next, Stop: goneNames}); err != nil {
 		return l.rollBack(ctx, op, cur, made, false, err, opts)
@@ -131,7 +136,11 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 		// Stored is accepted, as an API server's write is: an
 		// interruption now leaves the journal's commit for the next
 		// command, exactly as a kill here would.
-		return committedButInterrupted(syncErr, cur, next, goneNames)
+		cause := syncErr
+		if cause == nil { // every proxy acknowledged just as the interrupt came
+			cause = fmt.Errorf("lab %s: %s interrupted: %w", l.Name(), op, ctx.Err())
+		}
+		return committedButInterrupted(cause, cur, next, goneNames)
 	}
 	reportCreated(opts.Out, cur, next)
 	reportDeleted(opts.Out, cur, next)

@@ -54,17 +54,18 @@
 //	  waitListening             to them yet)                "rolled back: pod/x
 //	  [update:pod-started]                                  removed", exit 130 (143).
 //	                                                        After the last new pod (or
-//	                                                        with none) it is not looked
-//	                                                        at until 6: the change is
-//	                                                        stored
+//	                                                        with none) commit looks
+//	                                                        once more before 5: the
+//	                                                        same roll back
 //
 //	5 store objects: commit     the store: what the         not looked at. A failed      intent "commit" (get labs:
 //	  WriteIntent{commit,       proxies program and get     write rolls back (rollBack:  incomplete, the next command
 //	  Objects, Stop}            pods shows: new pods and    the journal's commit turned  settles it); the next command's
-//	  [update:commit],          Services, deleted pods      to the old objects, stored,  settle writes Objects again,
-//	  Store.WriteObjects:       Terminating, gone pods      the proxies waited for, the  removes the pods in Stop, clears
-//	  a new generation          absent                      new pods removed)            the journal, then waits for the
-//	  [update:objects]                                                                   proxies: "finished"
+//	  [update:commit],          Services, deleted pods      to the old objects, stored,  finishCommitted writes Objects
+//	  Store.WriteObjects:       Terminating, gone pods      the proxies waited for, the  again, waits for the proxies,
+//	  a new generation          absent                      new pods removed)            sends SIGTERM as 7, then settle
+//	  [update:objects]                                                                   removes the pods in Stop, clears
+//	                                                                                     the journal: "finished"
 //
 //	6 wait for the proxies'     none (reads each node's     committedButInterrupted:     as 5
 //	  acks: waitForProxies      status: healthy at the      the change stands (an
@@ -79,14 +80,13 @@
 //	                                                        interruption: 7 and 8 run,
 //	                                                        then commit returns it
 //
-//	7 side effects after the    SIGTERM to the supervisor   not looked at: runs to its   as 5: settle removes the gone
-//	  ack: signalTerminating,   of every Terminating pod    end                          pods left (before its proxy
-//	  stopPod of each gone      (again to earlier ones; it                               wait). The SIGTERM not sent is
-//	  pod [update:pod-stopped]  kills the server at the                                  sent by the next change's 7
-//	                            deadline); gone pods'                                    (recover sends none); a pod that
-//	                            server, namespace, link and                              never gets it serves until its
-//	                            resolv.conf removed                                      deadline, and the next change
-//	                                                                                     after that reaps it
+//	7 side effects after the    SIGTERM to the supervisor   not looked at: runs to its   as 5: the next command's
+//	  ack: signalTerminating,   of every Terminating pod    end                          recover waits for the proxies,
+//	  stopPod of each gone      (again to earlier ones; it                               sends the SIGTERM (again to
+//	  pod [update:pod-stopped]  kills the server at the                                  those that had it), then removes
+//	                            deadline); gone pods'                                    the gone pods left
+//	                            server, namespace, link and
+//	                            resolv.conf removed
 //
 //	8 journal done              the journal is empty; the   -                            nothing in the journal;
 //	  Store.ClearIntent         Terminating pods in the                                  Terminating pods as 9

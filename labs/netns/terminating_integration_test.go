@@ -192,6 +192,11 @@ func TestIntegrationDeleteInterruptedBeforeTheProxies(t *testing.T) {
 	if !strings.Contains(log.String(), "was finished") {
 		t.Errorf("the next command did not say it finished the interrupted delete:\n%s", log.String())
 	}
+	// Its recover sent the SIGTERM, after the proxies' wait (the apply's
+	// own step 7 prints no line for a pod that was terminating already).
+	if !strings.Contains(log.String(), "pod/slow terminating (") {
+		t.Errorf("the next command's recover did not send the interrupted delete's SIGTERM:\n%s", log.String())
+	}
 	waitServerStopped(t, lab, "slow")
 	if err := lab.Apply(context.Background(), writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), opts); err != nil {
 		t.Fatal(err)

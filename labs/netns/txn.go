@@ -67,20 +67,39 @@ func (l *Lab) recover(ctx context.Context, opts Options) error {
 	verb := "rolled back"
 	if in.Phase == labstore.PhaseCommit {
 		verb = "finished"
+		if err := l.finishCommitted(ctx, in, opts); err != nil {
+			return fmt.Errorf("lab %s: finishing an interrupted %s (pid %d): %w", l.Name(), in.Op, in.PID, err)
+		}
 	}
 	done, err := l.settle(in)
 	if err != nil {
 		return fmt.Errorf("lab %s: settling an interrupted %s (pid %d): %w", l.Name(), in.Op, in.PID, err)
 	}
 	fmt.Fprintf(opts.Out, "lab %s: an interrupted %s (pid %d) was %s%s\n", l.Name(), in.Op, in.PID, verb, done)
-	if in.Phase == labstore.PhaseCommit {
-		// The proxies follow the finished change before the next one.
-		if gen, err := l.Store.Generation(); err == nil {
-			if err := l.waitForProxies(ctx, gen, opts); err != nil {
-				fmt.Fprintf(opts.Out, "warning: %v\n", err)
-			}
-		}
+	return nil
+}
+
+// finishCommitted does for a committed change what its own command would
+// have done after storing it, in the same order: the objects stored, the
+// proxies' acknowledgements awaited (a proxy still sending new connections
+// to a pod must see it terminating first), then SIGTERM to the terminating
+// pods. settle then removes the gone pods. It clears in.Objects, which are
+// stored now.
+func (l *Lab) finishCommitted(ctx context.Context, in *labstore.Intent, opts Options) error {
+	if in.Objects == nil {
+		return nil
 	}
+	gen, err := l.Store.WriteObjects(in.Objects)
+	if err != nil {
+		return err
+	}
+	if err := l.waitForProxies(ctx, gen, opts); err != nil {
+		// The change stands either way; a proxy that cannot follow it is
+		// what `get labs` shows.
+		fmt.Fprintf(opts.Out, "warning: %v\n", err)
+	}
+	l.signalTerminating(&labstore.State{}, in.Objects, opts.Out)
+	in.Objects = nil
 	return nil
 }
 
