@@ -1,7 +1,6 @@
 package ipvs
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -109,11 +108,8 @@ func cleanupPayload(table string, save []byte) []byte {
 	for _, c := range doomed {
 		l.write(":" + c + " - [0:0]") // flush
 	}
-	for _, line := range bytes.Split(save, []byte("\n")) {
-		chain, target, ok := ruleJump(string(line))
-		if ok && !slices.Contains(doomed, chain) && slices.Contains(doomed, target) {
-			l.write("-D " + strings.TrimPrefix(string(line), "-A "))
-		}
+	for _, r := range jumpsInto(doomed, string(save)) {
+		l.write("-D", r.Chain, r.Spec)
 	}
 	for _, c := range doomed {
 		l.write("-X", c)
@@ -122,18 +118,36 @@ func cleanupPayload(table string, save []byte) []byte {
 	return l
 }
 
-// ruleJump reads "-A CHAIN ... -j TARGET ..." (or -g) from iptables-save.
-func ruleJump(line string) (chain, target string, ok bool) {
-	if !strings.HasPrefix(line, "-A ") {
-		return "", "", false
-	}
-	f := strings.Fields(line)
-	for i := 2; i+1 < len(f); i++ {
-		if f[i] == "-j" || f[i] == "-g" {
-			return f[1], f[i+1], true
+// jumpsInto lists the rules of save, outside the doomed chains, that jump
+// (-j or -g) to one of them. It reads line by line (iptsave.ParseLine) and
+// skips what it cannot read.
+func jumpsInto(doomed []string, save string) []iptsave.Line {
+	var out []iptsave.Line
+	for _, raw := range strings.Split(save, "\n") {
+		l, err := iptsave.ParseLine(raw)
+		if err != nil || l.Kind != iptsave.Command || l.Op != "-A" || slices.Contains(doomed, l.Chain) {
+			continue
+		}
+		if slices.Contains(doomed, ruleTarget(l.Spec)) {
+			out = append(out, l)
 		}
 	}
-	return "", "", false
+	return out
+}
+
+// ruleTarget is the chain or target a rule's spec jumps (-j) or goes (-g)
+// to, "" when none.
+func ruleTarget(spec string) string {
+	args, err := iptsave.Fields(spec)
+	if err != nil {
+		return ""
+	}
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "-j" || args[i] == "-g" {
+			return args[i+1]
+		}
+	}
+	return ""
 }
 
 // kubeProxyVirtualServers lists the IPVS services kube-proxy made: those
