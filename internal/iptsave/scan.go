@@ -17,6 +17,7 @@ type Error struct {
 	Err  error
 }
 
+// Error gives the failure as "line N: what".
 func (e *Error) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 
 // Unwrap gives the failure without its line.
