@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +37,7 @@ func (w *workspace) Apply(ctx context.Context, manifests string) error {
 	if err := w.t.apply(ctx, w.ns, manifests); err != nil {
 		return fmt.Errorf("namespace %s: %w", w.ns, err)
 	}
-	if err := w.t.poll(ctx, "the pods of "+w.ns+" ready", w.podsReady(ctx)); err != nil {
+	if err := w.t.poll(ctx, "the pods of "+w.ns+" ready", w.t.failOnPodProblems(ctx, w.ns, w.podsReady(ctx))); err != nil {
 		return err
 	}
 	if err := w.t.poll(ctx, "the EndpointSlices of "+w.ns, w.endpointsReady(ctx)); err != nil {
@@ -112,62 +111,6 @@ func (w *workspace) endpointsReady(ctx context.Context) func() (bool, error) {
 	}
 }
 
-// waitProxySync waits until every node's proxy has applied every change
-// it was told of: its last rules sync is not older than the last change
-// it queued (kubeproxy_sync_proxy_rules_last_timestamp_seconds ≥
-// …_last_queued_timestamp_seconds on :10249; kube-proxy and svclab's
-// proxy both export them). The informers deliver a change within
-// milliseconds; a second's grace first makes sure the proxies saw the
-// last one before their state is read.
-func (w *workspace) waitProxySync(ctx context.Context) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(time.Second):
-	}
-	nodes, err := w.t.nodes(ctx)
-	if err != nil {
-		return err
-	}
-	for _, n := range nodes {
-		err := w.t.poll(ctx, "the proxy on "+n.Name+" to sync", func() (bool, error) {
-			out, err := w.t.onNode(ctx, n.Name, &selfexec.NodeGet{URL: "http://127.0.0.1:10249/metrics"})
-			if err != nil {
-				return false, err
-			}
-			synced, ok := metric(out, "kubeproxy_sync_proxy_rules_last_timestamp_seconds")
-			queued, ok2 := metric(out, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds")
-			if !ok || !ok2 {
-				return false, fmt.Errorf("/metrics lacks kubeproxy_sync_proxy_rules_last_timestamp_seconds or …_last_queued_timestamp_seconds")
-			}
-			if synced < queued {
-				return false, fmt.Errorf("last sync %.3f before the last queued change %.3f", synced, queued)
-			}
-			return true, nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// metric is the largest value of a metric in Prometheus text, over its
-// label sets (kube-proxy labels this one with ip_family).
-func metric(text, name string) (float64, bool) {
-	best, found := 0.0, false
-	for _, line := range strings.Split(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 || (f[0] != name && !strings.HasPrefix(f[0], name+"{")) {
-			continue
-		}
-		if v, err := strconv.ParseFloat(f[1], 64); err == nil && (!found || v > best) {
-			best, found = v, true
-		}
-	}
-	return best, found
-}
-
 func (w *workspace) selected(ctx context.Context, selector map[string]string) ([]corev1.Pod, error) {
 	if len(selector) == 0 {
 		return nil, nil
@@ -206,7 +149,25 @@ func (w *workspace) Pods(ctx context.Context, app string) ([]corev1.Pod, error) 
 	return pods, err
 }
 
-func (w *workspace) Nodes(ctx context.Context) ([]kit.Node, error) { return w.t.nodes(ctx) }
+// Nodes are the target's nodes, each with its pod range.
+func (w *workspace) Nodes(ctx context.Context) ([]kit.Node, error) {
+	nodes, err := w.t.nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var list corev1.NodeList
+	if err := w.t.res.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	cidrs := map[string]string{}
+	for _, n := range list.Items {
+		cidrs[n.Name] = n.Spec.PodCIDR
+	}
+	for i := range nodes {
+		nodes[i].PodCIDR, _ = netip.ParsePrefix(cidrs[nodes[i].Name]) // invalid when the node has none
+	}
+	return nodes, nil
+}
 
 // Traffic runs svclab's traffic client in the pod, or in the node agent
 // (the node's host network: outside the pod network) of from.Node.
@@ -261,23 +222,31 @@ func (w *workspace) ProxyMode(ctx context.Context, node string) (string, error) 
 	return strings.TrimSpace(out), err
 }
 
-// ProxyModes: svclab's proxy (its image says svclab) runs iptables;
-// kube-proxy iptables and nftables; both ipvs where the nodes' kernel has
-// IP_VS.
+// ProxyModes: kube-proxy runs iptables and nftables, svclab's proxy
+// (as its kind clusters run it) iptables; both ipvs where the nodes'
+// kernel has IP_VS. Another proxy runs none svclab can switch to.
 func (w *workspace) ProxyModes(ctx context.Context) ([]string, error) {
-	pods, err := w.t.proxyPods(ctx)
+	p, err := w.t.Proxy(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(pods) == 0 {
-		return nil, fmt.Errorf("no pods labelled %s in kube-system", proxyLabel)
-	}
-	modes := []string{"iptables", "nftables"}
-	if strings.Contains(pods[0].Spec.Containers[0].Image, "svclab") {
+	var modes []string
+	switch p.Kind {
+	case kit.ProxyKubeProxy:
+		modes = []string{"iptables", "nftables"}
+	case kit.ProxySvclab:
 		modes = []string{"iptables"}
+	default:
+		return nil, nil
 	}
-	if _, err := w.t.onNode(ctx, pods[0].Spec.NodeName, &selfexec.NodeRun{Argv: []string{"test", "-e", "/proc/net/ip_vs"}}); err == nil {
-		modes = append(modes, "ipvs")
+	nodes, err := w.t.nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(nodes) > 0 {
+		if _, err := w.t.onNode(ctx, nodes[0].Name, &selfexec.NodeRun{Argv: []string{"test", "-e", "/proc/net/ip_vs"}}); err == nil {
+			modes = append(modes, "ipvs")
+		}
 	}
 	return modes, nil
 }

@@ -26,10 +26,14 @@ import (
 type LabTarget struct {
 	Binary string // the svclab executable the labs run
 	CNI    string // flannel-vxlan (default), calico-proxyarp or canal
+
+	proxyFacts labProxyFacts // what Proxy found (labproxy.go)
 }
 
-// labTopology is a lab of one or two nodes ({{NODES}}) on a /20 and a
-// client on its own LAN; {{NAME}} and {{CNI}} are filled in.
+// labTopology is a lab of one or two nodes ({{NODES}}) on a /20, a
+// client on its own LAN and a load balancer pool (LoadBalancer Services
+// get addresses, as on a cluster with MetalLB); {{NAME}} and {{CNI}} are
+// filled in.
 const labTopology = `
 apiVersion: svclab.dev/v1alpha1
 kind: Lab
@@ -39,6 +43,7 @@ spec:
   podSubnet: 10.244.0.0/16
   serviceSubnet: 10.96.0.0/16
   proxy: {mode: iptables}
+  loadBalancer: {pool: 192.168.100.10-192.168.100.20}
   nodes:
 {{NODES}}
   clients:
@@ -56,16 +61,21 @@ func (t *LabTarget) Workspace(ctx context.Context, prefix string, nodes int) (ki
 	if nodes > len(labNodes) {
 		return nil, kit.ErrTooFewNodes
 	}
-	cni := t.CNI
-	if cni == "" {
-		cni = "flannel-vxlan"
-	}
-	topo := strings.NewReplacer("{{CNI}}", cni, "{{NODES}}", strings.Join(labNodes[:max(nodes, 1)], "\n")).Replace(labTopology)
-	lab, err := NewLab(ctx, roottest.UniqueName(prefix), topo, t.Binary)
+	lab, err := NewLab(ctx, roottest.UniqueName(prefix), t.topology(nodes), t.Binary)
 	if err != nil {
 		return nil, err
 	}
 	return &labWorkspace{lab: lab}, nil
+}
+
+// topology is the lab topology of a workspace of the given number of
+// nodes.
+func (t *LabTarget) topology(nodes int) string {
+	cni := t.CNI
+	if cni == "" {
+		cni = "flannel-vxlan"
+	}
+	return strings.NewReplacer("{{CNI}}", cni, "{{NODES}}", strings.Join(labNodes[:max(nodes, 1)], "\n")).Replace(labTopology)
 }
 
 func (t *LabTarget) Close(context.Context) error { return nil }
@@ -107,7 +117,7 @@ func (w *labWorkspace) Pods(_ context.Context, app string) ([]corev1.Pod, error)
 func (w *labWorkspace) Nodes(context.Context) ([]kit.Node, error) {
 	var out []kit.Node
 	for _, n := range w.lab.Topology.Spec.Nodes {
-		out = append(out, kit.Node{Name: n.Name, IP: n.IP.Addr()})
+		out = append(out, kit.Node{Name: n.Name, IP: n.IP.Addr(), PodCIDR: n.PodCIDR})
 	}
 	return out, nil
 }
