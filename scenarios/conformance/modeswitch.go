@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -12,14 +13,20 @@ import (
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
-// Seed 001's mode switch, on any cluster: edit `mode` in
-// kube-system/kube-proxy's config.conf, delete the pods labelled
-// k8s-app=kube-proxy, wait for the DaemonSet's new pods, then check
-// /proxyMode on every node and the Service's rules in the new mode — and
-// switch back the same way. With the stock kube-proxy the pair is
-// iptables ↔ nftables; ipvs where the nodes' kernel has IP_VS.
+// Seed 001's mode switch, on any cluster: edit `mode` in the config.conf
+// of the proxy's ConfigMap (the one found, kit.Proxy.ConfigMap: kubeadm's
+// kube-system/kube-proxy, or another), restart the proxy's pods, wait
+// for the DaemonSet's new pods, then check /proxyMode on every node and
+// the Service's rules in the new mode — and switch back the same way.
+// With the stock kube-proxy the pair is iptables ↔ nftables; ipvs where
+// the nodes' kernel has IP_VS.
+//
+// It is Disruptive (upstream's label for specs that restart components):
+// it runs only with Options.Disruptive, and only where the proxy writes
+// kube-proxy's rules and keeps its configuration in a ConfigMap
+// (SkipReason says why not).
 func (s *suite) modeSwitchSpecs() {
-	Describe("switching the proxy mode through the kube-proxy ConfigMap", Ordered, Label("mode-switch"), func() {
+	Describe("switching the proxy mode through the proxy's ConfigMap", Ordered, Label(LabelDisruptive, LabelModeSwitch), func() {
 		w := s.newWeb("modeswitch", 2)
 		var from, to string
 
@@ -33,6 +40,7 @@ func (s *suite) modeSwitchSpecs() {
 			if to == "" {
 				Skip(fmt.Sprintf("the proxy runs in %s mode and can run no other here (modes %v)", from, modes))
 			}
+			By(fmt.Sprintf("the proxy's ConfigMap %s (%s)", w.proxy.ConfigMap, w.proxy.ConfigFrom))
 			DeferCleanup(func(ctx SpecContext) {
 				// Leave the cluster in the mode it had, also after a failure.
 				Expect((*w.ws).SwitchProxyMode(ctx, from)).To(Succeed())
@@ -80,19 +88,30 @@ func otherMode(from string, modes []string) string {
 }
 
 // expectProgrammedIn is expectProgrammed in a given mode, for Eventually
-// (the new proxy's first sync may still be under way).
+// (the new proxy's first sync may still be under way): the KUBE-SVC chain
+// has its masquerade rule (as the configuration calls for) and one rule
+// per pod, or the nft table's service chain spreads over the pods and the
+// masquerade rule is there.
 func expectProgrammedIn(g Gomega, ctx context.Context, mode string, w *web) {
 	ws := *w.ws
 	node := w.fromProbe().Node
+	masq := w.masquerade(node)
 	switch mode {
 	case "iptables":
 		save, err := ws.IPTablesSave(ctx, node, "nat", false)
 		g.Expect(err).NotTo(HaveOccurred())
-		chain := kit.UpstreamChain("KUBE-SVC-", w.svc.Namespace+"/"+w.svc.Name, "tcp")
-		g.Expect(kit.Rules(save, chain)).To(HaveLen(len(w.pods)+1), "%s on %s", chain, node)
+		chain := kit.UpstreamChain("KUBE-SVC-", w.serviceKey(), "tcp")
+		rules := kit.Rules(save, chain)
+		g.Expect(iptablesMasqueradeProblem(rules, netip.MustParseAddr(w.svc.Spec.ClusterIP), w.serviceKey(), masq)).To(BeEmpty(), "%s on %s", chain, node)
+		want := len(w.pods)
+		if masq.Rule {
+			want++
+		}
+		g.Expect(rules).To(HaveLen(want), "%s on %s: the masquerade rule (%s) and one rule per pod", chain, node, masq.Why)
 	case "nftables":
 		table, err := ws.NFTables(ctx, node)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(nftServiceProblem(table, w.svc, w.pods, 8080)).To(BeEmpty(), "table ip kube-proxy on %s", node)
+		g.Expect(nftMasqueradeProblem(table, w.svc, masq)).To(BeEmpty(), "table ip kube-proxy on %s", node)
 	}
 }

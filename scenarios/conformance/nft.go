@@ -56,6 +56,91 @@ func (r *nftRule) UnmarshalJSON(data []byte) error {
 type nftExpr struct {
 	VMap *nftMap `json:"vmap"`
 	DNAT *nftNAT `json:"dnat"`
+	// Match is a comparison (`ip saddr != 10.244.0.0/16`).
+	Match *nftMatch `json:"match"`
+	// Mangle sets a key (`meta mark set meta mark or 0x4000`).
+	Mangle *struct {
+		Key struct {
+			Meta *struct{ Key string } `json:"meta"`
+		} `json:"key"`
+	} `json:"mangle"`
+	// Jump and Goto are verdicts to a chain.
+	Jump *struct{ Target string } `json:"jump"`
+	Goto *struct{ Target string } `json:"goto"`
+}
+
+// nftMatch is `LEFT OP RIGHT`: left a packet field (payload protocol and
+// field, or a meta key), right a value (a string, a number, a prefix).
+type nftMatch struct {
+	Op    string          `json:"op"`
+	Left  json.RawMessage `json:"left"`
+	Right json.RawMessage `json:"right"`
+}
+
+// String is the match as nft lists it: "ip saddr != 10.244.0.0/16",
+// "iifname != veth*", "ip daddr == @cluster-ips".
+func (m *nftMatch) String() string {
+	return m.left() + " " + m.Op + " " + m.right()
+}
+
+// left is "PROTOCOL FIELD" of a payload, or a meta key ("iifname").
+func (m *nftMatch) left() string {
+	var l struct {
+		Payload *struct{ Protocol, Field string } `json:"payload"`
+		Meta    *struct{ Key string }             `json:"meta"`
+	}
+	switch {
+	case json.Unmarshal(m.Left, &l) != nil:
+	case l.Payload != nil:
+		return l.Payload.Protocol + " " + l.Payload.Field
+	case l.Meta != nil:
+		return l.Meta.Key
+	}
+	return string(m.Left)
+}
+
+// right is a string or number as it is, a prefix as ADDR/LEN.
+func (m *nftMatch) right() string {
+	var str string
+	if json.Unmarshal(m.Right, &str) == nil {
+		return str
+	}
+	var prefix struct {
+		Prefix *struct {
+			Addr string `json:"addr"`
+			Len  int    `json:"len"`
+		} `json:"prefix"`
+	}
+	if json.Unmarshal(m.Right, &prefix) == nil && prefix.Prefix != nil {
+		return fmt.Sprintf("%s/%d", prefix.Prefix.Addr, prefix.Prefix.Len)
+	}
+	return string(m.Right)
+}
+
+// marksForMasquerade says whether the rule marks the packet for
+// masquerade: it sets the mark (kube-proxy 1.36's services chain) or
+// jumps to mark-for-masquerade.
+func (r *nftRule) marksForMasquerade() bool {
+	for _, e := range r.Expr {
+		switch {
+		case e.Mangle != nil && e.Mangle.Key.Meta != nil && e.Mangle.Key.Meta.Key == "mark":
+			return true
+		case e.Jump != nil && e.Jump.Target == "mark-for-masquerade", e.Goto != nil && e.Goto.Target == "mark-for-masquerade":
+			return true
+		}
+	}
+	return false
+}
+
+// matches are the rule's comparisons, as nft lists them.
+func (r *nftRule) matches() []string {
+	var out []string
+	for _, e := range r.Expr {
+		if e.Match != nil {
+			out = append(out, e.Match.String())
+		}
+	}
+	return out
 }
 
 // nftMap is a lookup of key in a map: {"key": …, "data": {"set": [[key,

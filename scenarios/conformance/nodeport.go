@@ -16,9 +16,12 @@ import (
 // connects to node A's NodePort while the only pod runs on node B. Node A
 // DNATs to the pod and must also SNAT (MASQUERADE to its own address
 // towards B), or the pod's reply would go straight to the client, which
-// would drop it. The conntrack entry on node A shows both translations.
+// would drop it. Whatever proxies Services, the pod must see node A's
+// address, not the client's (GET /clientip); where the proxy is
+// kube-proxy or svclab's, the conntrack entry on node A shows both
+// translations.
 func (s *suite) nodePortSpecs() {
-	Describe("cross-node NodePort with SNAT", Ordered, Label("nodeport"), func() {
+	Describe("cross-node NodePort with SNAT", Ordered, Label("nodeport", LabelCrossNode), func() {
 		var (
 			nodes []kit.Node
 			svc   *corev1.Service
@@ -41,7 +44,7 @@ func (s *suite) nodePortSpecs() {
 			Expect(pod.Spec.NodeName).To(Equal(nodes[1].Name))
 		})
 
-		It("answers on node A's NodePort from the pod on node B, SNATed on A, as conntrack shows", func(ctx SpecContext) {
+		It("answers on node A's NodePort from the pod on node B, which sees node A's address, not the client's", func(ctx SpecContext) {
 			const n = 50
 			a, b := nodes[0], nodes[1]
 			target := netip.AddrPortFrom(a.IP, uint16(svc.Spec.Ports[0].NodePort))
@@ -54,6 +57,12 @@ func (s *suite) nodePortSpecs() {
 
 			masq, err := (*ws).RouteSource(ctx, a.Name, podAddr.Addr())
 			Expect(err).NotTo(HaveOccurred())
+			p := s.proxy(ctx)
+			expectSeenFrom(ctx, *ws, kit.Client{Node: b.Name}, target, masq, p)
+			if reason := p.NotKubeProxyReason(); reason != "" {
+				By("conntrack entries not checked: " + reason)
+				return
+			}
 			mine := trackedFlows(ctx, *ws, a.Name, target, kit.ClientAddrs(res))
 			Expect(mine).To(HaveLen(n), "one conntrack entry per connection on %s", a.Name)
 			for _, f := range mine {
@@ -65,4 +74,26 @@ func (s *suite) nodePortSpecs() {
 			}
 		})
 	})
+}
+
+// expectSeenFrom asks GET /clientip over connections from client to
+// target: every one answers, and the address the pod saw is never the
+// client's (the connections were SNATed); where the proxy writes
+// kube-proxy's rules (MASQUERADE), it is masq, the entry node's address
+// towards the pod.
+func expectSeenFrom(ctx context.Context, ws kit.Workspace, client kit.Client, target netip.AddrPort, masq netip.Addr, p kit.Proxy) {
+	GinkgoHelper()
+	const n = 10
+	res, err := ws.TrafficWith(ctx, client, target, kit.TrafficOptions{Connections: n, Path: "/clientip"})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(res.Succeeded).To(Equal(n), "every /clientip connection answers: %s", kit.DescribeTraffic(res))
+	for _, c := range res.Connections {
+		seen, err := netip.ParseAddrPort(c.Backend)
+		Expect(err).NotTo(HaveOccurred(), "/clientip answered %q", c.Backend)
+		from := netip.MustParseAddrPort(c.LocalAddress)
+		Expect(seen.Addr()).NotTo(Equal(from.Addr()), "the pod saw the client's own address %s: the NodePort connection was not SNATed", from)
+		if p.WritesKubeProxyRules() {
+			Expect(seen.Addr()).To(Equal(masq), "the pod saw %s, not the entry node's address towards it (MASQUERADE)", seen)
+		}
+	}
 }

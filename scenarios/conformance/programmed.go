@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/netip"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,9 +35,9 @@ func ladder(n int) []string {
 // expectIPTablesService checks, on a node, the iptables rules of the
 // ClusterIP Service ns/name (port 80, one TCP port) over pods: the
 // KUBE-SERVICES jump to the KUBE-SVC chain named by upstream's hash, the
-// masquerade rule for traffic from outside the pod network, the
-// probability ladder, and one KUBE-SEP chain per pod DNATting to it.
-func expectIPTablesService(ctx context.Context, ws kit.Workspace, node string, svc *corev1.Service, pods []corev1.Pod, targetPort int) {
+// masquerade rule the configuration calls for (masq), the probability
+// ladder, and one KUBE-SEP chain per pod DNATting to it.
+func expectIPTablesService(ctx context.Context, ws kit.Workspace, node string, svc *corev1.Service, pods []corev1.Pod, targetPort int, masq masquerade) {
 	GinkgoHelper()
 	portName := svc.Namespace + "/" + svc.Name
 	svcChain := kit.UpstreamChain("KUBE-SVC-", portName, "tcp")
@@ -45,16 +46,14 @@ func expectIPTablesService(ctx context.Context, ws kit.Workspace, node string, s
 	Expect(kit.Lines(save)).To(ContainElement(fmt.Sprintf(
 		`-A KUBE-SERVICES -d %s/32 -p tcp -m comment --comment "%s cluster IP" -m tcp --dport 80 -j %s`, svc.Spec.ClusterIP, portName, svcChain)),
 		"the cluster IP jumps to the KUBE-SVC chain named by upstream's hash")
-	rules := kit.Rules(save, svcChain)
-	Expect(rules).To(HaveLen(len(pods)+1), "a masquerade rule and one rule per endpoint: %v", rules)
-	Expect(rules[0].Spec).To(MatchRegexp(`^! -s \S+ -d %s/32 -p tcp -m comment --comment "%s cluster IP" -m tcp --dport 80 -j KUBE-MARK-MASQ$`,
-		regexp.QuoteMeta(svc.Spec.ClusterIP), regexp.QuoteMeta(portName)), "traffic from outside the pod network is marked for masquerade")
+	rules := expectIPTablesMasquerade(kit.Rules(save, svcChain), netip.MustParseAddr(svc.Spec.ClusterIP), portName, masq)
+	Expect(rules).To(HaveLen(len(pods)), "one rule per endpoint after the masquerade rule: %v", rules)
 	for i, p := range ladder(len(pods)) {
-		Expect(rules[i+1].Spec).To(ContainSubstring("-m statistic --mode random --probability "+p+" -j KUBE-SEP-"), "rule %d of the ladder", i+1)
+		Expect(rules[i].Spec).To(ContainSubstring("-m statistic --mode random --probability "+p+" -j KUBE-SEP-"), "rule %d of the ladder", i+1)
 	}
-	Expect(rules[len(pods)].Spec).NotTo(ContainSubstring("statistic"), "the last endpoint is a catch-all")
+	Expect(rules[len(pods)-1].Spec).NotTo(ContainSubstring("statistic"), "the last endpoint is a catch-all")
 	var seps []string
-	for _, r := range rules[1:] {
+	for _, r := range rules {
 		seps = append(seps, jumpTarget(r.Spec))
 	}
 	for _, pod := range pods {
@@ -68,16 +67,120 @@ func expectIPTablesService(ctx context.Context, ws kit.Workspace, node string, s
 	}
 }
 
+// expectIPTablesMasquerade checks the KUBE-SVC chain's first rule against
+// the masquerade rule masq calls for, and returns the rules after it (all
+// of them when masq calls for none, and then none may mark for
+// masquerade).
+func expectIPTablesMasquerade(rules []kit.Rule, ip netip.Addr, portName string, masq masquerade) []kit.Rule {
+	GinkgoHelper()
+	Expect(iptablesMasqueradeProblem(rules, ip, portName, masq)).To(BeEmpty())
+	if masq.Rule {
+		return rules[1:]
+	}
+	return rules
+}
+
+// iptablesMasqueradeProblem says how a KUBE-SVC chain's rules differ from
+// the masquerade rule masq calls for ("" if they do not).
+func iptablesMasqueradeProblem(rules []kit.Rule, ip netip.Addr, portName string, masq masquerade) string {
+	want := masq.iptablesRule(ip, 80, portName)
+	var marking []string
+	for _, r := range rules {
+		if strings.HasSuffix(r.Spec, "-j KUBE-MARK-MASQ") {
+			marking = append(marking, r.Spec)
+		}
+	}
+	switch {
+	case want == "" && len(marking) > 0:
+		return fmt.Sprintf("%s, yet the KUBE-SVC chain marks for masquerade: %q", masq.Why, marking)
+	case want == "":
+		return ""
+	case len(rules) == 0 || rules[0].Spec != want:
+		return fmt.Sprintf("%s, so the KUBE-SVC chain's first rule should be\n  %s\nits rules marking for masquerade: %q", masq.Why, want, marking)
+	case len(marking) > 1:
+		return fmt.Sprintf("%s; the KUBE-SVC chain has more than one rule marking for masquerade: %q", masq.Why, marking)
+	}
+	return ""
+}
+
 // expectNFTablesService checks, on a node, kube-proxy's nftables rules of
 // the Service: a service chain that picks one of the pods with equal
 // weight by numgen — since Kubernetes 1.36 one `dnat ip to numgen random
 // mod N map { 0 : IP . PORT, … }`, before that a `numgen random mod N
-// vmap` of endpoint chains, each DNATting to its pod.
-func expectNFTablesService(ctx context.Context, ws kit.Workspace, node string, svc *corev1.Service, pods []corev1.Pod, targetPort int) {
+// vmap` of endpoint chains, each DNATting to its pod — and the masquerade
+// rule the configuration calls for (masq).
+func expectNFTablesService(ctx context.Context, ws kit.Workspace, node string, svc *corev1.Service, pods []corev1.Pod, targetPort int, masq masquerade) {
 	GinkgoHelper()
 	table, err := ws.NFTables(ctx, node)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(nftServiceProblem(table, svc, pods, targetPort)).To(BeEmpty())
+	Expect(nftMasqueradeProblem(table, svc, masq)).To(BeEmpty())
+}
+
+// nftMasqueradeProblem says how the table's masquerade rules for the
+// Service's cluster IP differ from what masq calls for ("" if they do
+// not). A rule marks the cluster IP for masquerade either in the services
+// chain, for every cluster IP (`ip daddr @cluster-ips [not-local] meta
+// mark set meta mark or 0x4000`, kube-proxy 1.36), or in the Service's
+// chain (`ip daddr IP tcp dport PORT [not-local] jump
+// mark-for-masquerade`, before); its matches other than the destination
+// must be exactly masq's not-local match.
+func nftMasqueradeProblem(table string, svc *corev1.Service, masq masquerade) string {
+	nft, err := parseNFT(table)
+	if err != nil {
+		return fmt.Sprintf("table ip kube-proxy on the node: %v", err)
+	}
+	var marking []*nftRule
+	for _, r := range nft.rules("services") {
+		if r.marksForMasquerade() && slices.Contains(r.matches(), "ip daddr == @cluster-ips") {
+			marking = append(marking, r)
+		}
+	}
+	for _, r := range nft.rules(nftServiceChain(nft, svc)) {
+		if r.marksForMasquerade() && slices.Contains(r.matches(), "ip daddr == "+svc.Spec.ClusterIP) {
+			marking = append(marking, r)
+		}
+	}
+	if !masq.Rule {
+		if len(marking) > 0 {
+			return fmt.Sprintf("%s, yet rules mark it for masquerade:\n%s", masq.Why, nftRulesText(marking))
+		}
+		return ""
+	}
+	for _, r := range marking {
+		if nftNotLocal(r) == masq.nftMatch() {
+			return ""
+		}
+	}
+	want := masq.nftMatch()
+	if want == "" {
+		want = "no match but the destination"
+	}
+	return fmt.Sprintf("%s: want a rule marking cluster IP %s for masquerade with %s; the rules that mark it:\n%s", masq.Why, svc.Spec.ClusterIP, want, nftRulesText(marking))
+}
+
+// nftNotLocal is a masquerade rule's matches other than on the
+// destination (address, protocol, port), as nft lists them.
+func nftNotLocal(r *nftRule) string {
+	var out []string
+	for _, m := range r.matches() {
+		if !strings.HasPrefix(m, "ip daddr ") && !strings.HasPrefix(m, "tcp dport ") && !strings.HasPrefix(m, "th dport ") && !strings.HasPrefix(m, "meta l4proto ") {
+			out = append(out, m)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// nftServiceChain is the name of the Service's (first TCP port's) chain,
+// service-<hash>-<ns>/<name>/tcp/ ("" when the table has none).
+func nftServiceChain(nft *nftOutput, svc *corev1.Service) string {
+	chainName := regexp.MustCompile(`^service-\w+-` + regexp.QuoteMeta(svc.Namespace+"/"+svc.Name+"/tcp/") + `$`)
+	for _, c := range nft.chains() {
+		if chainName.MatchString(c) {
+			return c
+		}
+	}
+	return ""
 }
 
 // nftServiceProblem says what is missing for the Service from table, the
@@ -92,14 +195,7 @@ func nftServiceProblem(table string, svc *corev1.Service, pods []corev1.Pod, tar
 		return fmt.Sprintf("table ip kube-proxy on the node: %v", err)
 	}
 	portName := svc.Namespace + "/" + svc.Name + "/tcp/"
-	chainName := regexp.MustCompile(`^service-\w+-` + regexp.QuoteMeta(portName) + `$`)
-	var chain string
-	for _, c := range nft.chains() {
-		if chainName.MatchString(c) {
-			chain = c
-			break
-		}
-	}
+	chain := nftServiceChain(nft, svc)
 	if chain == "" {
 		return fmt.Sprintf("no service chain for %s in table ip kube-proxy on the node (chains: %s)", portName, strings.Join(nft.chains(), ", "))
 	}
@@ -153,17 +249,17 @@ func nftRulesText(rules []*nftRule) string {
 }
 
 // expectProgrammed checks the Service's rules on a node in whatever mode
-// the node's proxy runs.
-func expectProgrammed(ctx context.Context, ws kit.Workspace, node string, svc *corev1.Service, pods []corev1.Pod, targetPort int) {
+// the node's proxy runs, the masquerade rule as masq calls for.
+func expectProgrammed(ctx context.Context, ws kit.Workspace, node string, svc *corev1.Service, pods []corev1.Pod, targetPort int, masq masquerade) {
 	GinkgoHelper()
 	mode, err := ws.ProxyMode(ctx, node)
 	Expect(err).NotTo(HaveOccurred())
-	By(fmt.Sprintf("node %s: the proxy runs in %s mode", node, mode))
+	By(fmt.Sprintf("node %s: the proxy runs in %s mode; %s", node, mode, masq.Why))
 	switch mode {
 	case "iptables":
-		expectIPTablesService(ctx, ws, node, svc, pods, targetPort)
+		expectIPTablesService(ctx, ws, node, svc, pods, targetPort, masq)
 	case "nftables":
-		expectNFTablesService(ctx, ws, node, svc, pods, targetPort)
+		expectNFTablesService(ctx, ws, node, svc, pods, targetPort, masq)
 	default:
 		Skip(fmt.Sprintf("the rules of %s mode are checked by the IPVS scenarios, not here", mode))
 	}

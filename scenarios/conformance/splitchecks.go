@@ -57,32 +57,38 @@ func (w *web) countsByPod(res *traffic.Result) []float64 {
 
 // expectRuleCounters checks the KUBE-SVC chain's counters against the
 // connections (before: the rules before they were sent): its masquerade
-// rule counts those from outside the pod network, each rule to a pod's
-// KUBE-SEP chain the connections that pod answered, and together they
-// count every connection. It returns the per-rule deltas.
+// rule, when the configuration calls for one, counts the connections it
+// marks (masquerade.marks: those from outside the pod network, or all
+// with masqueradeAll), each rule to a pod's KUBE-SEP chain the
+// connections that pod answered, and together they count every
+// connection. It returns the deltas of the rules to the KUBE-SEP chains,
+// in order (the ladder's).
 func (w *web) expectRuleCounters(ctx context.Context, from kit.Client, n int, before []kit.Rule, res *traffic.Result) []int64 {
 	GinkgoHelper()
 	after := w.svcRules(ctx, from.Node)
 	deltas, err := kit.Delta(before, after)
 	Expect(err).NotTo(HaveOccurred())
+	masq := w.masquerade(from.Node)
 	var toEndpoints int64
+	var ladder []int64
 	for i, r := range after {
 		target := jumpTarget(r.Spec)
 		if target == "KUBE-MARK-MASQ" {
 			want := int64(0)
-			if from.Pod == "" {
+			if masq.marks(from) {
 				want = int64(n)
 			}
-			Expect(deltas[i]).To(Equal(want), "masquerade rule %q counts the connections from outside the pod network", r.Spec)
+			Expect(deltas[i]).To(Equal(want), "masquerade rule %q counts the connections it marks (%s)", r.Spec, masq.Why)
 			continue
 		}
 		toEndpoints += deltas[i]
+		ladder = append(ladder, deltas[i])
 		backend := w.podOfSEPChain(target)
 		Expect(backend).NotTo(BeEmpty(), "rule %q jumps to the KUBE-SEP chain of one of the pods", r.Spec)
 		Expect(deltas[i]).To(Equal(int64(res.Backends[backend])), "the counter of %q equals the connections %s answered", r.Spec, backend)
 	}
 	Expect(toEndpoints).To(Equal(int64(n)), "the KUBE-SVC rules account for every connection")
-	return deltas
+	return ladder
 }
 
 // podOfSEPChain is the pod whose KUBE-SEP chain is chain ("" for none).
@@ -100,17 +106,18 @@ func (w *web) podOfSEPChain(chain string) string {
 type tracking struct {
 	from      kit.Client
 	n         int
+	masq      masquerade                // what the configuration does to them
 	sources   map[netip.AddrPort]bool   // the connections' client addresses
 	backendOf map[netip.AddrPort]string // client address → the pod that answered
 	podIP     map[string]netip.Addr
-	masqTo    map[string]netip.Addr // from outside: pod → the node's source address towards it
+	masqTo    map[string]netip.Addr // when masqueraded: pod → the node's source address towards it
 }
 
 // tracking gathers a split's connections (one client address each) and
 // the pods' addresses.
 func (w *web) tracking(ctx context.Context, from kit.Client, n int, res *traffic.Result) *tracking {
 	GinkgoHelper()
-	t := &tracking{from: from, n: n, sources: kit.ClientAddrs(res),
+	t := &tracking{from: from, n: n, masq: w.masquerade(from.Node), sources: kit.ClientAddrs(res),
 		backendOf: map[netip.AddrPort]string{}, podIP: map[string]netip.Addr{}, masqTo: map[string]netip.Addr{}}
 	Expect(t.sources).To(HaveLen(n), "every connection had a client address of its own")
 	for _, c := range res.Connections {
@@ -118,7 +125,7 @@ func (w *web) tracking(ctx context.Context, from kit.Client, n int, res *traffic
 	}
 	for _, p := range w.pods {
 		t.podIP[p.Name] = netip.MustParseAddr(p.Status.PodIP)
-		if from.Pod == "" {
+		if t.masq.marks(from) {
 			var err error
 			t.masqTo[p.Name], err = (*w.ws).RouteSource(ctx, from.Node, t.podIP[p.Name])
 			Expect(err).NotTo(HaveOccurred())
@@ -146,7 +153,7 @@ func (w *web) expectTracked(ctx context.Context, t *tracking) {
 // left). A reply tuple can only clash with a client's connection when the
 // masquerade address is the client's own (a local pod behind a cali veth,
 // which has no address: the node's IP is the source), so an entry may be
-// missing only then.
+// missing only for a masqueraded connection.
 func (t *tracking) expectOneEntryPerConnection(flows []conntrack.Flow) {
 	GinkgoHelper()
 	tracked := map[netip.AddrPort]bool{}
@@ -159,7 +166,7 @@ func (t *tracking) expectOneEntryPerConnection(flows []conntrack.Flow) {
 			continue
 		}
 		pod := t.backendOf[src]
-		Expect(t.from.Pod == "" && t.masqTo[pod] == src.Addr()).To(BeTrue(),
+		Expect(t.masq.marks(t.from) && t.masqTo[pod] == src.Addr()).To(BeTrue(),
 			"no conntrack entry on %s for the connection from %s (answered by %s), and none of its tuples could be taken over", t.from.Node, src, pod)
 		taken++
 	}
@@ -169,18 +176,18 @@ func (t *tracking) expectOneEntryPerConnection(flows []conntrack.Flow) {
 }
 
 // expectNAT checks one entry: DNAT to the pod that answered; masqueraded
-// to the node's address towards that pod exactly when the client is
-// outside the pod network.
+// to the node's address towards that pod exactly when the configuration
+// marks the connection (masquerade.marks).
 func (t *tracking) expectNAT(f conntrack.Flow) {
 	GinkgoHelper()
 	pod := t.backendOf[f.Orig.Src]
 	Expect(f.Reply.Src).To(Equal(netip.AddrPortFrom(t.podIP[pod], 8080)), "conntrack %v: the reply comes from the pod that answered (%s)", f, pod)
 	Expect(f.DstNAT()).To(BeTrue(), "conntrack %v: DNAT status bit", f)
-	if t.from.Pod == "" {
-		Expect(f.Reply.Dst.Addr()).To(Equal(t.masqTo[pod]), "conntrack %v: masqueraded to %s's address towards %s", f, t.from.Node, pod)
-		Expect(f.SrcNAT()).To(BeTrue(), "conntrack %v: SNAT status bit", f)
+	if t.masq.marks(t.from) {
+		Expect(f.Reply.Dst.Addr()).To(Equal(t.masqTo[pod]), "conntrack %v: masqueraded to %s's address towards %s (%s)", f, t.from.Node, pod, t.masq.Why)
+		Expect(f.SrcNAT()).To(BeTrue(), "conntrack %v: SNAT status bit (%s)", f, t.masq.Why)
 	} else {
-		Expect(f.Reply.Dst).To(Equal(f.Orig.Src), "conntrack %v: pod-to-Service traffic is not masqueraded", f)
-		Expect(f.SrcNAT()).To(BeFalse(), "conntrack %v: no SNAT status bit", f)
+		Expect(f.Reply.Dst).To(Equal(f.Orig.Src), "conntrack %v: not masqueraded (%s)", f, t.masq.Why)
+		Expect(f.SrcNAT()).To(BeFalse(), "conntrack %v: no SNAT status bit (%s)", f, t.masq.Why)
 	}
 }
