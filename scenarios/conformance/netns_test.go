@@ -26,7 +26,7 @@ func TestConformanceOnLabs(t *testing.T) {
 			return nil, err
 		}
 		return &netnslab.LabTarget{Binary: bin, CNI: os.Getenv("SVCLAB_CNI")}, nil
-	}})
+	}, Disruptive: true}) // a lab is the suite's own: the mode switch runs
 	if err != nil {
 		t.Fatal(err)
 	}

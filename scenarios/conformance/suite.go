@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -26,6 +27,10 @@ type Options struct {
 	// PullPolicy is the image pull policy of the scenario pods: Never on
 	// clusters svclab loaded the image into; "" is IfNotPresent.
 	PullPolicy string
+	// Disruptive also runs the specs labelled Disruptive (the mode
+	// switch rewrites the proxy's ConfigMap and restarts its pods); they
+	// skip, saying so, without it. Labs set it: a lab is the suite's own.
+	Disruptive bool
 }
 
 // suite is one run: its options, and the target BeforeSuite made.
@@ -56,23 +61,31 @@ func Register(opts Options) error {
 			Expect(s.target.Close(ctx)).To(Succeed())
 		})
 	})
+	// A spec's own requirement labels (SkipReason); its containers' are
+	// checked before their workspace is made (workspace).
+	BeforeEach(func(ctx SpecContext) { s.skipUnmet(ctx, CurrentSpecReport().LeafNodeLabels) })
 	// In the order the files declared them at init before.
 	s.modeSwitchSpecs()
 	s.nodePortSpecs()
 	s.splitSpecs()
 	s.ladderSpecs()
+	s.serviceSpecsUDP()
+	s.serviceSpecsMore()
 	return nil
 }
 
 // workspace makes a workspace for one Ordered container in its
 // BeforeAll and deletes it after the container, also when a spec fails.
-// A target with fewer nodes than needed skips the container.
+// A target that does not meet the container's requirement labels
+// (SkipReason), or has fewer nodes than needed, skips the container
+// before anything is made.
 func (s *suite) workspace(prefix string, nodes int, manifests func(ctx context.Context, ws kit.Workspace) string) *kit.Workspace {
 	ws := new(kit.Workspace)
 	BeforeAll(func(ctx SpecContext) {
+		s.skipUnmet(ctx, containerLabels())
 		w, err := s.target.Workspace(ctx, prefix, nodes)
 		if err == kit.ErrTooFewNodes {
-			Skip(s.target.Backend() + ": " + err.Error())
+			Skip(fmt.Sprintf("%s: needs %d nodes the scenarios can use: %v", s.target.Backend(), nodes, err))
 		}
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx SpecContext) { Expect(w.Delete(ctx)).To(Succeed()) })
