@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -157,5 +158,56 @@ func TestInspectConfigMapOutsideTheRBAC(t *testing.T) {
 	in, err := Inspect(ctx, cfg, Options{Source: "fake", ProxyConfig: "kube-system/proxy-settings"})
 	if err != nil || in.Proxy.Mode != "nftables" || in.Proxy.ConfigMap != "kube-system/proxy-settings" {
 		t.Errorf("named with --proxy-config: %+v, %v", in, err)
+	}
+}
+
+// TestModeFromTables: when /proxyMode does not answer, the mode is read
+// off the node's tables — nftables' table, the ipvs ipset match with
+// virtual servers, KUBE-SERVICES — over the configuration's.
+func TestModeFromTables(t *testing.T) {
+	const ipvsNAT = "*nat\n:KUBE-SERVICES - [0:0]\n-A KUBE-SERVICES -m set --match-set KUBE-CLUSTER-IP dst,dst -j KUBE-MARK-MASQ\nCOMMIT\n"
+	const iptablesNAT = "*nat\n:KUBE-SERVICES - [0:0]\n-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -j KUBE-SVC-X\nCOMMIT\n"
+	const virtualServers = "IP Virtual Server version 1.2.1 (size=4096)\nProt LocalAddress:Port Scheduler Flags\nTCP  0A600001:01BB rr\n"
+	tests := []struct {
+		name                string
+		nft                 bool
+		nat, ipvs, wantMode string
+	}{
+		{"nftables", true, "", "", "nftables"},
+		{"ipvs", false, ipvsNAT, virtualServers, "ipvs"},
+		{"iptables with an earlier ipvs mode's virtual servers", false, iptablesNAT, virtualServers, "iptables"},
+		{"no tables: the configuration's", false, "", "", "iptables"},
+	}
+	for _, tt := range tests {
+		f, cfg := newFakeAPI(t, "node1")
+		f.put("daemonsets", asMap(t, kubeadmKubeProxy()))
+		f.put("configmaps", asMap(t, configMap("kube-system", "kube-proxy", map[string]string{"config.conf": kubeProxyConfHeader})))
+		f.execOut = func(_ *fakeAPI, _, _ string, cmd []string) (string, error) {
+			run := strings.Join(cmd, " ")
+			switch {
+			case strings.Contains(run, "nft list table ip kube-proxy") && tt.nft:
+				return "table ip kube-proxy {\n}\n", nil
+			case strings.Contains(run, "iptables-save") && strings.Contains(run, "-t nat") && tt.nat != "":
+				return tt.nat, nil
+			case strings.Contains(run, "cat /proc/net/ip_vs") && tt.ipvs != "":
+				return tt.ipvs, nil
+			}
+			return "", fmt.Errorf("exit status 1")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		target, err := New(ctx, cfg, Options{Source: "fake", Image: "reg/svclab@sha256:0", PullPolicy: "IfNotPresent", ReadyTimeout: 10 * time.Second})
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		p, err := target.Proxy(ctx)
+		target.Close(context.Background())
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Mode != tt.wantMode || p.Metrics {
+			t.Errorf("%s: mode %q from %q, metrics %t; want %q, no metrics", tt.name, p.Mode, p.ModeFrom, p.Metrics, tt.wantMode)
+		}
 	}
 }

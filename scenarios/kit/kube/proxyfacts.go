@@ -68,7 +68,9 @@ func (t *Target) proxyDaemonSet(ctx context.Context) (*appsv1.DaemonSet, error) 
 
 // modeFromNodes sets p's mode from the first node that tells it:
 // /proxyMode, else its tables. The configuration's mode stays when no
-// node tells.
+// node tells. The nodes come first: a ConfigMap may name a mode its
+// running pods do not run (edited since they started, as a killed mode
+// switch leaves it).
 func (t *Target) modeFromNodes(ctx context.Context, p *kit.Proxy, nodes []kit.Node) {
 	for _, n := range nodes {
 		if out, err := t.onNode(ctx, n.Name, &selfexec.NodeGet{URL: proxyModeURL}); err == nil && strings.TrimSpace(out) != "" {
@@ -84,24 +86,31 @@ func (t *Target) modeFromNodes(ctx context.Context, p *kit.Proxy, nodes []kit.No
 	}
 }
 
-// modeFromTables reads the proxy's mode off a node's kernel: IPVS virtual
-// servers (/proc/net/ip_vs lists some), else nftables (table ip
-// kube-proxy exists), else iptables (the nat table has KUBE-SERVICES).
+// modeFromTables reads the proxy's mode off a node's kernel, as
+// kube-proxy leaves it: nftables when table ip kube-proxy exists (in
+// iptables and ipvs mode kube-proxy removes it at start); else ipvs when
+// KUBE-SERVICES matches the KUBE-CLUSTER-IP ipset and /proc/net/ip_vs
+// lists virtual servers; else iptables when the nat table has
+// KUBE-SERVICES. (IPVS virtual servers alone prove nothing: iptables mode
+// leaves an earlier ipvs mode's in place.)
 func (t *Target) modeFromTables(ctx context.Context, node string) (mode, evidence string) {
-	if out, err := t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"cat", "/proc/net/ip_vs"}}); err == nil && hasVirtualServers(out) {
-		return "ipvs", "/proc/net/ip_vs lists virtual servers"
-	}
 	if _, err := t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"nft", "list", "table", "ip", "kube-proxy"}}); err == nil {
 		return "nftables", "nft has table ip kube-proxy"
 	}
-	if out, err := t.iptablesSave(ctx, node, "nat", false); err == nil && strings.Contains(out, ":KUBE-SERVICES") {
-		return "iptables", "iptables-save -t nat has KUBE-SERVICES"
+	nat, err := t.iptablesSave(ctx, node, "nat", false)
+	if err != nil || !strings.Contains(nat, ":KUBE-SERVICES") {
+		return "", ""
 	}
-	return "", ""
+	if strings.Contains(nat, "--match-set KUBE-CLUSTER-IP ") {
+		if out, err := t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"cat", "/proc/net/ip_vs"}}); err == nil && hasVirtualServers(out) {
+			return "ipvs", "KUBE-SERVICES matches the KUBE-CLUSTER-IP ipset, /proc/net/ip_vs lists virtual servers"
+		}
+	}
+	return "iptables", "iptables-save -t nat has KUBE-SERVICES"
 }
 
 // hasVirtualServers says whether /proc/net/ip_vs lists a virtual server
-// (a TCP, UDP or SCTP line after the header).
+// (a TCP, UDP, SCTP or firewall-mark line after the header).
 func hasVirtualServers(ipvs string) bool {
 	for _, line := range strings.Split(ipvs, "\n") {
 		f := strings.Fields(line)
