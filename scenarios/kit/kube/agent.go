@@ -2,72 +2,176 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"sort"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/svclab/svclab/labs/agents/selfexec"
 )
 
 const agentName = "svclab-node-agent"
 
-// agentManifest is the node agent: svclab's image on every node, in the
-// node's network and PID namespaces (privileged: it reads conntrack over
-// netlink and chroots into the node's root filesystem).
-const agentManifest = `
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: svclab-node-agent}
-spec:
-  selector: {matchLabels: {app: svclab-node-agent}}
-  template:
-    metadata: {labels: {app: svclab-node-agent}}
-    spec:
-      hostNetwork: true
-      hostPID: true
-      tolerations: [{operator: Exists}]
-      terminationGracePeriodSeconds: 1
-      containers:
-      - name: agent
-        image: {{IMAGE}}
-        imagePullPolicy: {{PULL}}
-        command: {{COMMAND}}
-        securityContext: {privileged: true}
-`
+// agentCapabilities are the only capabilities the node agent keeps, for
+// what `svclab node …` does on the node:
+//   - NET_ADMIN: conntrack dumps and nft listings are nfnetlink requests,
+//     which the kernel answers only with it (iptables-nft-save too);
+//   - NET_RAW: iptables-legacy-save reads the tables through a raw socket;
+//   - SYS_CHROOT: `node run` chroots into the node's root filesystem;
+//   - SYS_PTRACE: that root filesystem is /proc/1/root, which the kernel
+//     opens only for a process that may ptrace-read the node's init (it
+//     holds every capability, so the agent needs this one).
+//
+// `node route-source` (an RTM_GETROUTE), `node get` (HTTP to the node's
+// 127.0.0.1) and `node agent` (waiting) need none.
+var agentCapabilities = []corev1.Capability{"NET_ADMIN", "NET_RAW", "SYS_CHROOT", "SYS_PTRACE"}
 
+// agentDaemonSet is the node agent: svclab's image on the chosen nodes,
+// waiting to be exec'd into (`svclab node …`). It runs in the node's
+// network namespace (hostNetwork: the node's conntrack table, routes and
+// 127.0.0.1:10249 where the proxy serves /proxyMode and /metrics) and
+// PID namespace (hostPID: /proc/1 is the node's init, whose root is the
+// node's filesystem with its own iptables-save and nft). It is not
+// privileged: root with only agentCapabilities, no privilege escalation,
+// a read-only root filesystem, the runtime's seccomp profile, no
+// service-account token (it never talks to the API server), small
+// resource requests and limits. AppArmor is unconfined: the runtimes'
+// default profiles allow ptrace only among their own containers, so
+// they would deny /proc/1/root whatever the capabilities. It runs on the
+// nodes NodeSelector picks, tolerating no taint unless TolerateAll.
+func agentDaemonSet(opts Options, runID string) *appsv1.DaemonSet {
+	selector := map[string]string{NameLabel: agentName, RunLabel: runID}
+	labels := map[string]string{NameLabel: agentName, RunLabel: runID, ManagedByLabel: ManagedBy}
+	var tolerations []corev1.Toleration
+	if opts.TolerateAll {
+		tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	}
+	return &appsv1.DaemonSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: agentName, Labels: labels},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					HostNetwork:                   true,
+					HostPID:                       true,
+					AutomountServiceAccountToken:  ptr.To(false),
+					EnableServiceLinks:            ptr.To(false),
+					NodeSelector:                  opts.NodeSelector,
+					Tolerations:                   tolerations,
+					TerminationGracePeriodSeconds: ptr.To[int64](1),
+					Containers: []corev1.Container{{
+						Name:            "agent",
+						Image:           opts.Image,
+						ImagePullPolicy: corev1.PullPolicy(opts.PullPolicy),
+						Command:         selfexec.Argv("/svclab", &selfexec.NodeAgent{}),
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+							Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
+						},
+						SecurityContext: &corev1.SecurityContext{
+							Privileged:               ptr.To(false),
+							AllowPrivilegeEscalation: ptr.To(false),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							RunAsUser:                ptr.To[int64](0),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}, Add: agentCapabilities},
+							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+							AppArmorProfile:          &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined},
+						},
+					}},
+				},
+			},
+		},
+	}
+}
+
+// startAgent creates the node agent's DaemonSet and waits until it runs
+// a ready pod on every node it should. A pod that cannot start (its
+// image does not pull) fails the wait at once with the kubelet's reason;
+// a selector that picks no node fails it too.
 func (t *Target) startAgent(ctx context.Context) error {
-	command, _ := json.Marshal(selfexec.Argv("/svclab", &selfexec.NodeAgent{})) // strings always marshal
-	m := strings.NewReplacer("{{IMAGE}}", t.opts.Image, "{{PULL}}", t.opts.PullPolicy, "{{COMMAND}}", string(command)).Replace(agentManifest)
-	if err := t.apply(ctx, t.agentNS, m); err != nil {
+	ds := agentDaemonSet(t.opts, t.runID)
+	ds.Namespace = t.agentNS
+	if err := t.res.Create(ctx, ds); err != nil {
 		return fmt.Errorf("node agent: %w", err)
 	}
-	return t.poll(ctx, "the node agent on every node", func() (bool, error) {
+	return t.poll(ctx, "the node agent on every node", t.failOnPodProblems(ctx, t.agentNS, func() (bool, error) {
 		var ds appsv1.DaemonSet
 		if err := t.res.Get(ctx, agentName, t.agentNS, &ds); err != nil {
 			return false, err
 		}
-		return daemonSetReady(&ds), nil
-	})
+		if ds.Status.ObservedGeneration >= ds.Generation && ds.Generation > 0 && ds.Status.DesiredNumberScheduled == 0 {
+			return false, stopPolling(errors.New(noAgentNodes(t.opts)))
+		}
+		if !daemonSetReady(&ds) {
+			return false, fmt.Errorf("%d of %d node agent pods ready", ds.Status.NumberReady, ds.Status.DesiredNumberScheduled)
+		}
+		return true, nil
+	}))
+}
+
+// noAgentNodes says why the node agent's DaemonSet schedules no pod.
+func noAgentNodes(opts Options) string {
+	msg := "the node agent's DaemonSet runs on no node"
+	if len(opts.NodeSelector) > 0 {
+		var sel []string
+		for k, v := range opts.NodeSelector {
+			sel = append(sel, k+"="+v)
+		}
+		sort.Strings(sel)
+		msg += ": no node has the labels " + strings.Join(sel, ",") + " (--node-selector)"
+	}
+	if !opts.TolerateAll {
+		msg += "; it tolerates no taint (--tolerate-all lets it run on tainted nodes, control planes too)"
+	}
+	return msg
+}
+
+// agentPods are the node agent's running pods by node name.
+func (t *Target) agentPods(ctx context.Context) (map[string]string, error) {
+	pods, err := t.clientset.CoreV1().Pods(t.agentNS).List(ctx, metav1.ListOptions{LabelSelector: NameLabel + "=" + agentName})
+	if err != nil {
+		return nil, err
+	}
+	byNode := map[string]string{}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+			byNode[p.Spec.NodeName] = p.Name
+		}
+	}
+	return byNode, nil
 }
 
 // agentPod is the node agent's pod on a node.
 func (t *Target) agentPod(ctx context.Context, node string) (string, error) {
-	var pods corev1.PodList
-	if err := t.res.WithNamespace(t.agentNS).List(ctx, &pods, resources.WithLabelSelector("app="+agentName),
-		resources.WithFieldSelector("spec.nodeName="+node)); err != nil {
+	pods, err := t.agentPods(ctx)
+	if err != nil {
 		return "", err
 	}
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning {
-			return p.Name, nil
-		}
+	pod, ok := pods[node]
+	if !ok {
+		return "", fmt.Errorf("no running node agent on %s (%s)", node, agentNodesHint(pods))
 	}
-	return "", fmt.Errorf("no running node agent on %s", node)
+	return pod, nil
+}
+
+// agentNodesHint names the nodes the agent runs on.
+func agentNodesHint(pods map[string]string) string {
+	var nodes []string
+	for n := range pods {
+		nodes = append(nodes, n)
+	}
+	slices.Sort(nodes)
+	return "it runs on " + strings.Join(nodes, ", ")
 }
 
 // onNode runs an svclab command in the node agent on a node.

@@ -2,107 +2,109 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/streaming/pkg/httpstream"
-	streamspdy "k8s.io/streaming/pkg/httpstream/spdy"
 )
 
-// fakeExecServer answers pod exec requests as the kubelet does over SPDY
-// (protocol v4.channel.k8s.io): it accepts the error, stdout and stderr
-// streams, writes stdout, and closes them all (an empty error stream is
-// success).
-func fakeExecServer(t *testing.T, stdout string) *httptest.Server {
+// execTarget is a target on the fake API server, without a node agent:
+// enough to exec.
+func execTarget(t *testing.T, f *fakeAPI, cfg *rest.Config) *Target {
 	t.Helper()
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/exec") {
-			http.Error(w, "want POST …/exec, got "+r.Method+" "+r.URL.Path, http.StatusBadRequest)
-			return
-		}
-		if _, err := httpstream.Handshake(r, w, []string{"v4.channel.k8s.io"}); err != nil {
-			return
-		}
-		streams := make(chan httpstream.Stream, 4)
-		conn := streamspdy.NewResponseUpgrader().UpgradeResponse(w, r, func(s httpstream.Stream, _ <-chan struct{}) error {
-			streams <- s
-			return nil
-		})
-		if conn == nil {
-			return
-		}
-		defer conn.Close()
-		byType := map[string]httpstream.Stream{}
-		for len(byType) < 3 {
-			select {
-			case s := <-streams:
-				byType[s.Headers().Get("streamType")] = s
-			case <-time.After(10 * time.Second):
-				t.Errorf("exec server: got streams %v, want error, stdout and stderr", byType)
-				return
-			}
-		}
-		if _, err := byType["stdout"].Write([]byte(stdout)); err != nil {
-			t.Errorf("exec server: writing stdout: %v", err)
-		}
-		for _, s := range byType {
-			s.Close()
-		}
-		select {
-		case <-conn.CloseChan():
-		case <-time.After(10 * time.Second):
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// TestExecGoesThroughTheConfigDialer: with a rest.Config that has a dialer
-// (as netnsdial.Config makes for a cluster in another network namespace),
-// exec's upgraded SPDY connection is dialled by it, and the command's
-// output comes back.
-func TestExecGoesThroughTheConfigDialer(t *testing.T) {
-	srv := fakeExecServer(t, "hello from the pod\n")
-	var (
-		mu     sync.Mutex
-		dialed []string
-	)
-	var d net.Dialer
-	cfg := &rest.Config{
-		Host:            srv.URL,
-		TLSClientConfig: rest.TLSClientConfig{Insecure: true},
-		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
-			mu.Lock()
-			dialed = append(dialed, address)
-			mu.Unlock()
-			return d.DialContext(ctx, network, address)
-		},
-	}
-	clientset, err := kubernetes.NewForConfig(cfg)
+	roles, _ := Permissions("")
+	cfg = guarded(cfg, roles)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := &Target{cfg: cfg, clientset: clientset}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := target.exec(ctx, "svclab", "agent-x", "", "echo", "hello")
-	if err != nil {
-		t.Fatalf("exec: %v", err)
+	target := &Target{cfg: cfg, clientset: cs}
+	t.Cleanup(func() { target.Close(context.Background()) })
+	f.execOut = func(_ *fakeAPI, ns, pod string, cmd []string) (string, error) {
+		if cmd[0] == "false" {
+			return "", errors.New("command terminated with exit code 1")
+		}
+		return "hello from " + ns + "/" + pod + ": " + strings.Join(cmd, " ") + "\n", nil
 	}
-	if out != "hello from the pod\n" {
-		t.Errorf("exec output %q, want %q", out, "hello from the pod\n")
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	want := strings.TrimPrefix(srv.URL, "https://")
-	if len(dialed) == 0 || dialed[0] != want {
-		t.Errorf("the config's dialer dialled %v, want %s: the exec upgrade bypassed it", dialed, want)
+	return target
+}
+
+// recordingDialer dials as net.Dialer does and notes each address.
+type recordingDialer struct {
+	mu     sync.Mutex
+	dialed []string
+}
+
+func (d *recordingDialer) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	d.mu.Lock()
+	d.dialed = append(d.dialed, address)
+	d.mu.Unlock()
+	var nd net.Dialer
+	return nd.DialContext(ctx, network, address)
+}
+
+func (d *recordingDialer) addresses() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.dialed...)
+}
+
+// TestExecWebSocketFirstThenSPDY: exec goes over a WebSocket where the
+// API server upgrades to one, and falls back to SPDY where it does not,
+// as kubectl exec does; with a config dialer (a cluster in another
+// network namespace) or without; a failing command is an error.
+func TestExecWebSocketFirstThenSPDY(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		spdyOnly bool
+		dialer   bool
+	}{
+		{"websocket", false, false},
+		{"spdy fallback", true, false},
+		{"websocket through the dialer", false, true},
+		{"spdy fallback through the dialer", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f, cfg := newFakeAPI(t, "n1")
+			f.spdyOnly = c.spdyOnly
+			d := &recordingDialer{}
+			if c.dialer {
+				cfg.Dial = d.dial
+			}
+			target := execTarget(t, f, cfg)
+			out, err := target.exec(context.Background(), "svclab", "agent-x", "", "echo", "hello")
+			if err != nil {
+				t.Fatalf("exec: %v", err)
+			}
+			if want := "hello from svclab/agent-x: echo hello\n"; out != want {
+				t.Errorf("exec output %q, want %q", out, want)
+			}
+			if _, err := target.exec(context.Background(), "svclab", "agent-x", "", "false"); err == nil || !strings.Contains(err.Error(), "false in svclab/agent-x") {
+				t.Errorf("a failing command: %v, want an error naming it and the pod", err)
+			}
+			protocol := "websocket"
+			if c.spdyOnly {
+				protocol = "spdy"
+			}
+			if got := f.execs(protocol); got != 2 {
+				t.Errorf("%d of 2 execs answered over %s (websocket %d, spdy %d)", got, protocol, f.execs("websocket"), f.execs("spdy"))
+			}
+			if c.dialer {
+				want := strings.TrimPrefix(f.srv.URL, "https://")
+				dialed := d.addresses()
+				if len(dialed) == 0 {
+					t.Fatalf("the config's dialer dialled nothing: exec bypassed it")
+				}
+				for _, a := range dialed {
+					if a != want {
+						t.Errorf("the dialer dialled %s, want only the API server %s", a, want)
+					}
+				}
+			}
+		})
 	}
 }

@@ -2,11 +2,12 @@ package kube
 
 import (
 	"context"
-	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/e2e-framework/klient"
 	"sigs.k8s.io/e2e-framework/klient/decoder"
+	"sigs.k8s.io/e2e-framework/klient/k8s"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
 	"github.com/svclab/svclab/internal/kubeconfig"
@@ -25,8 +27,8 @@ import (
 
 // Options configure a Target.
 type Options struct {
-	// Source names where the rest.Config came from (the kubeconfig file),
-	// for error messages.
+	// Source names where the rest.Config came from (the kubeconfig file,
+	// or kubeconfig.InClusterSource), for error messages.
 	Source string
 	// Image is svclab's image (netexec, traffic and the node agent);
 	// PullPolicy its pull policy (Never on clusters svclab loaded it into).
@@ -52,57 +54,123 @@ type Options struct {
 
 // Target is a Kubernetes cluster as the scenarios' target.
 type Target struct {
-	cfg       *rest.Config
+	cfg       *rest.Config // guarded: every request checked against roles
 	clientset *kubernetes.Clientset
 	client    klient.Client
 	res       *resources.Resources
 	opts      Options
+	roles     []Role
+	runID     string
 	agentNS   string
+	// proxyNS/proxyName is the proxy's ConfigMap (Options.ProxyConfig).
+	proxyNS, proxyName string
+	// lease is this run's heartbeat; nil until the agent's namespace exists.
+	lease *runLease
+	// saved is the proxy configuration this run saved before changing it.
+	saved *savedProxyConfig
+	// clock is time for the sweep's waits (a fake one in tests).
+	clock clock
+
+	// proxyFacts is what Proxy found (proxyfacts.go).
+	proxyFacts proxyFactsCache
+
+	dialProxyOnce sync.Once
+	dialProxy     *connectProxy
+	dialProxyErr  error
 }
 
 // New checks that the cluster answers (a clear error naming the
-// kubeconfig and server when it does not, with nothing created), then
-// starts the node agent on every node.
+// kubeconfig and server when it does not, with nothing created), sweeps
+// what killed earlier runs left (saying what), then starts the node agent
+// on the nodes Options pick and this run's heartbeat.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (*Target, error) {
+	t, err := connect(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.sweep(ctx, false); err != nil {
+		return nil, fmt.Errorf("sweeping what earlier runs left: %w", err)
+	}
+	ns, err := t.createNamespace(ctx, "svclab-agent", ComponentAgent)
+	if err != nil {
+		return nil, err
+	}
+	t.agentNS = ns
+	if t.lease, err = t.holdRunLease(ctx, ns); err != nil {
+		t.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	fmt.Fprintf(t.opts.Out, "node agent: DaemonSet %s/%s (%s), run %s\n", ns, agentName, t.opts.Image, t.runID)
+	if err := t.startAgent(ctx); err != nil {
+		t.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return t, nil
+}
+
+// connect makes the clients, every request guarded by the RBAC table, and
+// checks that the cluster answers. It creates nothing.
+func connect(ctx context.Context, cfg *rest.Config, opts Options) (*Target, error) {
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = 3 * time.Minute
 	}
 	if opts.Out == nil {
 		opts.Out = io.Discard
 	}
+	if opts.RunID == "" {
+		opts.RunID = newRunID(time.Now())
+	}
+	roles, err := Permissions(opts.ProxyConfig)
+	if err != nil {
+		return nil, err
+	}
+	proxyNS, proxyName, _ := ParseProxyConfig(opts.ProxyConfig) // Permissions checked it
+	cfg = guarded(cfg, roles)
+	if cfg.QPS == 0 {
+		// client-go's default, 5 requests a second, throttles the suite's
+		// polls; upstream's e2e framework allows 20 (burst 50).
+		cfg.QPS, cfg.Burst = 20, 50
+	}
 	c, err := klient.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.Source, err)
 	}
-	cs, err := newClientset(cfg)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", opts.Source, err)
 	}
 	if err := kubeconfig.Reach(ctx, cfg, opts.Source); err != nil {
 		return nil, err
 	}
-	t := &Target{cfg: cfg, clientset: cs, client: c, res: c.Resources(), opts: opts}
-	ns, err := t.createNamespace(ctx, "svclab-agent")
-	if err != nil {
-		return nil, err
-	}
-	t.agentNS = ns
-	fmt.Fprintf(opts.Out, "node agent: DaemonSet %s/%s (%s)\n", ns, agentName, opts.Image)
-	if err := t.startAgent(ctx); err != nil {
-		t.Close(context.Background())
-		return nil, err
-	}
-	return t, nil
+	return &Target{cfg: cfg, clientset: cs, client: c, res: c.Resources(), opts: opts, roles: roles, runID: opts.RunID,
+		proxyNS: proxyNS, proxyName: proxyName, clock: realClock{}}, nil
 }
 
 func (t *Target) Backend() string { return "kubernetes" }
 
-// Close deletes the node agent's namespace.
+// Close puts back the proxy configuration this run changed (if it did),
+// deletes the node agent's namespace, and ends the run's heartbeat.
 func (t *Target) Close(ctx context.Context) error {
-	if t.agentNS == "" {
-		return nil
+	var errs []error
+	if t.saved != nil {
+		if err := t.restoreProxyConfig(ctx, t.saved); err != nil {
+			errs = append(errs, err)
+		} else {
+			t.saved = nil
+		}
 	}
-	return t.deleteNamespace(ctx, t.agentNS)
+	if t.agentNS != "" {
+		if err := t.deleteNamespace(ctx, t.agentNS); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if t.lease != nil {
+		t.lease.stop()
+	}
+	if t.dialProxy != nil {
+		t.dialProxy.Close()
+	}
+	return errors.Join(errs...)
 }
 
 // Workspace is a namespace of its own, privileged (the scenarios' pods
@@ -116,21 +184,22 @@ func (t *Target) Workspace(ctx context.Context, prefix string, nodes int) (kit.W
 	if len(all) < nodes {
 		return nil, kit.ErrTooFewNodes
 	}
-	ns, err := t.createNamespace(ctx, "svclab-"+prefix)
+	ns, err := t.createNamespace(ctx, "svclab-"+prefix, ComponentWorkspace)
 	if err != nil {
 		return nil, err
 	}
 	return &workspace{t: t, ns: ns}, nil
 }
 
-func (t *Target) createNamespace(ctx context.Context, prefix string) (string, error) {
+// createNamespace makes a namespace prefix-RANDOM labelled as this run's.
+func (t *Target) createNamespace(ctx context.Context, prefix, component string) (string, error) {
 	name := prefix + "-" + suffix()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		"app.kubernetes.io/managed-by":       "svclab-conformance",
-		"pod-security.kubernetes.io/enforce": "privileged",
-		"pod-security.kubernetes.io/warn":    "privileged",
-		"pod-security.kubernetes.io/audit":   "privileged",
-	}}}
+	labels := runLabels(t.runID)
+	labels[ComponentLabel] = component
+	labels["pod-security.kubernetes.io/enforce"] = "privileged"
+	labels["pod-security.kubernetes.io/warn"] = "privileged"
+	labels["pod-security.kubernetes.io/audit"] = "privileged"
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := t.res.Create(ctx, ns); err != nil {
 		return "", fmt.Errorf("creating namespace %s: %w", name, err)
 	}
@@ -152,14 +221,25 @@ func (t *Target) deleteNamespace(ctx context.Context, name string) error {
 	})
 }
 
-// nodes are the cluster's nodes by name.
+// nodes are the nodes the scenarios use, by name: the cluster's nodes the
+// node agent runs on (all of them before the agent starts).
 func (t *Target) nodes(ctx context.Context) ([]kit.Node, error) {
 	var list corev1.NodeList
 	if err := t.res.List(ctx, &list); err != nil {
 		return nil, err
 	}
+	var agents map[string]string
+	if t.agentNS != "" {
+		var err error
+		if agents, err = t.agentPods(ctx); err != nil {
+			return nil, err
+		}
+	}
 	var out []kit.Node
 	for _, n := range list.Items {
+		if _, ok := agents[n.Name]; agents != nil && !ok {
+			continue
+		}
 		node := kit.Node{Name: n.Name}
 		for _, a := range n.Status.Addresses {
 			if a.Type == corev1.NodeInternalIP && !strings.Contains(a.Address, ":") {
@@ -172,8 +252,18 @@ func (t *Target) nodes(ctx context.Context) ([]kit.Node, error) {
 	return out, nil
 }
 
+// stoppedPoll is an error that ends a poll at once: waiting will not help.
+type stoppedPoll struct{ err error }
+
+func (s stoppedPoll) Error() string { return s.err.Error() }
+func (s stoppedPoll) Unwrap() error { return s.err }
+
+// stopPolling marks err as one that ends a poll at once.
+func stopPolling(err error) error { return stoppedPoll{err} }
+
 // poll calls done every half second until it says true, errors for good
-// (ctx) or ReadyTimeout passes; the last error goes into the message.
+// (ctx, or an error of stopPolling) or ReadyTimeout passes; the last
+// error goes into the message.
 func (t *Target) poll(ctx context.Context, what string, done func() (bool, error)) error {
 	deadline := time.Now().Add(t.opts.ReadyTimeout)
 	var last error
@@ -181,6 +271,10 @@ func (t *Target) poll(ctx context.Context, what string, done func() (bool, error
 		ok, err := done()
 		if ok {
 			return nil
+		}
+		var stop stoppedPoll
+		if errors.As(err, &stop) {
+			return fmt.Errorf("waiting for %s: %w", what, stop.err)
 		}
 		last = err
 		if time.Now().After(deadline) {
@@ -197,9 +291,35 @@ func (t *Target) poll(ctx context.Context, what string, done func() (bool, error
 	}
 }
 
-// apply creates the objects of manifests in namespace ns.
+// apply creates the objects of manifests in namespace ns, each labelled
+// as this run's, and with no service-account token in its pods (the
+// scenarios' pods never talk to the API server).
 func (t *Target) apply(ctx context.Context, ns, manifests string) error {
-	return decoder.DecodeEach(ctx, strings.NewReader(manifests), decoder.CreateHandler(t.res), decoder.MutateNamespace(ns))
+	return decoder.DecodeEach(ctx, strings.NewReader(manifests), decoder.CreateHandler(t.res),
+		decoder.MutateNamespace(ns), decoder.MutateLabels(runLabels(t.runID)), decoder.MutateOption(withoutToken))
+}
+
+// withoutToken turns off the service-account token of a Pod, or of the
+// pods of a workload's template.
+func withoutToken(obj k8s.Object) error {
+	var spec *corev1.PodSpec
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		spec = &o.Spec
+	case *appsv1.Deployment:
+		spec = &o.Spec.Template.Spec
+	case *appsv1.DaemonSet:
+		spec = &o.Spec.Template.Spec
+	case *appsv1.StatefulSet:
+		spec = &o.Spec.Template.Spec
+	case *appsv1.ReplicaSet:
+		spec = &o.Spec.Template.Spec
+	default:
+		return nil
+	}
+	no := false
+	spec.AutomountServiceAccountToken = &no
+	return nil
 }
 
 // daemonSetReady says whether a DaemonSet runs a ready, current pod on
@@ -208,14 +328,4 @@ func daemonSetReady(ds *appsv1.DaemonSet) bool {
 	s := ds.Status
 	return s.ObservedGeneration >= ds.Generation && s.DesiredNumberScheduled > 0 &&
 		s.NumberReady == s.DesiredNumberScheduled && s.UpdatedNumberScheduled == s.DesiredNumberScheduled
-}
-
-func suffix() string {
-	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, 5)
-	rand.Read(b)
-	for i := range b {
-		b[i] = letters[int(b[i])%len(letters)]
-	}
-	return string(b)
 }

@@ -41,3 +41,45 @@ func TestNewUnreachableClusterIsOneClearError(t *testing.T) {
 		t.Errorf("the error took %s: an unreachable cluster should fail fast", took)
 	}
 }
+
+// TestNewStartsTheAgentAndCloseRemovesIt: New sweeps (nothing to sweep),
+// makes the agent's namespace labelled as the run's, holds the run's
+// heartbeat there, starts the agent's DaemonSet and waits for it; Close
+// deletes the namespace.
+func TestNewStartsTheAgentAndCloseRemovesIt(t *testing.T) {
+	f, cfg := newFakeAPI(t, "n1", "n2")
+	var out strings.Builder
+	ctx := context.Background()
+	target, err := New(ctx, cfg, Options{Source: "fake", Image: "reg/svclab@sha256:1", PullPolicy: "IfNotPresent", Out: &out, RunID: "run-1"})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	nss := f.list("namespaces", "")
+	if len(nss) != 1 {
+		t.Fatalf("namespaces %v, want the agent's only", nss)
+	}
+	labels := meta(nss[0])["labels"].(map[string]any)
+	if labels[ManagedByLabel] != ManagedBy || labels[RunLabel] != "run-1" || labels[ComponentLabel] != ComponentAgent {
+		t.Errorf("agent namespace labels %v, want managed-by, run and component", labels)
+	}
+	ns := target.agentNS
+	if f.get("leases", ns, RunLeaseName) == nil {
+		t.Errorf("no heartbeat Lease %s/%s", ns, RunLeaseName)
+	}
+	if f.get("daemonsets", ns, agentName) == nil {
+		t.Errorf("no DaemonSet %s/%s", ns, agentName)
+	}
+	if !strings.Contains(out.String(), "sweep: nothing left by earlier runs") {
+		t.Errorf("output %q does not say what the sweep found", out.String())
+	}
+	nodes, err := target.nodes(ctx)
+	if err != nil || len(nodes) != 2 {
+		t.Errorf("nodes: %v %v, want n1 and n2", nodes, err)
+	}
+	if err := target.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if nss := f.list("namespaces", ""); len(nss) != 0 {
+		t.Errorf("after Close: namespaces %v", nss)
+	}
+}

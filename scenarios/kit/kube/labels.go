@@ -1,0 +1,90 @@
+package kube
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// The labels every object of the suite carries, and the names of the
+// objects a later run or `svclab conformance cleanup` looks for.
+const (
+	// ManagedByLabel and ManagedBy mark every object the suite makes:
+	// what the sweep and `svclab conformance cleanup` delete.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedBy      = "svclab-conformance"
+	// RunLabel holds the run id: which run made the object.
+	RunLabel = "svclab.dev/conformance-run"
+	// ComponentLabel says what a namespace is for (ComponentAgent or
+	// ComponentWorkspace).
+	ComponentLabel     = "app.kubernetes.io/component"
+	ComponentAgent     = "node-agent"
+	ComponentWorkspace = "workspace"
+	// NameLabel names the node agent's DaemonSet and pods.
+	NameLabel = "app.kubernetes.io/name"
+
+	// SavedProxyConfigName is the ConfigMap, beside the proxy's own, that
+	// holds the proxy's configuration as it was before a --disruptive run
+	// changed it (restored at the run's end, or by the next run's sweep).
+	SavedProxyConfigName = "svclab-conformance-saved-proxy-config"
+	// RunLeaseName is the Lease in a run's node agent namespace that the
+	// run renews while it lives: how a later run tells a killed run's
+	// objects from a running one's.
+	RunLeaseName = "svclab-conformance-run"
+	// DefaultProxyConfig is kubeadm's kube-proxy ConfigMap.
+	DefaultProxyConfig = "kube-system/kube-proxy"
+)
+
+// managedSelector selects every object of the suite.
+const managedSelector = ManagedByLabel + "=" + ManagedBy
+
+// runLabels are the labels of every object of run id.
+func runLabels(id string) map[string]string {
+	return map[string]string{ManagedByLabel: ManagedBy, RunLabel: id}
+}
+
+// newRunID is a run id: the UTC time and a random suffix, so ids sort by
+// start and two runs started in the same second differ.
+func newRunID(now time.Time) string {
+	return now.UTC().Format("20060102t150405") + "-" + suffix()
+}
+
+// suffix is five random lower-case letters and digits.
+func suffix() string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 5)
+	rand.Read(b)
+	for i := range b {
+		b[i] = letters[int(b[i])%len(letters)]
+	}
+	return string(b)
+}
+
+// ParseNodeSelector reads a node selector flag, "k=v,k2=v2" ("" is nil:
+// every node).
+func ParseNodeSelector(s string) (map[string]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	m, err := labels.ConvertSelectorToLabelsMap(s)
+	if err != nil {
+		return nil, fmt.Errorf("node selector %q: %w (want k=v,k2=v2)", s, err)
+	}
+	return m, nil
+}
+
+// ParseProxyConfig reads "NAMESPACE/NAME", the proxy's ConfigMap (""
+// is DefaultProxyConfig).
+func ParseProxyConfig(s string) (namespace, name string, err error) {
+	if s == "" {
+		s = DefaultProxyConfig
+	}
+	namespace, name, ok := strings.Cut(s, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("proxy config %q: want NAMESPACE/NAME, e.g. %s", s, DefaultProxyConfig)
+	}
+	return namespace, name, nil
+}
