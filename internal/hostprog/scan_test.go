@@ -72,7 +72,7 @@ var dynamicSites = map[string]struct {
 	"tools/bench/probe.go:probe.found":                          {programs: []string{IPTables, IPTablesLegacy, IPTablesNFT, NFT, IPVSAdm}, why: "the mode's probe (probe.command): iptables -S of the backend, nft get element, ipvsadm -Ln"},
 	"tools/bench/probe.go:probe.count":                          {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave, NFT, IPVSAdm}, why: "the mode's listing: iptables-save of the backend, nft list table, ipvsadm -Ln"},
 	"labs/netns/network/step_iptables.go:IptablesRestore.apply": {programs: []string{IPTablesRestore, IPTablesLegacyRestore, IPTablesNFTRestore}, why: "the lab backend's RestoreCommand()"},
-	"proxy/iptables/execrunner.go:ExecRunner.command":           {programs: []string{IPTables, IPTablesSave, IPTablesRestore, IPTablesLegacy, IPTablesLegacySave, IPTablesLegacyRestore, IPTablesNFT, IPTablesNFTSave, IPTablesNFTRestore}, why: "Backend.binary(tool)"},
+	"proxy/iptables/kernel/execrunner.go:ExecRunner.command":           {programs: []string{IPTables, IPTablesSave, IPTablesRestore, IPTablesLegacy, IPTablesLegacySave, IPTablesLegacyRestore, IPTablesNFT, IPTablesNFTSave, IPTablesNFTRestore}, why: "Backend.binary(tool)"},
 	"scenarios/kit/netnslab/iptables.go:Lab.IPTablesSave":       {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "the lab backend's Command()+\"-save\""},
 	"labs/netns/trace/collect.go:saveAll":                       {programs: []string{IPTablesSave, IPTablesLegacySave, IPTablesNFTSave}, why: "svclab trace reads counters with the lab backend's Command()+\"-save\""},
 	"labs/kind/internal/nodeimage/gobuild.go:stagingModules":    {programs: []string{Go}, why: "the Go toolchain found by goBinary"},
