@@ -1,16 +1,12 @@
 package kind
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 
-	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 
+	"github.com/svclab/svclab/internal/strictyaml"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/internal/host"
 )
@@ -28,37 +24,46 @@ const (
 	DefaultName          = "svclab"
 )
 
+// MaxConfigBytes bounds a kind cluster config file.
+const MaxConfigBytes = 256 << 10
+
+// configFile is the kind cluster config's format for internal/strictyaml:
+// its errors and its bound.
+var configFile = strictyaml.Format{
+	Prefix:             "kind config",
+	Kind:               "Cluster",
+	Noun:               "kind cluster config",
+	SecondDocumentHint: " (write one file per cluster)",
+	MaxBytes:           MaxConfigBytes,
+}
+
 // LoadConfig reads a kind v1alpha4 Cluster config strictly: unknown
 // fields, another kind or apiVersion, or several documents are errors.
 func LoadConfig(path string) (*v1alpha4.Cluster, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := configFile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := ParseConfig(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return cfg, nil
+	return parseConfig(raw, path)
 }
 
 // ParseConfig is LoadConfig on bytes.
 func ParseConfig(raw []byte) (*v1alpha4.Cluster, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	cfg := &v1alpha4.Cluster{}
-	if err := dec.Decode(cfg); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("empty config: want a kind v1alpha4 Cluster")
-		}
-		return nil, fmt.Errorf("not a valid kind v1alpha4 Cluster config: %w", err)
-	}
-	var extra any
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("more than one YAML document: want a single kind v1alpha4 Cluster")
+	return parseConfig(raw, "")
+}
+
+// parseConfig decodes one kind v1alpha4 Cluster document with
+// internal/strictyaml (the API server's strict decoding, as every svclab
+// file): an unknown field is an error naming its path. source names the
+// document in errors.
+func parseConfig(raw []byte, source string) (*v1alpha4.Cluster, error) {
+	cfg, err := strictyaml.Decode[v1alpha4.Cluster](configFile, raw, source)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Kind != "Cluster" || cfg.APIVersion != "kind.x-k8s.io/v1alpha4" {
-		return nil, fmt.Errorf("kind %q apiVersion %q: want kind Cluster, apiVersion kind.x-k8s.io/v1alpha4", cfg.Kind, cfg.APIVersion)
+		return nil, configFile.FieldError(source, "", "",
+			"kind %q apiVersion %q: want kind Cluster, apiVersion kind.x-k8s.io/v1alpha4", cfg.Kind, cfg.APIVersion)
 	}
 	return cfg, nil
 }
