@@ -30,26 +30,25 @@ func newConformance() *cobra.Command {
 		Long: "Runs svclab's conformance scenarios — two-pod split, three-pod ladder, cross-node NodePort with SNAT, " +
 			"proxy-mode switch through the kube-proxy ConfigMap — against the cluster of a kubeconfig, found as kubectl " +
 			"finds it (--kubeconfig, else the files $KUBECONFIG lists, merged, else ~/.kube/config). " +
-			"Each scenario works in a namespace of its own; a node agent (a privileged hostNetwork DaemonSet of " +
-			"svclab's image) reads conntrack, iptables-save and nft on the nodes. Everything is deleted at the end. " +
+			"Each scenario works in a namespace of its own; a node agent (a hostNetwork DaemonSet of svclab's image with " +
+			"four capabilities, no token) reads conntrack, iptables-save and nft on the nodes. Everything is deleted at the end, " +
+			"and what a killed run left is swept by the next run or `svclab conformance cleanup`; `svclab conformance rbac` prints the RBAC it needs. " +
 			"The image must be pullable by the nodes, or loaded (clusters from `svclab create cluster` have it). " +
 			"The suite is the test binary " + cmdline.Binary + " beside svclab (`make build` builds both), or $" + cmdline.BinaryEnv + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			file, _, cleanup, err := kubeconfig.Resolve(f.Kubeconfig)
+			cfg, source, cleanup, err := clusterConfig(f.Kubeconfig, f.Context, f.Netns, f.InCluster) // conformance_cleanup.go
 			if err != nil {
 				return err
 			}
 			defer cleanup()
-			f.Kubeconfig = file
-			cfg, err := kubeconfig.Load(f.Kubeconfig, f.Context, f.Netns)
-			if err != nil {
-				return err
+			if !f.InCluster {
+				f.Kubeconfig = source
 			}
 			// Reach the cluster before the suite starts: an unreachable
 			// cluster is one clear error, not a failed suite, and nothing
 			// is created.
-			if err := kubeconfig.Reach(cmd.Context(), cfg, f.Kubeconfig); err != nil {
+			if err := kubeconfig.Reach(cmd.Context(), cfg, source); err != nil {
 				return err
 			}
 			bin, err := cmdline.Find()
@@ -68,8 +67,10 @@ func newConformance() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.AddCommand(newConformanceRBAC(), newConformanceCleanup())
 	fl := cmd.Flags()
 	fl.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: as kubectl finds it, $KUBECONFIG, else ~/.kube/config)")
+	fl.BoolVar(&f.InCluster, "in-cluster", false, "run on the cluster this runs in (a Job's pod), with its service account")
 	fl.StringVar(&f.Context, "context", "", "kubeconfig context (default: its current context)")
 	fl.StringVar(&f.Netns, "netns", "", "reach the API server from this network namespace (svclab-docker for clusters on svclab's dockerd)")
 	fl.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report to this file")

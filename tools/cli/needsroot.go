@@ -20,6 +20,8 @@ var withoutRoot = map[string]bool{
 	"completion":            true,
 	"help":                  true,
 	"conformance":           true, // talks to a cluster through a kubeconfig
+	"conformance rbac":      true, // prints YAML
+	"conformance cleanup":   true, // talks to a cluster through a kubeconfig
 	"image build":           true, // reads two binaries, writes a file
 	"image push":            true, // and talks to a registry
 	"workshop list":         true,

@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 	"sigs.k8s.io/e2e-framework/pkg/envfuncs"
 
@@ -30,43 +31,97 @@ import (
 var flags = cmdline.Register(flag.CommandLine)
 
 // TestConformance runs the conformance scenarios where the flags say: on
-// the cluster of -kubeconfig, or on a kind cluster made from
-// -kind-config. ginkgo runs one suite per process, so one cluster per run.
+// the cluster of -kubeconfig, on the one it runs in (-in-cluster), or on
+// a kind cluster made from -kind-config. ginkgo runs one suite per
+// process, so one cluster per run.
 func TestConformance(t *testing.T) {
 	if err := flags.Check(); err != nil {
 		t.Fatal(err)
 	}
+	if preflight(t, *flags) { // dryrun_test.go: --label-filter/--focus checked; --dry-run done
+		return
+	}
 	switch {
-	case flags.Kubeconfig != "":
+	case flags.Kubeconfig != "", flags.InCluster:
 		onCluster(t, *flags)
 	case flags.KindConfig != "":
 		onKind(t, *flags)
 	default:
-		t.Skip("no -kubeconfig or -kind-config: say which cluster the conformance suite runs on (`svclab conformance --kubeconfig FILE`, `make e2e-kind`)")
+		t.Skip("no -kubeconfig, -in-cluster or -kind-config: say which cluster the conformance suite runs on (`svclab conformance --kubeconfig FILE`, `make e2e-kind`)")
 	}
 }
 
-// onCluster runs the suite on a cluster that exists. It reaches the
-// cluster and starts the node agent before the suite starts: an
-// unreachable cluster is one clear error, not a failed suite.
+// onCluster runs the suite on a cluster that exists: the kubeconfig's,
+// or the one this process runs in (-in-cluster: a Job's pod, with its
+// service account). Everything that can fail before the specs — the
+// config, the image reference, reaching the cluster, the sweep of what
+// earlier runs left, the node agent — happens in the suite's set-up
+// (BeforeSuite), so that a failure there is a failed testcase of the
+// JUnit report, with its reason, and the report is always written.
 func onCluster(t *testing.T, f cmdline.Flags) {
-	cfg, err := kubeconfig.Load(f.Kubeconfig, f.Context, f.Netns)
-	if err != nil {
-		t.Fatal(err)
+	where := "the cluster of " + f.Kubeconfig
+	if f.InCluster {
+		where = "the cluster it runs in"
 	}
-	suite, _ := GinkgoConfiguration()
-	ctx, cancel := context.WithTimeout(t.Context(), suite.Timeout)
-	defer cancel()
-	target, err := kube.New(ctx, cfg, kube.Options{
-		Source: f.Kubeconfig, Image: f.Image, PullPolicy: f.PullPolicy, ReadyTimeout: f.ReadyTimeout, Out: os.Stdout,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run(t, "svclab conformance on "+cfg.Host, conformance.Options{
-		Setup: func(context.Context) (kit.Target, error) { return target, nil },
+	run(t, "svclab conformance on "+where, conformance.Options{
+		Setup: func(ctx context.Context) (kit.Target, error) { return clusterTarget(ctx, f) },
 		Image: f.Image, PullPolicy: f.PullPolicy,
 	})
+}
+
+// clusterTarget is the kube target of the cluster f names.
+func clusterTarget(ctx context.Context, f cmdline.Flags) (*kube.Target, error) {
+	cfg, source, err := clusterConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkImages(f); err != nil {
+		return nil, err
+	}
+	selector, err := kube.ParseNodeSelector(f.NodeSelector)
+	if err != nil {
+		return nil, err
+	}
+	return kube.New(ctx, cfg, kube.Options{
+		Source: source, Image: f.Image, PullPolicy: f.PullPolicy, ReadyTimeout: f.ReadyTimeout, Out: os.Stdout,
+		NodeSelector: selector, TolerateAll: f.TolerateAll, ProxyConfig: f.ProxyConfig,
+	})
+}
+
+// clusterConfig is the rest.Config of -kubeconfig, or the in-cluster one,
+// and where it came from.
+func clusterConfig(f cmdline.Flags) (*rest.Config, string, error) {
+	if f.InCluster {
+		cfg, err := kubeconfig.InCluster()
+		return cfg, kubeconfig.InClusterSource, err
+	}
+	cfg, err := kubeconfig.Load(f.Kubeconfig, f.Context, f.Netns)
+	return cfg, f.Kubeconfig, err
+}
+
+// checkImages refuses an image the nodes would pull by a tag that is not
+// digest-pinned (cmdline.CheckImage; -allow-tag turns the refusal into a
+// warning). With pull policy Never the nodes run only what was loaded
+// into them (clusters svclab creates), and no registry is involved.
+// Upstream's agnhost, as the scenario pods' server, is upstream's tag.
+func checkImages(f cmdline.Flags) error {
+	if f.PullPolicy == "Never" {
+		return nil
+	}
+	refs := []string{f.Image}
+	if f.ServerImage != "" && !strings.HasPrefix(f.ServerImage, "registry.k8s.io/e2e-test-images/agnhost:") {
+		refs = append(refs, f.ServerImage)
+	}
+	for _, ref := range refs {
+		warning, err := cmdline.CheckImage(ref, f.AllowTag)
+		if err != nil {
+			return err
+		}
+		if warning != "" {
+			fmt.Fprintln(os.Stderr, "warning: "+warning)
+		}
+	}
+	return nil
 }
 
 // onKind runs the suite on a kind cluster made for the run through
@@ -108,8 +163,11 @@ func onKind(t *testing.T, f cmdline.Flags) {
 			destroy(ctx)
 			return nil, fmt.Errorf("a second cluster named %s: got %v, want an 'already exists' error", name, err)
 		}
+		// The agent tolerates every taint: the scenario pods may run on the
+		// control plane too (a kind cluster's first node).
 		target, err := kube.New(ctx, p.KubernetesRestConfig(), kube.Options{
 			Source: p.GetKubeconfig(), Image: kind.NetexecImage, PullPolicy: "Never", ReadyTimeout: f.ReadyTimeout, Out: GinkgoWriter,
+			TolerateAll: true,
 		})
 		if err != nil {
 			destroy(ctx)
@@ -122,6 +180,7 @@ func onKind(t *testing.T, f cmdline.Flags) {
 
 // run registers the suite's specs with opts and runs them.
 func run(t *testing.T, description string, opts conformance.Options) {
+	opts.Disruptive = flags.Disruptive
 	if err := conformance.Register(opts); err != nil {
 		t.Fatal(err)
 	}
