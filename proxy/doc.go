@@ -14,5 +14,7 @@
 // services only. Every FullSyncPeriod (an hour, as upstream), when a source
 // lost changes, and when the backend's canary is gone (Canaried, checked
 // every SyncPeriod), the loop lists everything and forces a full rewrite
-// (FullSyncer).
+// (FullSyncer). After every successful sync it deletes the conntrack
+// entries of stale UDP flows, those to a Service whose endpoint is gone,
+// as upstream does after each mode's sync (staleudp.go).
 package proxy

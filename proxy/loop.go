@@ -43,6 +43,11 @@ type Loop struct {
 	// rewrites every rule even when nothing asked for it (default
 	// DefaultFullSyncPeriod). Upstream: proxyutil.FullSyncPeriod.
 	FullSyncPeriod time.Duration
+	// CleanConntrack, if set, runs after every successful sync with its
+	// snapshot and returns how many conntrack entries it deleted:
+	// CleanStaleUDPFlows in a proxy (staleudp.go); nil in tests whose
+	// process shares the host's conntrack table.
+	CleanConntrack func(*model.Snapshot) (int, error)
 
 	// tracker holds the objects and the model built from them; listed is
 	// false until it holds a full List (and again after a lost change).
@@ -152,7 +157,9 @@ func (l *Loop) checkCanary() {
 //     changes the source saw;
 //  2. take the snapshot (only changed services rebuilt);
 //  3. every FullSyncPeriod and when the canary went missing, tell the
-//     backend to rewrite every rule; sync.
+//     backend to rewrite every rule; sync;
+//  4. delete the conntrack entries of stale UDP flows (CleanConntrack),
+//     before the outcome is reported, so a reported sync has them gone.
 func (l *Loop) syncOnce() Outcome {
 	start := time.Now()
 	relist := time.Since(l.lastFull) >= l.FullSyncPeriod
@@ -178,6 +185,7 @@ func (l *Loop) syncOnce() Outcome {
 	if relist {
 		l.lastFull = start
 	}
+	l.cleanConntrack(snap)
 	out.HealthChecks = healthChecks(snap)
 	l.Log.Info("synced", "mode", l.Backend.Mode(), "full", stats.Full, "servicePorts", stats.ServicePorts,
 		"endpoints", stats.Endpoints, "bytes", stats.Bytes, "generation", gen, "took", out.Duration.Round(time.Microsecond))
@@ -231,5 +239,22 @@ func applyChanges(t *model.Tracker, ch *sources.Changes) {
 		} else {
 			t.SetEndpointSlice(s)
 		}
+	}
+}
+
+// cleanConntrack deletes the stale UDP flows of snap (staleudp.go). A
+// failure is logged, as upstream logs it, and does not fail the sync: the
+// rules are in place, and the next sync tries again.
+func (l *Loop) cleanConntrack(snap *model.Snapshot) {
+	if l.CleanConntrack == nil {
+		return
+	}
+	n, err := l.CleanConntrack(snap)
+	if err != nil {
+		l.Log.Error("deleting stale UDP conntrack entries failed", "err", err, "deleted", n)
+		return
+	}
+	if n > 0 {
+		l.Log.Info("deleted stale UDP conntrack entries", "entries", n)
 	}
 }

@@ -89,6 +89,9 @@ func Run(ctx context.Context, opts Options) error {
 		SyncPeriod:    cfg.SyncPeriod,
 		Log:           log,
 		Changed:       srv.QueuedUpdate,
+		// Every mode translates through conntrack (IPVS too, with
+		// net.ipv4.vs.conntrack=1), so every mode cleans it.
+		CleanConntrack: CleanStaleUDPFlows,
 		Report: func(o Outcome) {
 			st := labstore.ProxyStatus{Mode: mode, Backend: backend.Describe(), Generation: o.Generation, LastSync: time.Now(), Healthy: o.Err == nil}
 			if o.Err != nil {

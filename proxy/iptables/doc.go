@@ -27,7 +27,8 @@
 // What upstream has and this package leaves out: IPv6 (the renderer writes
 // IPv4 forms such as "127.0.0.0/8"; proxy/model already builds IPv6
 // snapshots), topology-aware routing, nfacct counters, and the conntrack
-// cleanup of stale UDP entries after a sync (a sync-loop concern). Load
+// cleanup of stale UDP entries after a sync (the sync loop's, for every
+// mode: proxy/staleudp.go). Load
 // balancer IPs, source ranges (KUBE-FW chains), health check node ports,
 // external IPs, session affinity and both traffic policies are rendered.
 package iptables

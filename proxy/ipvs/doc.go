@@ -30,6 +30,7 @@
 // Left out compared with upstream: IPv6 (upstream runs a second proxier
 // with KUBE-6-* sets), the service health check servers (the
 // KUBE-HEALTH-CHECK-NODE-PORT set is filled, nothing listens),
-// topology-aware routing, conntrack cleanup of stale UDP flows, and
-// nodePortAddresses "primary".
+// topology-aware routing, and nodePortAddresses "primary". (The conntrack
+// cleanup of stale UDP flows is the sync loop's, for every mode:
+// proxy/staleudp.go.)
 package ipvs

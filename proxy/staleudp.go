@@ -1,0 +1,108 @@
+package proxy
+
+import (
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/svclab/svclab/proxy/model"
+)
+
+// Stale UDP flows. A UDP flow's conntrack entry keeps the DNAT it got from
+// its first datagram for as long as datagrams keep coming, so a client that
+// sends from one source port goes on sending to an endpoint that is gone
+// (kubernetes#48370), or to nowhere when its first datagram came while the
+// Service had no endpoint. After every successful sync the loop deletes the
+// UDP entries whose original destination is a UDP Service's address
+// (ClusterIP, external IP, load balancer VIP with the service port, or a
+// node port) and whose reply source is not one of that Service port's
+// serving endpoints; the next datagram is then a new flow, translated by
+// the rules just written. Upstream: pkg/proxy/conntrack CleanStaleEntries,
+// called at the end of every mode's syncProxyRules. Unlike upstream, which
+// keys service IPs by address alone (the last UDP port of an address wins),
+// a service address here is address and port, so a multi-port Service's
+// flows are judged by their own port's endpoints.
+
+// staleUDPFilter tells, for the Services of one snapshot, which UDP flows
+// are stale.
+type staleUDPFilter struct {
+	// byAddr maps a service address (IP and service port) to the IPs of
+	// its serving endpoints; byNodePort maps a node port likewise.
+	byAddr     map[netip.AddrPort]map[netip.Addr]bool
+	byNodePort map[uint16]map[netip.Addr]bool
+}
+
+// newStaleUDPFilter collects the UDP service ports of snap with their
+// serving endpoints (ready or not, terminating or not: a change of policy
+// or readiness does not break a flow, as upstream).
+func newStaleUDPFilter(snap *model.Snapshot) *staleUDPFilter {
+	f := &staleUDPFilter{byAddr: map[netip.AddrPort]map[netip.Addr]bool{}, byNodePort: map[uint16]map[netip.Addr]bool{}}
+	for _, sp := range snap.ServicePorts {
+		if sp.Protocol != corev1.ProtocolUDP {
+			continue
+		}
+		serving := map[netip.Addr]bool{}
+		for _, ep := range sp.Endpoints {
+			if ep.Serving {
+				serving[ep.IP] = true
+			}
+		}
+		port := uint16(sp.Port)
+		for _, ip := range append(append([]netip.Addr{sp.ClusterIP}, sp.ExternalIPs...), sp.LoadBalancerVIPs...) {
+			if ip.IsValid() {
+				f.byAddr[netip.AddrPortFrom(ip, port)] = serving
+			}
+		}
+		if sp.NodePort != 0 {
+			f.byNodePort[uint16(sp.NodePort)] = serving
+		}
+	}
+	return f
+}
+
+// empty reports whether the snapshot has no UDP service port: nothing to
+// clean, and no need to read the conntrack table.
+func (f *staleUDPFilter) empty() bool { return len(f.byAddr) == 0 && len(f.byNodePort) == 0 }
+
+// stale reports whether a flow of the IP protocol proto, originally to
+// origDst, whose replies come from replySrc, is stale: UDP, to a service
+// address or a node port, and not answered by a serving endpoint.
+func (f *staleUDPFilter) stale(proto uint8, origDst netip.AddrPort, replySrc netip.Addr) bool {
+	if proto != unix.IPPROTO_UDP {
+		return false
+	}
+	if serving, ok := f.byAddr[origDst]; ok && !serving[replySrc] {
+		return true
+	}
+	if serving, ok := f.byNodePort[origDst.Port()]; ok && !serving[replySrc] {
+		return true
+	}
+	return false
+}
+
+// MatchConntrackFlow implements netlink.CustomConntrackFilter.
+func (f *staleUDPFilter) MatchConntrackFlow(flow *netlink.ConntrackFlow) bool {
+	dst, ok1 := addrOf(flow.Forward.DstIP)
+	src, ok2 := addrOf(flow.Reverse.SrcIP)
+	return ok1 && ok2 && f.stale(flow.Forward.Protocol, netip.AddrPortFrom(dst, flow.Forward.DstPort), src)
+}
+
+func addrOf(ip net.IP) (netip.Addr, bool) {
+	a, ok := netip.AddrFromSlice(ip)
+	return a.Unmap(), ok
+}
+
+// CleanStaleUDPFlows deletes the stale UDP flows of snap's Services from
+// the conntrack table of the proxy's network namespace (its node's) and
+// returns how many it deleted.
+func CleanStaleUDPFlows(snap *model.Snapshot) (int, error) {
+	f := newStaleUDPFilter(snap)
+	if f.empty() {
+		return 0, nil
+	}
+	n, err := netlink.ConntrackDeleteFilters(netlink.ConntrackTable, unix.AF_INET, f)
+	return int(n), err
+}
