@@ -68,6 +68,14 @@ type Workspace interface {
 	// kube-system/kube-proxy's config.conf, delete the proxy pods, wait
 	// for new ones, and wait until every node's /proxyMode says mode.
 	SwitchProxyMode(ctx context.Context, mode string) error
+
+	// TrafficWith is Traffic with TrafficOptions: the protocol (TCP or
+	// UDP), the path (or UDP command), a fixed source port.
+	TrafficWith(ctx context.Context, from Client, target netip.AddrPort, o TrafficOptions) (*traffic.Result, error)
+	// DeletePods deletes pods of the workspace by name, with a grace
+	// period of one second, and returns when they are gone and every
+	// node's proxy has synced since.
+	DeletePods(ctx context.Context, names ...string) error
 }
 
 // Node is a cluster node.
