@@ -3,10 +3,12 @@ package kit
 import (
 	"context"
 	"net/netip"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/labs/agents/conntrack"
+	"github.com/svclab/svclab/labs/agents/dnslookup"
 	"github.com/svclab/svclab/labs/agents/traffic"
 )
 
@@ -22,6 +24,9 @@ type Target interface {
 	// a namespace of its own (kubernetes). ErrTooFewNodes if the cluster
 	// is smaller.
 	Workspace(ctx context.Context, prefix string, nodes int) (Workspace, error)
+	// Proxy is what proxies Services on the target (proxyfacts.go),
+	// found once per run.
+	Proxy(ctx context.Context) (Proxy, error)
 	// Close releases what the target made for the whole run.
 	Close(ctx context.Context) error
 }
@@ -76,12 +81,38 @@ type Workspace interface {
 	// period of one second, and returns when they are gone and every
 	// node's proxy has synced since.
 	DeletePods(ctx context.Context, names ...string) error
+
+	// TrafficFromNode is TrafficWith from a node's own network namespace:
+	// its host network, where the kubelet and hostNetwork pods connect
+	// from.
+	TrafficFromNode(ctx context.Context, node string, target netip.AddrPort, o TrafficOptions) (*traffic.Result, error)
+	// Outside is a client outside the cluster for connections to node's
+	// addresses, for TrafficWith: the lab's client; on a cluster the host
+	// network of another node (outside the pod network, and not node's
+	// own). An error wrapping ErrNoOutsideClient says why there is none.
+	Outside(ctx context.Context, node string) (Client, error)
+	// TerminatePods deletes pods of the workspace with their own grace
+	// period and returns once they are terminating — their endpoints
+	// serving but not ready — and every node's proxy has synced since,
+	// without waiting for them to go.
+	TerminatePods(ctx context.Context, names ...string) error
+	// LoadBalancerAddress waits at most within for the address the
+	// cluster gives a LoadBalancer Service (status.loadBalancer.ingress),
+	// then for every node's proxy to have synced since. An error wrapping
+	// ErrNoLoadBalancerAddress says none came.
+	LoadBalancerAddress(ctx context.Context, service string, within time.Duration) (netip.Addr, error)
+	// Lookup asks a pod's resolver for name's records of qtype (A or
+	// CNAME), as `dig +search` in the pod would (dnslookup).
+	Lookup(ctx context.Context, pod, name, qtype string) (dnslookup.Answer, error)
 }
 
 // Node is a cluster node.
 type Node struct {
 	Name string
 	IP   netip.Addr // the node's InternalIP
+	// PodCIDR is the node's pod range (spec.podCIDR; invalid when it has
+	// none): detectLocalMode NodeCIDR's local traffic.
+	PodCIDR netip.Prefix
 }
 
 // Client is where a scenario's connections come from.
