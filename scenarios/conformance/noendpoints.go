@@ -19,8 +19,9 @@ import (
 // is answered by an ICMP error (kube-proxy's REJECT, port unreachable) and
 // fails with "connection refused" (or "no route to host" where the proxy
 // rejects with host unreachable), a UDP datagram likewise; neither waits
-// for the client's timeout, as a DROP would make it. In iptables mode the
-// REJECT rule's counter accounts for every attempt.
+// for the client's timeout, as a DROP would make it. Where the proxy is
+// kube-proxy (or svclab's) in iptables mode, the REJECT rule's counter
+// accounts for every attempt.
 //
 // Upstream (test/e2e/network/service.go, "[sig-network] Services"):
 // "should be rejected when no endpoints exist" (TCP; UDP here too).
@@ -37,7 +38,7 @@ func (s *suite) noEndpointsSpecs() {
 
 		for _, protocol := range []string{traffic.ProtocolTCP, traffic.ProtocolUDP} {
 			It(fmt.Sprintf("refuses %s at once: an ICMP error (REJECT), not the client's timeout", strings.ToUpper(protocol)), func(ctx SpecContext) {
-				expectRejected(ctx, *ws, kit.Client{Pod: probe.Name, Node: probe.Spec.NodeName}, svc, protocol)
+				expectRejected(ctx, *ws, kit.Client{Pod: probe.Name, Node: probe.Spec.NodeName}, svc, protocol, s.proxy(ctx))
 			})
 		}
 	})
@@ -45,9 +46,10 @@ func (s *suite) noEndpointsSpecs() {
 
 // expectRejected sends a few connections (or UDP exchanges) to the
 // Service's port 80 over protocol and asserts each was refused well
-// before the client's timeout; in iptables mode also that the Service
-// port's "has no endpoints" REJECT rule counted each.
-func expectRejected(ctx context.Context, ws kit.Workspace, from kit.Client, svc *corev1.Service, protocol string) {
+// before the client's timeout; where p writes kube-proxy's rules in
+// iptables mode, also that the Service port's "has no endpoints" REJECT
+// rule counted each.
+func expectRejected(ctx context.Context, ws kit.Workspace, from kit.Client, svc *corev1.Service, protocol string, p kit.Proxy) {
 	GinkgoHelper()
 	// Two attempts per protocol: the kernel rate-limits the ICMP errors
 	// it sends one address (net.ipv4.icmp_ratelimit: a burst of 6, then
@@ -56,10 +58,9 @@ func expectRejected(ctx context.Context, ws kit.Workspace, from kit.Client, svc 
 	// 1 refused and 4 timed out).
 	const n = 2
 	target := netip.AddrPortFrom(netip.MustParseAddr(svc.Spec.ClusterIP), 80)
-	mode, err := ws.ProxyMode(ctx, from.Node)
-	Expect(err).NotTo(HaveOccurred())
-	reject := func() int64 { return -1 }
-	if mode == "iptables" {
+	counted := p.NotKubeProxyReason() == "" && proxyMode(ctx, ws, from.Node) == "iptables"
+	reject := func() int64 { return 0 }
+	if counted {
 		reject = rejectCounter(ctx, ws, from.Node, svc.Namespace+"/"+svc.Name+":"+protocol+" has no endpoints")
 	}
 	before := reject()
@@ -77,9 +78,18 @@ func expectRejected(ctx context.Context, ws kit.Workspace, from kit.Client, svc 
 	}
 	By(fmt.Sprintf("every attempt refused (%v), the slowest after %s", res.Failures, slowest))
 
-	if mode == "iptables" {
+	if counted {
 		Expect(reject()-before).To(Equal(int64(n)), "the REJECT rule of %s counts each of the %d attempts", target, n)
 	}
+}
+
+// proxyMode is what the proxy on node answers on /proxyMode (ask only a
+// proxy that writes kube-proxy's rules).
+func proxyMode(ctx context.Context, ws kit.Workspace, node string) string {
+	GinkgoHelper()
+	mode, err := ws.ProxyMode(ctx, node)
+	Expect(err).NotTo(HaveOccurred())
+	return mode
 }
 
 // rejectCounter reads, on a node, the packet counter of the filter
