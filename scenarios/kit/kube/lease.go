@@ -66,7 +66,7 @@ func (t *Target) holdRunLease(ctx context.Context, ns string) (*runLease, error)
 		defer l.done.Done()
 		for t.clock.Sleep(renewCtx, leaseRenewal) == nil {
 			if err := l.renew(renewCtx); err != nil && renewCtx.Err() == nil {
-				fmt.Fprintf(t.opts.Out, "renewing the run's heartbeat: %v\n", err)
+				fmt.Fprintf(t.opts.Out, "renewing %v\n", err)
 			}
 		}
 	}()
@@ -84,7 +84,7 @@ func (l *runLease) renew(ctx context.Context) error {
 		if fresh, gerr := l.leases.Get(ctx, RunLeaseName, metav1.GetOptions{}); gerr == nil {
 			l.current = fresh
 		}
-		return fmt.Errorf("Lease %s/%s: %w", l.ns, RunLeaseName, err)
+		return fmt.Errorf("the heartbeat %s/%s: %w", l.ns, RunLeaseName, err)
 	}
 	l.current = updated
 	return nil
