@@ -43,6 +43,7 @@ func (s *suite) nodePortSpecs() {
 			pod = pods[0]
 			Expect(pod.Spec.NodeName).To(Equal(nodes[1].Name))
 		})
+		s.evidenceOnFailure(func() evidenceSubject { return nodePortEvidence(*ws, svc, nodes) }) // evidence.go
 
 		It("answers on node A's NodePort from the pod on node B, which sees node A's address, not the client's", func(ctx SpecContext) {
 			const n = 50

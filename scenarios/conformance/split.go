@@ -46,6 +46,7 @@ func (s *suite) newWeb(prefix string, replicas int) *web {
 		Expect(err).NotTo(HaveOccurred())
 		w.proxy = s.proxy(ctx)
 	})
+	s.evidenceOnFailure(w.evidence) // evidence.go
 	return w
 }
 

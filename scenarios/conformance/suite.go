@@ -31,6 +31,10 @@ type Options struct {
 	// switch rewrites the proxy's ConfigMap and restarts its pods); they
 	// skip, saying so, without it. Labs set it: a lab is the suite's own.
 	Disruptive bool
+	// Artifacts is a directory for each failed spec's evidence,
+	// DIR/<spec>/{rules,conntrack,trace}.txt (evidence.go); "" is none
+	// (the JUnit report has it either way).
+	Artifacts string
 }
 
 // suite is one run: its options, and the target BeforeSuite made.

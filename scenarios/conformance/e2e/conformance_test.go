@@ -181,6 +181,7 @@ func onKind(t *testing.T, f cmdline.Flags) {
 // run registers the suite's specs with opts and runs them.
 func run(t *testing.T, description string, opts conformance.Options) {
 	opts.Disruptive = flags.Disruptive
+	opts.Artifacts = flags.Artifacts // each failed spec's evidence (conformance/evidence.go)
 	if err := conformance.Register(opts); err != nil {
 		t.Fatal(err)
 	}
