@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -108,19 +109,26 @@ func readSavedProxyConfig(cm *corev1.ConfigMap) (*savedProxyConfig, error) {
 }
 
 // restoreProxyConfig puts a saved configuration back: its data into the
-// proxy's ConfigMap, the proxy's pods restarted and ready again (skipped
-// when the data is already as saved), then the saved copy deleted.
+// proxy's ConfigMap, then the proxy's pods restarted and ready again when
+// they may run another configuration — the data had to be written, or a
+// pod is older than the ConfigMap's last write (a restore interrupted
+// between the write and the restart) —, then the saved copy deleted.
 func (t *Target) restoreProxyConfig(ctx context.Context, s *savedProxyConfig) error {
 	cms := t.clientset.CoreV1().ConfigMaps(s.Namespace)
 	current, err := cms.Get(ctx, s.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("restoring %s/%s: %w", s.Namespace, s.Name, err)
 	}
-	if !maps.Equal(current.Data, s.Data) {
+	restart := !maps.Equal(current.Data, s.Data)
+	if restart {
 		current.Data = maps.Clone(s.Data)
 		if _, err := cms.Update(ctx, current, metav1.UpdateOptions{}); err != nil {
 			return fmt.Errorf("restoring %s/%s: %w", s.Namespace, s.Name, err)
 		}
+	} else if restart, err = t.proxyOlderThan(ctx, lastWrite(current)); err != nil {
+		return fmt.Errorf("restoring %s/%s: %w", s.Namespace, s.Name, err)
+	}
+	if restart {
 		if err := t.restartProxyPods(ctx); err != nil {
 			return fmt.Errorf("restoring %s/%s: %w", s.Namespace, s.Name, err)
 		}
@@ -130,4 +138,34 @@ func (t *Target) restoreProxyConfig(ctx context.Context, s *savedProxyConfig) er
 		return fmt.Errorf("deleting the saved copy %s/%s: %w", s.Namespace, SavedProxyConfigName, err)
 	}
 	return nil
+}
+
+// lastWrite is when an object was last written, as its managed fields
+// say (zero when it has none).
+func lastWrite(obj metav1.Object) time.Time {
+	var last time.Time
+	for _, m := range obj.GetManagedFields() {
+		if m.Time != nil && m.Time.After(last) {
+			last = m.Time.Time
+		}
+	}
+	return last
+}
+
+// proxyOlderThan says whether a proxy pod was created before t (false
+// for a zero t).
+func (t *Target) proxyOlderThan(ctx context.Context, when time.Time) (bool, error) {
+	if when.IsZero() {
+		return false, nil
+	}
+	pods, err := t.proxyPods(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, p := range pods {
+		if p.CreationTimestamp.Time.Before(when) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

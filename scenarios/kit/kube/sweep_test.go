@@ -196,3 +196,29 @@ func TestSweepWaitsOutARecentlyKilledRun(t *testing.T) {
 		t.Errorf("the ConfigMap is %v, want it as it was", got)
 	}
 }
+
+// TestSweepRestartsAProxyOlderThanItsConfigMap: a restore interrupted
+// after writing the ConfigMap back and before restarting the proxy left
+// the data as saved but the pods on the other mode; the sweep restarts
+// the pods that started before the ConfigMap's last write.
+func TestSweepRestartsAProxyOlderThanItsConfigMap(t *testing.T) {
+	f, cfg := newFakeAPI(t, "n1")
+	deleted := withKubeProxy(f)
+	killed := stoppedRun(t, cfg, "run-a")
+	setLeaseRenewed(f, killed.agentNS, time.Now().Add(-time.Hour))
+	f.mu.Lock()
+	cm := f.objs["configmaps"]["kube-system/kube-proxy"]
+	cm["data"] = maps.Clone(originalProxyConfig) // written back, then the restore was killed
+	meta(cm)["managedFields"] = []any{map[string]any{"manager": "svclab", "operation": "Update", "time": time.Now().Add(time.Minute).UTC().Format(time.RFC3339)}}
+	f.mu.Unlock()
+	before := deleted()
+	if err := Cleanup(context.Background(), cfg, Options{Source: "fake"}); err != nil {
+		t.Fatal(err)
+	}
+	if deleted() == before {
+		t.Error("the proxy's pods, older than the ConfigMap's last write, were not restarted")
+	}
+	if f.get("configmaps", "kube-system", SavedProxyConfigName) != nil {
+		t.Error("the saved copy is still there")
+	}
+}
