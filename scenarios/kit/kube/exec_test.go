@@ -108,3 +108,16 @@ func TestExecWebSocketFirstThenSPDY(t *testing.T) {
 		})
 	}
 }
+
+// TestExecForbiddenNamesTheRule: an exec the API server forbids (on the
+// WebSocket, then on SPDY) says what was refused and which rule grants it.
+func TestExecForbiddenNamesTheRule(t *testing.T) {
+	f, cfg := newFakeAPI(t, "n1")
+	target := execTarget(t, f, cfg)
+	f.forbid = func(c apiCall) bool { return c.Subresource == "exec" }
+	_, err := target.exec(context.Background(), "svclab-agent-x", "agent-x", "", "echo")
+	want := "forbidden: create pods/exec agent-x in svclab-agent-x: the ClusterRole svclab-conformance that `svclab conformance rbac` prints grants it (pods/exec: create)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("exec: %v, want it to say %q", err, want)
+	}
+}
