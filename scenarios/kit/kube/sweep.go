@@ -47,7 +47,11 @@ func (t *Target) sweep(ctx context.Context, wait bool) (int, error) {
 	}
 	runs := map[string][]corev1.Namespace{}
 	for _, ns := range list.Items {
-		if id := ns.Labels[RunLabel]; id != t.runID {
+		switch id := ns.Labels[RunLabel]; {
+		case id == "":
+			// Not a run's: someone labelled it (a Job's namespace, say).
+			fmt.Fprintf(t.opts.Out, "sweep: left namespace %s: labelled %s but not by a run (no %s label)\n", ns.Name, managedSelector, RunLabel)
+		case id != t.runID:
 			runs[id] = append(runs[id], ns)
 		}
 	}
@@ -77,16 +81,16 @@ func (t *Target) sweep(ctx context.Context, wait bool) (int, error) {
 	var deleted []string
 	for _, id := range sortedRuns(runs) {
 		if live[id] {
-			fmt.Fprintf(t.opts.Out, "sweep: left run %s's namespaces (%s): it still runs\n", describeRun(id), namespaceNames(runs[id]))
+			fmt.Fprintf(t.opts.Out, "sweep: left run %s's namespaces (%s): it still runs\n", id, namespaceNames(runs[id]))
 			continue
 		}
 		for _, ns := range runs[id] {
 			err := t.clientset.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("deleting namespace %s of run %s: %w", ns.Name, describeRun(id), err))
+				errs = append(errs, fmt.Errorf("deleting namespace %s of run %s: %w", ns.Name, id, err))
 				continue
 			}
-			fmt.Fprintf(t.opts.Out, "sweep: deleted namespace %s, left by run %s\n", ns.Name, describeRun(id))
+			fmt.Fprintf(t.opts.Out, "sweep: deleted namespace %s, left by run %s\n", ns.Name, id)
 			deleted = append(deleted, ns.Name)
 			swept++
 		}
@@ -129,8 +133,7 @@ func (t *Target) savedByEarlierRun(ctx context.Context) (*savedProxyConfig, erro
 // heartbeat (RunLeaseName in one of its namespaces). A heartbeat, or a
 // run without one (yet), older than staleAfter is dead at once; a recent
 // one is watched until it is renewed (the run lives) or a whole
-// leaseDuration passes without renewal (the run was killed). A run
-// without a run label (an older svclab's) is dead.
+// leaseDuration passes without renewal (the run was killed).
 func (t *Target) liveRuns(ctx context.Context, runs map[string][]corev1.Namespace) (map[string]bool, error) {
 	live := map[string]bool{}
 	type watched struct {
@@ -139,9 +142,7 @@ func (t *Target) liveRuns(ctx context.Context, runs map[string][]corev1.Namespac
 	}
 	pending := map[string]*watched{}
 	for id := range runs {
-		if id != "" {
-			pending[id] = nil
-		}
+		pending[id] = nil
 	}
 	told := map[string]bool{}
 	for len(pending) > 0 {
@@ -230,12 +231,4 @@ func namespaceNames(namespaces []corev1.Namespace) string {
 		names = append(names, ns.Name)
 	}
 	return strings.Join(names, ", ")
-}
-
-// describeRun names a run ("" is one without a run label).
-func describeRun(id string) string {
-	if id == "" {
-		return "(unlabelled, an older svclab's)"
-	}
-	return id
 }

@@ -109,26 +109,27 @@ func TestEveryRunSweepsWhatAKilledRunLeft(t *testing.T) {
 }
 
 // TestCleanupRemovesEveryObjectOfTheSuite: `svclab conformance cleanup`
-// after a killed run: the ConfigMap as it was, no namespace of the suite
-// (an older svclab's unlabelled run's too), no saved copy.
+// after a killed run: the ConfigMap as it was, no namespace of the
+// suite's runs, no saved copy; a namespace labelled managed-by but by no
+// run (the Job's, say) is left, and said so.
 func TestCleanupRemovesEveryObjectOfTheSuite(t *testing.T) {
 	f, cfg := newFakeAPI(t, "n1")
 	withKubeProxy(f)
 	killed := stoppedRun(t, cfg, "run-a")
 	setLeaseRenewed(f, killed.agentNS, time.Now().Add(-time.Hour))
-	f.put("namespaces", map[string]any{"metadata": map[string]any{"name": "svclab-split-old12", "labels": map[string]any{ManagedByLabel: ManagedBy}}})
+	f.put("namespaces", map[string]any{"metadata": map[string]any{"name": "svclab-conformance", "labels": map[string]any{ManagedByLabel: ManagedBy}}})
 	var out strings.Builder
 	if err := Cleanup(context.Background(), cfg, Options{Source: "fake", Out: &out}); err != nil {
 		t.Fatalf("Cleanup: %v", err)
 	}
-	if nss := f.list("namespaces", ""); len(nss) != 0 {
-		t.Errorf("namespaces left: %v", nss)
+	if nss := f.list("namespaces", ""); len(nss) != 1 || str(meta(nss[0])["name"]) != "svclab-conformance" {
+		t.Errorf("namespaces left: %v, want svclab-conformance only", nss)
 	}
 	if got := proxyConfigData(f); !maps.Equal(got, originalProxyConfig) {
 		t.Errorf("the ConfigMap is %v, want it as it was", got)
 	}
-	if !strings.Contains(out.String(), "deleted namespace svclab-split-old12, left by run (unlabelled, an older svclab's)") {
-		t.Errorf("output\n%s\ndoes not name the unlabelled namespace", out.String())
+	if !strings.Contains(out.String(), "left namespace svclab-conformance: labelled app.kubernetes.io/managed-by=svclab-conformance but not by a run") {
+		t.Errorf("output\n%s\ndoes not name the namespace it left", out.String())
 	}
 }
 
