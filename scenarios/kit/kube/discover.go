@@ -51,6 +51,9 @@ func Discover(ctx context.Context, cs kubernetes.Interface, proxyConfig string) 
 	if err != nil {
 		return Discovery{}, err
 	}
+	if found.kind == kit.ProxyOther && found.daemonSet != nil {
+		found.where += ": svclab's proxy, not in kube-proxy's place (no label k8s-app=kube-proxy), so checked as any Service proxy"
+	}
 	if found.kind == kit.ProxyOther {
 		return Discovery{Proxy: kit.Proxy{
 			Kind: kit.ProxyOther, Where: found.where,
@@ -92,6 +95,9 @@ func findProxy(ctx context.Context, cs kubernetes.Interface, dss []appsv1.Daemon
 	if len(candidates) > 0 {
 		sort.SliceStable(candidates, func(i, j int) bool {
 			a, b := candidates[i].daemonSet, candidates[j].daemonSet
+			if ai, bi := candidates[i].kind != kit.ProxyOther, candidates[j].kind != kit.ProxyOther; ai != bi {
+				return ai // a proxy in kube-proxy's place first
+			}
 			if a.Status.DesiredNumberScheduled != b.Status.DesiredNumberScheduled {
 				return a.Status.DesiredNumberScheduled > b.Status.DesiredNumberScheduled
 			}
@@ -140,9 +146,22 @@ func findStaticProxyPods(ctx context.Context, cs kubernetes.Interface) (proxyFou
 // image whose entrypoint is given `proxy`), else kube-proxy (a container
 // whose command or image is kube-proxy, or pods labelled
 // k8s-app=kube-proxy).
+//
+// svclab's proxy renders kube-proxy's rules, but it stands in for
+// kube-proxy only in kube-proxy's place — labelled k8s-app=kube-proxy, as
+// `svclab create cluster --proxy svclab` runs it: under another name and
+// labels it is what any other Service proxy is to the suite, "other"
+// (behaviour checked, kube-proxy's internals not), and the reason names it.
 func classifyPodSpec(spec *corev1.PodSpec, labelSets ...map[string]string) (string, corev1.Container, bool) {
+	inKubeProxysPlace := false
+	for _, labels := range labelSets {
+		inKubeProxysPlace = inKubeProxysPlace || labels["k8s-app"] == "kube-proxy"
+	}
 	for _, c := range spec.Containers {
 		if runsSvclabProxy(c) {
+			if !inKubeProxysPlace {
+				return kit.ProxyOther, c, true
+			}
 			return kit.ProxySvclab, c, true
 		}
 	}

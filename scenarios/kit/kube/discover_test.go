@@ -125,9 +125,9 @@ func TestDiscover(t *testing.T) {
 		objects: append(noise()[:1], daemonSet("net", "edge-proxy", map[string]string{"app": "edge"}, corev1.Container{
 			Name: "edge", Image: "registry.example/svclab/svclab@sha256:89ab", Args: []string{"proxy", "--node=$(NODE_NAME)"},
 		}, nil, 2)),
-		want: kit.Proxy{Kind: kit.ProxySvclab, Where: "DaemonSet net/edge-proxy", Mode: "iptables",
-			Config:     kit.DefaultProxyConfig(),
-			ConfigFrom: "upstream's defaults (no --config, and no ConfigMap kube-system/kube-proxy)"},
+		want: kit.Proxy{Kind: kit.ProxyOther,
+			Where:    "DaemonSet net/edge-proxy: svclab's proxy, not in kube-proxy's place (no label k8s-app=kube-proxy), so checked as any Service proxy",
+			ModeFrom: "not kube-proxy: no mode read", Config: kit.DefaultProxyConfig(), ConfigFrom: "not kube-proxy: no configuration read"},
 	}, {
 		name: "svclab's proxy as svclab's kind clusters run it (labelled k8s-app=kube-proxy, reading kube-system/kube-proxy)",
 		objects: append(noise(), daemonSet("kube-system", "svclab-proxy", map[string]string{"k8s-app": "kube-proxy"}, corev1.Container{
