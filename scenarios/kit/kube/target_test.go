@@ -83,3 +83,34 @@ func TestNewStartsTheAgentAndCloseRemovesIt(t *testing.T) {
 		t.Errorf("after Close: namespaces %v", nss)
 	}
 }
+
+// TestApplyLabelsTheRunAndMountsNoToken: what a scenario applies is
+// labelled as the run's, and its pods (a Pod's, a Deployment's template)
+// get no service-account token.
+func TestApplyLabelsTheRunAndMountsNoToken(t *testing.T) {
+	f, cfg := newFakeAPI(t, "n1")
+	ctx := context.Background()
+	target, err := connect(ctx, cfg, Options{Source: "fake", RunID: "run-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := target.apply(ctx, "ns", scenarioManifests); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []struct{ resource, name, spec string }{
+		{"deployments", "web", "spec.template.spec"},
+		{"pods", "probe", "spec"},
+	} {
+		obj := f.get(o.resource, "ns", o.name)
+		if obj == nil {
+			t.Fatalf("no %s ns/%s", o.resource, o.name)
+		}
+		if got := field(obj, o.spec+".automountServiceAccountToken"); got != false {
+			t.Errorf("%s ns/%s: automountServiceAccountToken %v, want false", o.resource, o.name, got)
+		}
+		labels, _ := meta(obj)["labels"].(map[string]any)
+		if labels[ManagedByLabel] != ManagedBy || labels[RunLabel] != "run-1" {
+			t.Errorf("%s ns/%s: labels %v, want managed-by and the run", o.resource, o.name, labels)
+		}
+	}
+}
