@@ -1,6 +1,7 @@
 package kind
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,8 +23,12 @@ func TestParseConfigIsStrict(t *testing.T) {
 }
 
 func TestClusterConfigsInTheRepositoryParse(t *testing.T) {
-	for _, f := range []string{"flannel-vxlan", "calico-proxyarp", "svclab-proxy", "single-node", "flannel"} {
-		if _, err := LoadConfig("../../clusters/kind/" + f + ".yaml"); err != nil {
+	files, err := filepath.Glob("../../clusters/kind/*.yaml")
+	if err != nil || len(files) < 6 {
+		t.Fatalf("clusters/kind/*.yaml: %v, %v", files, err)
+	}
+	for _, f := range files {
+		if _, err := LoadConfig(f); err != nil {
 			t.Error(err)
 		}
 	}

@@ -27,6 +27,10 @@ const (
 	// NetexecImage is the image Create imports into every node: svclab's
 	// binary as the pods' server and the node agent.
 	NetexecImage = images.Netexec
+	// ProxyImage is the image `--proxy svclab` runs svclab's proxy from
+	// (svclab on the node's root filesystem, with iptables), preloaded on
+	// every node of clusters svclab creates.
+	ProxyImage = images.SvclabProxy
 	// CNIFlannel and CNICalico name upstream's CNIs (--cni);
 	// FlannelVersion is the flannel release --cni flannel runs.
 	CNIFlannel     = flannel.Name

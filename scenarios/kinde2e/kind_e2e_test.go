@@ -27,16 +27,20 @@ var kindRuns = []struct{ config, cni string }{
 
 // TestIntegrationKind is `make e2e-kind`: bad input first (nothing may be
 // left), then the conformance suite on a kind cluster per pod network
-// with the stock kube-proxy (e2e-framework creates and deletes them), then
-// svclab's proxy on a cluster made with `svclab create cluster`, tested
-// by `svclab conformance --kubeconfig` as a cluster it did not create,
-// and deleted with `svclab delete cluster`; then the same for the real
+// with the stock kube-proxy, --disruptive (e2e-framework creates and
+// deletes them); then, through `svclab conformance --kubeconfig` as on
+// clusters svclab did not create: svclab's proxy serving Services under
+// another name without kube-proxy's ConfigMap (e2eOtherProxy), a foreign
+// cluster with images from a registry and kube-proxy's masqueradeAll and
+// InterfaceNamePrefix (e2eForeign: a wrong image, a killed disruptive run
+// and its cleanup, a passing run, the in-cluster Job), and the real
 // flannel (--cni flannel), whose DaemonSet, VXLAN device and subnet.env
 // are checked on every node first, and where the Service types' manifest
 // is applied unchanged and its traffic asserted (LoadBalancer address
-// from svclab's load balancer, source ranges, ClientIP affinity…). JUnit reports go to
-// $SVCLAB_ARTIFACTS (default _out/). At the end the host is as it was:
-// links, addresses, routes, iptables, sysctls, no namespace, no daemon.
+// from svclab's load balancer, source ranges, ClientIP affinity…). JUnit
+// reports go to $SVCLAB_ARTIFACTS (default _out/). At the end the host is
+// as it was: links, addresses, routes, iptables, sysctls, no namespace,
+// no daemon.
 func TestIntegrationKind(t *testing.T) {
 	if os.Getenv("SVCLAB_E2E_KIND") != "1" {
 		t.Skip("set SVCLAB_E2E_KIND=1 to run the kind end-to-end test (`make e2e-kind`; minutes, a cold image build ~10 min)")
@@ -68,33 +72,22 @@ func TestIntegrationKind(t *testing.T) {
 			start := time.Now()
 			config, _ := filepath.Abs(filepath.Join("..", "..", "clusters", "kind", run.config))
 			cmd := exec.Command(suite, cmdline.Flags{
-				KindConfig: config, KindCNI: run.cni, KindProxy: kind.ProxyStock, SvclabBinary: bin,
+				KindConfig: config, KindCNI: run.cni, KindProxy: kind.ProxyStock, SvclabBinary: bin, Disruptive: true,
 				JUnit: junit, Timeout: 40 * time.Minute, Verbose: true,
 			}.Args()...)
 			cmd.Dir = filepath.Join("..", "..")
 			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 			err := cmd.Run()
-			t.Logf("MEASURE conformance on kind %s (create, 8 specs, delete): %s; report %s", run.config, time.Since(start).Round(time.Second), junit)
+			t.Logf("MEASURE conformance on kind %s (create, the specs, delete): %s; report %s", run.config, time.Since(start).Round(time.Second), junit)
 			if err != nil {
 				t.Fatalf("conformance on kind %s: %v", run.config, err)
 			}
 		})
 	}
 
-	t.Run("conformance/svclab-proxy via the CLI", func(t *testing.T) {
-		const name = "e2e-svclab-proxy"
-		junit := filepath.Join(artifacts, "junit-kind-svclab-proxy.xml")
-		start := time.Now()
-		run(t, bin, "create", "cluster", "--config", filepath.Join("..", "..", "clusters", "kind", "svclab-proxy.yaml"), "--name", name, "--proxy", kind.ProxySvclab)
-		defer run(t, bin, "delete", "cluster", "--name", name)
-		kubeconfig := kubeconfigOf(t, name)
-		out, err := runErr(bin, "conformance", "--kubeconfig", kubeconfig, "--netns", kind.DockerNamespace,
-			"--pull-policy", "Never", "--junit", junit)
-		t.Logf("MEASURE svclab proxy cluster: create + conformance: %s; report %s", time.Since(start).Round(time.Second), junit)
-		if err != nil {
-			t.Fatalf("svclab conformance on %s: %v\n%s", name, err, out)
-		}
-	})
+	t.Run("conformance/svclab's proxy as another proxy (no kube-proxy, no kubeadm ConfigMap) via the CLI", func(t *testing.T) { e2eOtherProxy(t, bin, artifacts) })
+
+	t.Run("conformance/a foreign cluster (registry image, masqueradeAll, InterfaceNamePrefix) via the CLI", func(t *testing.T) { e2eForeign(t, bin, artifacts) })
 
 	t.Run("conformance/flannel (the real one) via the CLI", func(t *testing.T) { e2eRealFlannel(t, bin, artifacts) })
 
