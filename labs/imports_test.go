@@ -19,6 +19,7 @@ var importRules = []struct {
 	from, why string
 	not, but  []string
 }{
+	{"clusters", "the built-in files (lab files, kind configs, workloads, lessons) are data: they import nothing of svclab", []string{"internal/...", "proxy/...", "labs/...", "scenarios/...", "tools/..."}, nil},
 	{"internal/...", "internal/ is the leaf floor: helpers every floor may use", []string{"proxy/...", "labs/...", "scenarios/...", "tools/..."}, nil},
 	{"proxy/...", "the proxy is the bottom floor", []string{"labs/...", "scenarios/...", "tools/..."}, nil},
 	{"labs/...", "labs sit under the scenarios and the tools", []string{"scenarios/...", "tools/..."}, nil},

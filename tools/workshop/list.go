@@ -11,22 +11,38 @@ import (
 
 	"github.com/svclab/svclab/labs/netns"
 	"github.com/svclab/svclab/labs/netns/graph"
+	"github.com/svclab/svclab/tools/builtin"
 )
 
-// LessonsDir finds clusters/lessons in the svclab checkout at or above the
-// working directory.
+// LessonsDir is where the lessons are when --lessons does not say: the
+// checkout's clusters/lessons at or above the working directory, so that a
+// lesson's author runs the lesson as edited, else the lessons built into
+// svclab (tools/builtin), so that the binary alone has them anywhere.
 func LessonsDir() (string, error) {
+	if dir, ok := checkoutLessons(); ok {
+		return dir, nil
+	}
+	dir, err := builtin.Dir()
+	if err != nil {
+		return "", fmt.Errorf("workshop: the built-in lessons: %w (or give --lessons DIR)", err)
+	}
+	return filepath.Join(dir, "lessons"), nil
+}
+
+// checkoutLessons finds clusters/lessons in the svclab checkout at or
+// above the working directory.
+func checkoutLessons() (string, bool) {
 	dir, err := os.Getwd()
 	if err != nil {
-		return "", err
+		return "", false
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		p := filepath.Join(d, "clusters", "lessons")
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-			return p, nil
+			return p, true
 		}
 		if d == filepath.Dir(d) {
-			return "", fmt.Errorf("workshop: no clusters/lessons at or above %s: run it from the svclab checkout, or give --lessons DIR", dir)
+			return "", false
 		}
 	}
 }
