@@ -59,7 +59,9 @@ func Register(opts Options) error {
 	s := &suite{opts: opts}
 	BeforeSuite(func(ctx SpecContext) {
 		t, err := s.opts.Setup(ctx)
-		Expect(err).NotTo(HaveOccurred())
+		if err != nil {
+			Fail("set-up: " + err.Error()) // one readable line in the JUnit
+		}
 		s.target = t
 		DeferCleanup(func(ctx SpecContext) {
 			Expect(s.target.Close(ctx)).To(Succeed())
