@@ -67,7 +67,8 @@ func newConformance() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(newConformanceRBAC(), newConformanceCleanup())
+	cmd.AddCommand(newConformanceRBAC(), newConformanceCleanup(), newConformanceManifest())
+	addReportOutput(cmd, &f) // conformance_output.go: -o table|junit, --done-file
 	fl := cmd.Flags()
 	fl.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: as kubectl finds it, $KUBECONFIG, else ~/.kube/config)")
 	fl.BoolVar(&f.InCluster, "in-cluster", false, "run on the cluster this runs in (a Job's pod), with its service account")

@@ -22,6 +22,7 @@ var withoutRoot = map[string]bool{
 	"conformance":           true, // talks to a cluster through a kubeconfig
 	"conformance rbac":      true, // prints YAML
 	"conformance cleanup":   true, // talks to a cluster through a kubeconfig
+	"conformance manifest":  true, // prints YAML
 	"image build":           true, // reads two binaries, writes a file
 	"image push":            true, // and talks to a registry
 	"workshop list":         true,
