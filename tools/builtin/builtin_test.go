@@ -140,9 +140,9 @@ func extractFresh(fsys fs.FS, base string) (string, error) {
 
 // useBase makes Dir extract into base for the test.
 func useBase(t *testing.T, base string) {
-	old := baseDir
-	baseDir = func() (string, error) { return base, nil }
-	t.Cleanup(func() { baseDir = old })
+	old := baseDirs
+	baseDirs = func() []string { return []string{base} }
+	t.Cleanup(func() { baseDirs = old })
 	extracted.Lock()
 	extracted.base, extracted.dir = "", ""
 	extracted.Unlock()
@@ -179,5 +179,33 @@ func TestAboutIsTheFirstSentence(t *testing.T) {
 		if got := about(doc); got != want {
 			t.Errorf("about(%q) = %q, want %q", doc, got, want)
 		}
+	}
+}
+
+// TestDirFallsBackToTheNextBase: a base folder that cannot be used (a
+// user without a home; here a planted symbolic link) gives way to the
+// next one.
+func TestDirFallsBackToTheNextBase(t *testing.T) {
+	tmp := t.TempDir()
+	bad, good := filepath.Join(tmp, "bad"), filepath.Join(tmp, "good")
+	if err := os.Symlink(t.TempDir(), bad); err != nil {
+		t.Fatal(err)
+	}
+	old := baseDirs
+	baseDirs = func() []string { return []string{bad, good} }
+	t.Cleanup(func() { baseDirs = old })
+	extracted.Lock()
+	extracted.base, extracted.dir = "", ""
+	extracted.Unlock()
+	dir, err := Dir()
+	if err != nil || filepath.Dir(dir) != good {
+		t.Fatalf("Dir = %s, %v; want a folder in %s", dir, err, good)
+	}
+	baseDirs = func() []string { return []string{bad} }
+	extracted.Lock()
+	extracted.base, extracted.dir = "", ""
+	extracted.Unlock()
+	if _, err := Dir(); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Fatalf("Dir with no usable base: %v; want the first one's error", err)
 	}
 }

@@ -24,24 +24,36 @@ var files = clusters.FS
 
 // Dir returns the folder holding the built-in files on disk (the
 // checkout's clusters/ folder as this binary embeds it), writing them
-// there the first time (see the package doc).
+// there the first time (see the package doc). The first base folder
+// (baseDirs) that works holds them; when none does, the first one's error
+// is the error.
 func Dir() (string, error) {
-	base, err := baseDir()
-	if err != nil {
-		return "", err
+	var first error
+	for _, base := range baseDirs() {
+		dir, err := extract(files, base)
+		if err == nil {
+			return dir, nil
+		}
+		if first == nil {
+			first = err
+		}
 	}
-	return extract(files, base)
+	return "", first
 }
 
-// baseDir is where the built-in files' folders go for this user.
-var baseDir = func() (string, error) {
+// baseDirs are where the built-in files' folders may go for this user, in
+// order: beside the labs' state for root; the user's cache, else a folder
+// of the user's own in the temporary directory (a user without a home,
+// such as nobody), for others.
+var baseDirs = func() []string {
 	if os.Geteuid() == 0 {
-		return filepath.Join(filepath.Dir(labstore.Root()), "builtin"), nil
+		return []string{filepath.Join(filepath.Dir(labstore.Root()), "builtin")}
 	}
+	var out []string
 	if cache, err := os.UserCacheDir(); err == nil && filepath.IsAbs(cache) {
-		return filepath.Join(cache, "svclab", "builtin"), nil
+		out = append(out, filepath.Join(cache, "svclab", "builtin"))
 	}
-	return filepath.Join(os.TempDir(), "svclab-builtin-"+strconv.Itoa(os.Geteuid())), nil
+	return append(out, filepath.Join(os.TempDir(), "svclab-builtin-"+strconv.Itoa(os.Geteuid())))
 }
 
 // extracted remembers Dir's answer for this process.

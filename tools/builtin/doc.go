@@ -17,6 +17,7 @@
 // (internal/privdir: 0700, parents nobody else may write) named by the
 // files' hash, under /run/svclab/builtin for root (beside the labs'
 // state; $SVCLAB_STATE_DIR moves both) and under the user's cache
-// (~/.cache/svclab/builtin) for others. Another svclab version's files sit
+// (~/.cache/svclab/builtin, else /tmp/svclab-builtin-UID for a user
+// without a home) for others. Another svclab version's files sit
 // beside, under their own hash, so a lesson in progress keeps its files.
 package builtin
