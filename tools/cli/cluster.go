@@ -12,6 +12,7 @@ import (
 	"github.com/svclab/svclab/labs/agents/selfexec"
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/cni"
+	"github.com/svclab/svclab/tools/builtin"
 )
 
 // newKind is `svclab kind …`: the kind backend's build and housekeeping.
@@ -59,18 +60,26 @@ func newCreateCluster() *cobra.Command {
 	var opts kind.CreateOptions
 	var config string
 	cmd := &cobra.Command{
-		Use:   "cluster --config FILE [--name N] [--cni flannel-vxlan|calico-proxyarp|flannel] [--proxy stock|svclab]",
-		Short: "Create a kind cluster, offline, from a kind v1alpha4 Cluster config (clusters/kind/*.yaml)",
-		Example: "  sudo svclab create cluster --config clusters/kind/calico-proxyarp.yaml --name demo --cni calico-proxyarp --proxy stock\n" +
-			"  sudo svclab create cluster --config clusters/kind/svclab-proxy.yaml --name mine --proxy svclab",
+		Use:   "cluster --config FILE|NAME [--name N] [--cni flannel-vxlan|calico-proxyarp|flannel] [--proxy stock|svclab]",
+		Short: "Create a kind cluster, offline, from a kind v1alpha4 Cluster config (a file, or a built-in one by name)",
+		Long: "Create a kind cluster, offline, from a kind v1alpha4 Cluster config. A FILE that exists is read; otherwise NAME " +
+			"is one of the configs built into svclab (flannel-vxlan, calico-proxyarp, svclab-proxy, …: the checkout's " +
+			"clusters/kind/NAME.yaml; svclab get examples lists them).",
+		Example: "  sudo svclab create cluster --config calico-proxyarp --name demo --cni calico-proxyarp --proxy stock\n" +
+			"  sudo svclab create cluster --config svclab-proxy --name mine --proxy svclab\n" +
+			"  sudo svclab create cluster --config ./my-kind.yaml --name mine",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if config == "" {
-				return fmt.Errorf("--config: required (a kind v1alpha4 Cluster config, e.g. clusters/kind/flannel-vxlan.yaml)")
+				return fmt.Errorf("--config: required (a kind v1alpha4 Cluster config file, or a built-in one: flannel-vxlan, calico-proxyarp, svclab-proxy, …)")
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			opts.ConfigFile = config
+			file, err := builtin.Resolve(config, builtin.Cluster)
+			if err != nil {
+				return fmt.Errorf("--config %w", err)
+			}
+			opts.ConfigFile = file
 			opts.Out = cmd.OutOrStdout()
 			c, err := kind.Create(ctx, opts)
 			if err != nil {
@@ -86,7 +95,7 @@ func newCreateCluster() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&config, "config", "", "kind v1alpha4 Cluster config file")
+	f.StringVar(&config, "config", "", "kind v1alpha4 Cluster config file, or a built-in one's name (svclab get examples)")
 	cmd.MarkFlagRequired("config") //nolint:errcheck // the flag exists
 	f.StringVar(&opts.Name, "name", "", "cluster name (default: the config's name, else svclab)")
 	f.StringVar(&opts.CNI, "cni", "", "pod network: "+cni.FlannelVXLAN+" or "+cni.CalicoProxyARP+" (svclab's CNI imitating them), or "+

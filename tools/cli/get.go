@@ -15,13 +15,14 @@ func newGet() *cobra.Command {
   sudo svclab get pods -o jsonpath='{.items[*].status.podIP}'
   sudo svclab get svc,po -o custom-columns=KIND:.kind,NAME:.metadata.name
   sudo svclab get clusters -o json
-  sudo svclab get kubeconfig --name demo`,
+  sudo svclab get kubeconfig --name demo
+  svclab get examples                        # the lab files, kind configs and workloads built in`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return getKinds(cmd, f, args)
 		},
 	}
 	f.add(cmd, true)
-	cmd.AddCommand(newGetLabs(), newGetKubeconfig())
+	cmd.AddCommand(newGetLabs(), newGetKubeconfig(), newGetExamples())
 	for _, r := range resources {
 		cmd.AddCommand(newGetResource(r))
 	}

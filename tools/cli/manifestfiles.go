@@ -11,6 +11,7 @@ import (
 
 	"github.com/svclab/svclab/internal/boundedread"
 	"github.com/svclab/svclab/labs/netns/workload"
+	"github.com/svclab/svclab/tools/builtin"
 )
 
 // stdinSource is how an -f - manifest is named in errors, as kubectl
@@ -27,7 +28,8 @@ const maxManifestFiles = workload.MaxManifestObjects
 // manifestFiles expands -f values as kubectl does: "-" is stdin (once), a
 // directory is its .json, .yaml and .yml files in lexical order (its
 // subdirectories' too with recursive), any other path is a file whatever
-// its name. A directory without such files is an error naming it.
+// its name. A directory without such files is an error naming it. A path
+// that does not exist may name a built-in workload (statManifestArg).
 func manifestFiles(args []string, recursive bool) ([]string, error) {
 	var out []string
 	stdin := false
@@ -40,9 +42,9 @@ func manifestFiles(args []string, recursive bool) ([]string, error) {
 			out = append(out, arg)
 			continue
 		}
-		fi, err := os.Stat(arg)
+		arg, fi, err := statManifestArg(arg)
 		if err != nil {
-			return nil, fmt.Errorf("-f %s: %w", arg, err)
+			return nil, err
 		}
 		if !fi.IsDir() {
 			out = append(out, arg)
@@ -61,6 +63,29 @@ func manifestFiles(args []string, recursive bool) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// statManifestArg finds an -f value other than "-": the file or directory
+// of that path when it exists, else the built-in workload or folder it
+// names (tools/builtin: workloads/nginx.yaml, clusters/workloads/,
+// nginx), on disk.
+func statManifestArg(arg string) (string, fs.FileInfo, error) {
+	fi, err := os.Stat(arg)
+	if errors.Is(err, fs.ErrNotExist) {
+		p, ok, berr := builtin.Path(arg, builtin.Workload)
+		switch {
+		case berr != nil:
+			return "", nil, fmt.Errorf("-f %s: %w", arg, berr)
+		case !ok:
+			return "", nil, fmt.Errorf("-f %s: %w (nor a built-in workload: svclab get examples lists them)", arg, err)
+		}
+		arg = p
+		fi, err = os.Stat(arg)
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("-f %s: %w", arg, err)
+	}
+	return arg, fi, nil
 }
 
 // dirManifests lists dir's manifest files in lexical order (filepath.WalkDir's).

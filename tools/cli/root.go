@@ -50,5 +50,8 @@ func newRoot() *cobra.Command {
 	root.AddCommand(create, get, del, newDescribe(), newLogs(), newVersion(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newDNS(), newTour(), newEdit(), newVM(), newKind(), newCNI(), newLoadBalancer(), newNode(), newConformance(), newSupervise(), newGraph(), newTrace(), newUI(), newWorkshop(), newBench())
 	root.AddCommand(newImage())
 	root.AddCommand(newLookup())
+	if err := registerFlagCompletions(root); err != nil {
+		panic("svclab: flag completions: " + err.Error()) // a command or flag was renamed: every test says so
+	}
 	return root
 }

@@ -29,7 +29,7 @@ func newTour() *cobra.Command {
 	}
 	cmd.PersistentFlags().BoolVar(&keep, "keep", os.Getenv("KEEP") == "1", "keep the lab running at the end (also KEEP=1): svclab workshop check, then svclab workshop reset")
 	cmd.PersistentFlags().StringVar(&cni, "cni", os.Getenv("CNI"), "the lab's CNI: canal, flannel-vxlan or calico-proxyarp (default: the lesson's; also CNI=)")
-	cmd.PersistentFlags().StringVar(&lessonsDir, "lessons", "", "the lessons' folder (default: clusters/lessons of the checkout)")
+	cmd.PersistentFlags().StringVar(&lessonsDir, "lessons", "", "the lessons' folder (default: clusters/lessons of the checkout, else the lessons built into svclab)")
 	run := func(cmd *cobra.Command, lesson string) error {
 		return runTourLesson(cmd, lessonsDir, lesson, cni, keep)
 	}
@@ -40,6 +40,12 @@ func newTour() *cobra.Command {
 			Example: "  sudo svclab tour lesson seed-003-pod-network\n" +
 				"  sudo svclab tour lesson ./my-lessons/my-lesson --keep",
 			Args: cobra.ExactArgs(1),
+			ValidArgsFunction: completeLessons(func() (string, error) {
+				if lessonsDir != "" {
+					return lessonsDir, nil
+				}
+				return workshop.LessonsDir()
+			}),
 			RunE: func(cmd *cobra.Command, args []string) error { return run(cmd, args[0]) },
 		},
 		&cobra.Command{

@@ -34,15 +34,27 @@ func newWorkshop() *cobra.Command {
 		Example: "  svclab workshop list\n  svclab workshop start example-clusterip\n  svclab workshop next\n" +
 			"  svclab workshop check three-pods\n  svclab workshop hint three-pods\n  svclab workshop progress -o html > me.html\n  svclab workshop reset",
 	}
-	cmd.PersistentFlags().StringVar(&lessonsDir, "lessons", "", "the lessons' folder (default: clusters/lessons of the checkout at or above the working directory)")
+	cmd.PersistentFlags().StringVar(&lessonsDir, "lessons", "", "the lessons' folder (default: clusters/lessons of the checkout at or above the working directory, else the lessons built into svclab)")
 	dir := func() (string, error) {
 		if lessonsDir != "" {
 			return lessonsDir, nil
 		}
 		return workshop.LessonsDir()
 	}
+	// The class's reports are checked against the teacher's lessons only
+	// (--lessons, or the checkout's): a teacher's own lessons elsewhere are
+	// not the built-in ones.
+	teachersDir := func() (string, error) {
+		if lessonsDir != "" {
+			return lessonsDir, nil
+		}
+		if d, ok := workshop.CheckoutLessonsDir(); ok {
+			return d, nil
+		}
+		return "", errors.New("no lessons folder")
+	}
 	cmd.AddCommand(newWorkshopList(dir), newWorkshopStart(dir), newWorkshopNext(), newWorkshopBack(),
-		newWorkshopCheck(), newWorkshopHint(), newWorkshopProgress(), newWorkshopReset(), newWorkshopClass(dir))
+		newWorkshopCheck(), newWorkshopHint(), newWorkshopProgress(), newWorkshopReset(), newWorkshopClass(teachersDir))
 	return cmd
 }
 
@@ -78,7 +90,8 @@ func newWorkshopStart(dir func() (string, error)) *cobra.Command {
 		Short: "Create the lesson's lab and show its first step (--auto: run every step, for a demo)",
 		Example: "  sudo svclab workshop start seed-001-ladder --student alice\n" +
 			"  sudo svclab workshop start seed-004-nodeport --auto   # every step at once, for a demo",
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeLessons(dir),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			d, err := dir()
 			if err != nil && !isPath(args[0]) {
@@ -180,7 +193,8 @@ func newWorkshopCheck() *cobra.Command {
 		Example: "  sudo svclab workshop check                  # every exercise of the lesson\n" +
 			"  sudo svclab workshop check four-replicas\n" +
 			"  sudo svclab workshop check four-replicas --verbose   # for the teacher: the expressions checked",
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeExercises,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return workshopRun(cmd, func(ctx context.Context) error {
 				out := cmd.OutOrStdout()

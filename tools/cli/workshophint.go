@@ -17,7 +17,8 @@ func newWorkshopHint() *cobra.Command {
 		Short: "Give the exercise's next hint, one at a time (default: the first exercise not passed yet)",
 		Example: "  sudo svclab workshop hint                  # the first exercise not passed yet\n" +
 			"  sudo svclab workshop hint four-replicas    # again for the next hint",
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeExercises,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := workshop.LoadState()
 			if err != nil {

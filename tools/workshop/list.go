@@ -19,7 +19,7 @@ import (
 // lesson's author runs the lesson as edited, else the lessons built into
 // svclab (tools/builtin), so that the binary alone has them anywhere.
 func LessonsDir() (string, error) {
-	if dir, ok := checkoutLessons(); ok {
+	if dir, ok := CheckoutLessonsDir(); ok {
 		return dir, nil
 	}
 	dir, err := builtin.Dir()
@@ -29,9 +29,9 @@ func LessonsDir() (string, error) {
 	return filepath.Join(dir, "lessons"), nil
 }
 
-// checkoutLessons finds clusters/lessons in the svclab checkout at or
+// CheckoutLessonsDir finds clusters/lessons in the svclab checkout at or
 // above the working directory.
-func checkoutLessons() (string, bool) {
+func CheckoutLessonsDir() (string, bool) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", false
