@@ -51,7 +51,7 @@ FUZZSMOKE ?= 300x
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | grep -v '^tools/upstream/' | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps deps-lab lint build root-check lab-nodeport lab lesson test test-repeat test-times test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps deps-lab lint build dist root-check lab-nodeport lab lesson test test-repeat test-times test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -75,6 +75,28 @@ deps-lab: ## install the Debian packages the labs and lessons need (LAB_APT_PKGS
 build: ## build the CLI into bin/svclab and the conformance suite into bin/svclab-conformance.test (static)
 	CGO_ENABLED=0 $(GO) build -ldflags "-X github.com/svclab/svclab/internal/buildinfo.revision=$(REVISION)" -o $(BIN) ./tools/svclab
 	CGO_ENABLED=0 $(GO) test -c -o $(CONFORMANCE_BIN) ./scenarios/conformance/e2e
+
+# Release archives, one per architecture in DIST_ARCHES: the two static
+# binaries `make build` makes (trimmed paths), README.md (the README's
+# opening and its "Install from a release archive") and LICENSE when there
+# is one, as svclab-REVISION-linux-ARCH/ in a .tar.gz with the commit's
+# time and root's owner (same tree, same bytes), then SHA256SUMS.
+DIST_DIR    := _dist
+DIST_ARCHES ?= amd64 arm64
+dist: ## release archives for linux amd64 and arm64 (static svclab and svclab-conformance.test, README, sha256 sums) into _dist/
+	@rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)
+	@epoch=$$(git log -1 --format=%ct 2>/dev/null || echo 0); \
+	for arch in $(DIST_ARCHES); do \
+		name=svclab-$(or $(REVISION),dev)-linux-$$arch; dir=$(DIST_DIR)/$$name; mkdir -p $$dir || exit 1; \
+		echo "building $$name"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags "-X github.com/svclab/svclab/internal/buildinfo.revision=$(REVISION)" -o $$dir/svclab ./tools/svclab || exit 1; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) test -c -trimpath -o $$dir/svclab-conformance.test ./scenarios/conformance/e2e || exit 1; \
+		awk '/^## Two commands/ { skip = 1 } /^### Install from a release archive/ { skip = 0 } /^## Make targets/ { exit } !skip' README.md > $$dir/README.md; \
+		[ ! -f LICENSE ] || cp LICENSE $$dir/; \
+		tar -C $(DIST_DIR) --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$$epoch -cf - $$name | gzip -9n > $(DIST_DIR)/$$name.tar.gz || exit 1; \
+		rm -rf $$dir; \
+	done; \
+	cd $(DIST_DIR) && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
 
 root-check:
 	@[ "$$(id -u)" = 0 ] || { echo "this target needs root (network namespaces, iptables): run sudo make $(MAKECMDGOALS)"; exit 1; }
