@@ -68,7 +68,7 @@ func newConformanceManifest() *cobra.Command {
 			"account Sonobuoy gives its plugins. An --image that is not digest-pinned is refused unless --allow-tag.",
 		Example: "  svclab conformance manifest --image registry.example.com/svclab@sha256:… | kubectl apply -f -\n" +
 			"  kubectl -n " + defaultManifestNamespace + " wait --for=condition=complete job/" + manifestName + " --timeout=75m\n" +
-			"  kubectl -n " + defaultManifestNamespace + " logs job/" + manifestName + " | sed -n '/^<?xml/,$p' > junit.xml\n" +
+			"  kubectl -n " + defaultManifestNamespace + " logs job/" + manifestName + " | sed -n '/^<?xml/,/<\\/testsuites>/p' > junit.xml\n" +
 			"  svclab conformance manifest --sonobuoy --image registry.example.com/svclab@sha256:… > svclab-plugin.yaml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -177,7 +177,7 @@ func (o manifestOptions) jobManifest() (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("# svclab's conformance suite as a Job: `svclab conformance manifest`.\n" +
-		"# The Job's log ends with the JUnit report: kubectl -n " + o.namespace + " logs job/" + manifestName + " | sed -n '/^<?xml/,$p'\n")
+		"# The Job's log ends with the JUnit report: kubectl -n " + o.namespace + " logs job/" + manifestName + " | sed -n '/^<?xml/,/<\\/testsuites>/p'\n")
 	for _, obj := range []any{o.namespaceObject(), o.serviceAccount()} {
 		if err := writeYAMLDocument(&b, obj); err != nil {
 			return "", err

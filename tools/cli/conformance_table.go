@@ -72,7 +72,8 @@ func readJUnitFile(path string) ([]specResult, error) {
 	return results, nil
 }
 
-// readJUnit reads a JUnit report's testcases as table rows, in order.
+// readJUnit reads a JUnit report's testcases as table rows, in order;
+// the suite's set-up and cleanup only when they failed.
 func readJUnit(r io.Reader) ([]specResult, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxJUnitBytes+1))
 	if err != nil {
@@ -99,11 +100,22 @@ func readJUnit(r io.Reader) ([]specResult, error) {
 	if len(cases) == 0 {
 		return nil, errors.New("no testcase in it")
 	}
-	out := make([]specResult, len(cases))
-	for i, tc := range cases {
-		out[i] = tc.result()
+	var out []specResult
+	for _, tc := range cases {
+		row := tc.result()
+		if row.Result == resultPassed && isSuiteNode(tc.Name) {
+			continue // a set-up or cleanup that passed is no spec
+		}
+		out = append(out, row)
 	}
 	return out, nil
+}
+
+// isSuiteNode says whether a testcase is one of ginkgo's suite-level
+// nodes ("[BeforeSuite]", "[DeferCleanup (Suite)]", …) rather than a spec
+// ("[It] …").
+func isSuiteNode(name string) bool {
+	return strings.HasPrefix(name, "[") && strings.HasSuffix(name, "]") && strings.Contains(name, "Suite")
 }
 
 // result is the testcase's row: its spec without ginkgo's "[It] ", and

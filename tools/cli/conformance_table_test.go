@@ -12,7 +12,8 @@ import (
 
 // TestConformanceTableGolden: a JUnit report as ginkgo writes it — passed,
 // failed with a multi-line message, skipped with and without a reason,
-// panicked, pending — as spec × result × reason.
+// panicked, pending — as spec × result × reason; the [BeforeSuite] that
+// passed is no row.
 func TestConformanceTableGolden(t *testing.T) {
 	rows, err := readJUnitFile(filepath.Join("testdata", "conformance-junit.xml"))
 	if err != nil {
