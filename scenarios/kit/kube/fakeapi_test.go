@@ -501,8 +501,16 @@ func (f *fakeAPI) react(resource string, obj map[string]any) {
 		f.ips++
 		obj["spec"].(map[string]any)["clusterIP"] = fmt.Sprintf("10.96.0.%d", f.ips)
 		f.mu.Unlock()
+		// The slice lists the Service's ports by name, as the
+		// EndpointSlice controller writes them.
+		var ports []any
+		specPorts, _ := field(obj, "spec.ports").([]any)
+		for _, sp := range specPorts {
+			name, _ := sp.(map[string]any)["name"].(string)
+			ports = append(ports, map[string]any{"name": name})
+		}
 		f.put("endpointslices", map[string]any{"metadata": map[string]any{"name": str(m["name"]) + "-abcde", "namespace": ns,
-			"labels": map[string]any{"kubernetes.io/service-name": m["name"]}}, "addressType": "IPv4", "endpoints": endpoints})
+			"labels": map[string]any{"kubernetes.io/service-name": m["name"]}}, "addressType": "IPv4", "endpoints": endpoints, "ports": ports})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
 	"github.com/svclab/svclab/labs/agents/selfexec"
@@ -197,17 +198,17 @@ func (w *workspace) proxySyncProbe(ctx context.Context, s *corev1.Service, netex
 	if s.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
 		return proxySyncProbe{}, "session affinity: one client reaches one endpoint", nil
 	}
-	port := -1
+	port, portName := -1, ""
 	for _, p := range s.Spec.Ports {
 		if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
-			port = int(p.Port)
+			port, portName = int(p.Port), p.Name
 			break
 		}
 	}
 	if port < 0 {
 		return proxySyncProbe{}, "no TCP port", nil
 	}
-	endpoints, err := w.readyEndpoints(ctx, s.Name)
+	endpoints, err := w.readyEndpoints(ctx, s.Name, portName)
 	if err != nil {
 		return proxySyncProbe{}, "", err
 	}
@@ -223,15 +224,21 @@ func (w *workspace) proxySyncProbe(ctx context.Context, s *corev1.Service, netex
 	return proxySyncProbe{service: s.Name, target: netip.AddrPortFrom(ip, uint16(port)), endpoints: endpoints, localOnly: local}, "", nil
 }
 
-// readyEndpoints are a Service's ready endpoints in its EndpointSlices:
-// the pods they point at, and their nodes.
-func (w *workspace) readyEndpoints(ctx context.Context, service string) (map[string]string, error) {
+// readyEndpoints are a Service's ready endpoints for its port named port
+// in its EndpointSlices: the pods they point at, and their nodes. A slice
+// holds the endpoints of the ports it lists (the EndpointSlice controller
+// puts pods that resolve a named target port differently in different
+// slices), so only slices listing that port count.
+func (w *workspace) readyEndpoints(ctx context.Context, service, port string) (map[string]string, error) {
 	var list discoveryv1.EndpointSliceList
 	if err := w.res().List(ctx, &list, resources.WithLabelSelector(discoveryv1.LabelServiceName+"="+service)); err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
 	for _, sl := range list.Items {
+		if !slices.ContainsFunc(sl.Ports, func(p discoveryv1.EndpointPort) bool { return ptr.Deref(p.Name, "") == port }) {
+			continue
+		}
 		for _, e := range sl.Endpoints {
 			if e.Conditions.Ready == nil || !*e.Conditions.Ready || e.TargetRef == nil || e.TargetRef.Kind != "Pod" {
 				continue

@@ -65,7 +65,8 @@ func newSyncCluster(t *testing.T, internalTrafficPolicy string) *syncCluster {
 			"nodeName": p.node, "targetRef": map[string]any{"kind": "Pod", "name": p.name, "namespace": ns}})
 	}
 	f.put("endpointslices", map[string]any{"metadata": map[string]any{"namespace": ns, "name": "web-abcde",
-		"labels": map[string]any{"kubernetes.io/service-name": "web"}}, "addressType": "IPv4", "endpoints": endpoints})
+		"labels": map[string]any{"kubernetes.io/service-name": "web"}}, "addressType": "IPv4", "endpoints": endpoints,
+		"ports": []any{map[string]any{"name": "", "port": 8080}}})
 	return c
 }
 

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/e2e-framework/klient/k8s/resources"
 
 	"github.com/svclab/svclab/labs/agents/selfexec"
@@ -44,8 +43,23 @@ func (w *workspace) TrafficWith(ctx context.Context, from kit.Client, target net
 // has synced.
 func (w *workspace) DeletePods(ctx context.Context, names ...string) error {
 	for _, name := range names {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: w.ns}}
-		if err := w.res().Delete(ctx, pod, resources.WithGracePeriod(time.Second)); err != nil && !apierrors.IsNotFound(err) {
+		var pod corev1.Pod
+		err := w.res().Get(ctx, name, w.ns, &pod)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		// A pod terminating already (TerminatePods) is force-deleted, as
+		// `kubectl delete --grace-period=0 --force` does: a kubelet keeps
+		// the grace period its kill started with, so a second, shorter one
+		// would still wait for the first.
+		grace := time.Second
+		if pod.DeletionTimestamp != nil {
+			grace = 0
+		}
+		if err := w.res().Delete(ctx, &pod, resources.WithGracePeriod(grace)); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting pod %s/%s: %w", w.ns, name, err)
 		}
 	}
