@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/internal/cmdrun"
+	"github.com/svclab/svclab/internal/status"
 )
 
 // buildFormat changes whenever what a build contains changes for the same
@@ -84,11 +85,8 @@ func Prepare(ctx context.Context, opts PrepareOptions) (*Image, error) {
 	if dir == "" {
 		dir = CacheDir()
 	}
-	logf := func(format string, args ...any) {
-		if opts.Log != nil {
-			fmt.Fprintf(opts.Log, format+"\n", args...)
-		}
-	}
+	progress := status.New(opts.Log) // each long step announced as it starts; nil Log: quiet
+	logf := func(format string, args ...any) { fmt.Fprintf(progress, format+"\n", args...) }
 	if err := os.MkdirAll(filepath.Join(dir, "builds"), 0o755); err != nil {
 		return nil, fmt.Errorf("vm cache: %w", err)
 	}
@@ -109,13 +107,20 @@ func Prepare(ctx context.Context, opts PrepareOptions) (*Image, error) {
 		return done(cur) // built by another process while we waited
 	}
 
-	logf("resolving the guest's Debian packages with apt")
-	kernel, pkgs, err := resolveAll(ctx, dir)
+	var kernel pkg
+	var pkgs []pkg
+	resolve := func() (err error) {
+		kernel, pkgs, err = resolveAll(ctx, dir)
+		return err
+	}
+	err = progress.Run("resolve the guest's Debian packages with apt", resolve)
 	if err != nil && os.Geteuid() == 0 && curErr != nil {
 		// A machine whose package lists were never fetched (or were cleaned).
-		logf("updating the package lists (apt-get update): %v", firstLine(err.Error()))
-		if uerr := cmdrun.Command("apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=120").WithEnv(aptEnv...).Run(ctx); uerr == nil {
-			kernel, pkgs, err = resolveAll(ctx, dir)
+		logf("the package lists may be missing: %v", firstLine(err.Error()))
+		if uerr := progress.Run("update the package lists (apt-get update)", func() error {
+			return cmdrun.Command("apt-get", "update", "-q", "-o", "DPkg::Lock::Timeout=120").WithEnv(aptEnv...).Run(ctx)
+		}); uerr == nil {
+			err = progress.Run("resolve the guest's Debian packages again", resolve)
 		}
 	}
 	if err != nil {
@@ -136,7 +141,7 @@ func Prepare(ctx context.Context, opts PrepareOptions) (*Image, error) {
 		logf("cached build %s is current", key)
 		return done(img)
 	}
-	if err := build(ctx, dir, key, pkgs, logf); err != nil {
+	if err := build(ctx, dir, key, pkgs, progress); err != nil {
 		return nil, err
 	}
 	if err := setCurrent(dir, key); err != nil {
@@ -173,9 +178,11 @@ func buildKey(kernel pkg, pkgs []pkg) string {
 }
 
 // build downloads and unpacks pkgs into DIR/tmp-KEY-*, finishes the tree and
-// renames it to DIR/builds/KEY. Stale temporary directories of interrupted
-// builds are removed first (the caller holds the build lock).
-func build(ctx context.Context, dir, key string, pkgs []pkg, logf func(string, ...any)) error {
+// renames it to DIR/builds/KEY, each phase a step announced on progress.
+// Stale temporary directories of interrupted builds are removed first (the
+// caller holds the build lock).
+func build(ctx context.Context, dir, key string, pkgs []pkg, progress *status.Printer) error {
+	logf := func(format string, args ...any) { fmt.Fprintf(progress, format+"\n", args...) }
 	stale, _ := filepath.Glob(filepath.Join(dir, "tmp-*"))
 	for _, s := range stale {
 		os.RemoveAll(s)
@@ -197,22 +204,29 @@ func build(ctx context.Context, dir, key string, pkgs []pkg, logf func(string, .
 			return err
 		}
 	}
-	logf("downloading %d Debian packages (apt-get download)", len(pkgs))
-	if err := downloadPackages(ctx, debs, pkgs); err != nil {
+	if err := progress.Run(fmt.Sprintf("download %d Debian packages (apt-get download)", len(pkgs)), func() error {
+		return downloadPackages(ctx, debs, pkgs)
+	}); err != nil {
 		return fmt.Errorf("vm image: %w", err)
 	}
 	t1 := time.Now()
-	logf("unpacking them (dpkg-deb -x) into %s", root)
-	if err := unpackDebs(ctx, debs, root); err != nil {
+	if err := progress.Run("unpack them (dpkg-deb -x) into "+root, func() error {
+		return unpackDebs(ctx, debs, root)
+	}); err != nil {
 		return fmt.Errorf("vm image: %w", err)
 	}
 	t2 := time.Now()
-	version, err := finishRoot(ctx, root)
-	if err != nil {
+	var version string
+	if err := progress.Run("finish the root filesystem (depmod, links)", func() (err error) {
+		version, err = finishRoot(ctx, root)
+		return err
+	}); err != nil {
 		return fmt.Errorf("vm image: %w", err)
 	}
 	t3 := time.Now()
-	if err := extractVmlinux(ctx, filepath.Join(root, "boot", "vmlinuz-"+version), filepath.Join(tmp, "vmlinux")); err != nil {
+	if err := progress.Run("uncompress the kernel", func() error {
+		return extractVmlinux(ctx, filepath.Join(root, "boot", "vmlinuz-"+version), filepath.Join(tmp, "vmlinux"))
+	}); err != nil {
 		logf("booting the compressed kernel (slower under TCG): %v", err)
 	}
 	t4 := time.Now()

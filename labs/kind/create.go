@@ -15,7 +15,8 @@ import (
 	"github.com/svclab/svclab/labs/kind/internal/nodeimage"
 )
 
-// Create makes a cluster, one named step after another (createSteps): it
+// Create makes a cluster, one named step after another (createSteps, each
+// announced on opts.Out as it starts and marked as it ends): it
 // checks the input, makes sure Docker runs and the images exist (building
 // what is missing), creates the cluster with kind, loads svclab's images
 // into the nodes, installs the pod network (and svclab's proxy), waits for
@@ -47,25 +48,28 @@ func Create(ctx context.Context, opts CreateOptions) (*Cluster, error) {
 // step fails (see creation.onFailure).
 func createSteps() []createStep {
 	return []createStep{
-		{"read the cluster config", (*creation).readConfig},
-		{"settle the name, CNI and proxy", (*creation).settle},
-		{"fetch upstream Calico's manifest", (*creation).fetchCalicoManifest},
-		{"find the svclab binary", (*creation).findSvclabBinary},
-		{"check the host's programs", (*creation).checkHostPrograms},
-		{"start Docker", (*creation).startDocker},
-		{"check Docker for upstream Calico", (*creation).checkDockerForCalico},
-		{"track the host's sysctls", (*creation).trackHostChanges},
-		{"check the name is free", (*creation).checkNameFree},
-		{"build the node image", (*creation).buildNodeImage},
-		{"build svclab's images", (*creation).ensureImages},
-		{"create the cluster with kind", (*creation).createCluster},
-		{"list the nodes", (*creation).listNodes},
-		{"load the images into the nodes", (*creation).loadNodeImages},
-		{"install the pod network", (*creation).installPodNetwork},
-		{"wait for the nodes and system pods", (*creation).waitForReady},
-		{"set up the load balancer", (*creation).installLoadBalancer},
+		{name: "read the cluster config", run: (*creation).readConfig},
+		{name: "settle the name, CNI and proxy", run: (*creation).settle},
+		{name: "fetch upstream Calico's manifest", run: (*creation).fetchCalicoManifest, applies: upstreamCalicoOnly},
+		{name: "find the svclab binary", run: (*creation).findSvclabBinary},
+		{name: "check the host's programs", run: (*creation).checkHostPrograms},
+		{name: "start Docker", run: (*creation).startDocker},
+		{name: "check Docker for upstream Calico", run: (*creation).checkDockerForCalico, applies: upstreamCalicoOnly},
+		{name: "track the host's sysctls", run: (*creation).trackHostChanges},
+		{name: "check the name is free", run: (*creation).checkNameFree},
+		{name: "build the node image", run: (*creation).buildNodeImage},
+		{name: "build svclab's images", run: (*creation).ensureImages},
+		{name: "create the cluster with kind", run: (*creation).createCluster},
+		{name: "list the nodes", run: (*creation).listNodes},
+		{name: "load the images into the nodes", run: (*creation).loadNodeImages},
+		{name: "install the pod network", run: (*creation).installPodNetwork},
+		{name: "wait for the nodes and system pods", run: (*creation).waitForReady},
+		{name: "set up the load balancer", run: (*creation).installLoadBalancer},
 	}
 }
+
+// upstreamCalicoOnly: the step is for --cni calico alone.
+func upstreamCalicoOnly(cr *creation) bool { return cr.s.CNI == CNICalico }
 
 // creation is what the steps of Create share: the input, then what each
 // step found or made for the next ones.

@@ -60,10 +60,10 @@ func TestRunStepsUndoesAndNamesTheFailedStep(t *testing.T) {
 	}
 	cr := &creation{opts: CreateOptions{Name: "demo"}}
 	err := runSteps(cr, []createStep{
-		{"first", makes("a")},
-		{"second", makes("b")},
-		{"third", func(*creation) error { log = append(log, "fail"); return cause }},
-		{"fourth", makes("c")},
+		{name: "first", run: makes("a")},
+		{name: "second", run: makes("b")},
+		{name: "third", run: func(*creation) error { log = append(log, "fail"); return cause }},
+		{name: "fourth", run: makes("c")},
 	})
 	if want := "creating cluster demo: step 3/4, third: no room"; err == nil || err.Error() != want {
 		t.Errorf("error %v; want %q", err, want)
@@ -76,7 +76,7 @@ func TestRunStepsUndoesAndNamesTheFailedStep(t *testing.T) {
 		t.Errorf("ran %q; want %q", log, want)
 	}
 	log = nil
-	if err := runSteps(&creation{}, []createStep{{"only", makes("d")}}); err != nil || !slices.Equal(log, []string{"make d"}) {
+	if err := runSteps(&creation{}, []createStep{{name: "only", run: makes("d")}}); err != nil || !slices.Equal(log, []string{"make d"}) {
 		t.Errorf("a run without failure: %v, ran %q; want no undo", err, log)
 	}
 }

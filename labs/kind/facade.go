@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/svclab/svclab/internal/status"
+
 	"github.com/svclab/svclab/labs/kind/internal/calico"
 	"github.com/svclab/svclab/labs/kind/internal/dockerhost"
 	"github.com/svclab/svclab/labs/kind/internal/flannel"
@@ -47,20 +49,26 @@ type BuildOptions struct {
 	Kubernetes string
 	// Flannel also builds the real flannel's images (--cni flannel).
 	Flannel bool
-	// Out receives one line per step and the result.
+	// Out receives each step as it starts and ends, and the result.
 	Out io.Writer
 }
 
 // BuildImages builds the offline node image and the component images
 // (and flannel's with opts.Flannel) on svclab's dockerd, which it starts
-// when none runs and releases after. Every step is cached.
+// when none runs and releases after. Every step is cached, and announced
+// on opts.Out as it starts and marked as it ends (internal/status: a
+// spinner with the time running on a terminal, plain lines when piped).
 func BuildImages(ctx context.Context, opts BuildOptions) (err error) {
-	d, err := dockerhost.Ensure(ctx, opts.Out)
-	if err != nil {
+	out := status.New(opts.Out)
+	var d *dockerhost.Daemon
+	if err := out.Run("start Docker", func() (err error) {
+		d, err = dockerhost.Ensure(ctx, out)
+		return err
+	}); err != nil {
 		return err
 	}
 	defer func() {
-		if rerr := dockerhost.Release(ctx, d, opts.Out); err == nil {
+		if rerr := dockerhost.Release(ctx, d, out); err == nil {
 			err = rerr
 		}
 	}()
@@ -68,19 +76,19 @@ func BuildImages(ctx context.Context, opts BuildOptions) (err error) {
 	if opts.Kubernetes != "" {
 		v.Kubernetes = opts.Kubernetes
 	}
-	res, err := nodeimage.Build(ctx, d, nodeimage.Options{Versions: v, Out: opts.Out})
+	res, err := nodeimage.Build(ctx, d, nodeimage.Options{Versions: v, Out: out})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.Out, "node image %s ready in %s\n", res.NodeImage, res.Took.Round(time.Second/10))
+	fmt.Fprintf(out, "node image %s ready in %s\n", res.NodeImage, res.Took.Round(time.Second/10))
 	if !opts.Flannel {
 		return nil
 	}
-	fl, err := nodeimage.BuildFlannel(ctx, d, res.RootfsTar, nodeimage.Options{Out: opts.Out})
+	fl, err := nodeimage.BuildFlannel(ctx, d, res.RootfsTar, nodeimage.Options{Out: out})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.Out, "flannel images %v ready in %s\n", fl.Images, fl.Took.Round(time.Second/10))
+	fmt.Fprintf(out, "flannel images %v ready in %s\n", fl.Images, fl.Took.Round(time.Second/10))
 	return nil
 }
 

@@ -1,12 +1,20 @@
 package kind
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/svclab/svclab/internal/status"
+)
 
 // createStep is one named step of Create, as kind's own create is a list
 // of actions: it runs on the creation the steps share.
 type createStep struct {
 	name string
 	run  func(*creation) error
+	// applies, when set, says whether the step is this cluster's (the
+	// upstream Calico steps for --cni calico only); a step that does not
+	// apply is neither run nor announced.
+	applies func(*creation) bool
 }
 
 // stepError says which step of creating a cluster failed.
@@ -28,18 +36,28 @@ func (e *stepError) Error() string {
 
 func (e *stepError) Unwrap() error { return e.err }
 
-// runSteps runs steps in order. The first that fails stops them: the
-// undos the steps before it added run, last first, and the error names
-// the step.
+// runSteps runs steps in order, each announced on cr.out as it starts and
+// marked as it ends (internal/status: a spinner with its time running on
+// a terminal, plain lines when piped; what a step prints goes through it).
+// The first that fails stops them: the undos the steps before it added
+// run, last first, and the error names the step.
 func runSteps(cr *creation, steps []createStep) error {
+	progress := status.New(cr.out)
+	cr.out = progress
 	for i, st := range steps {
+		if st.applies != nil && !st.applies(cr) {
+			continue
+		}
+		announced := progress.Start(st.name)
 		if err := st.run(cr); err != nil {
+			announced.Fail()
 			for j := len(cr.undo) - 1; j >= 0; j-- {
 				cr.undo[j](err)
 			}
 			cr.undo = nil
 			return &stepError{cluster: cr.name(), step: st.name, index: i, total: len(steps), err: err}
 		}
+		announced.Done("")
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ func newKind() *cobra.Command {
 		Long: "Builds Kubernetes, etcd and CoreDNS from their Go modules, the component images under the tags " +
 			"`kubeadm config images list` prints, a Debian node root filesystem with debootstrap and kind's base files, " +
 			"and the node image with the component images preloaded. Every step is cached under the svclab cache " +
-			"directory; a second run only checks. Prints each step and how long it took.",
+			"directory; a second run only checks. Each step is announced as it starts (on a terminal, a spinner with its time running; " +
+			"piped, a plain line) and marked with how long it took as it ends.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)

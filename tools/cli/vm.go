@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/svclab/svclab/internal/hostprog"
+	"github.com/svclab/svclab/internal/status"
 	"github.com/svclab/svclab/internal/vm"
 )
 
@@ -145,42 +147,50 @@ func newVMPrepare() *cobra.Command {
 			"reuses the cached one, probes KVM, and boots `true` once to show the boot-to-exit time.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			start := time.Now()
-			if err := hostprog.Ensure(ctx, out, hostprog.Needs(hostprog.VM)...); err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "host programs present: %s (%s)\n", strings.Join(hostprog.Needs(hostprog.VM), " "), time.Since(start).Round(100*time.Millisecond))
-			img, err := vm.Prepare(ctx, vm.PrepareOptions{Log: out, Refresh: refresh})
-			if err != nil {
-				return err
-			}
-			how := "reused the cached image"
-			if img.Built {
-				how = "built the image"
-			}
-			fmt.Fprintf(out, "%s in %s: %s\n  kernel %s (%s), %d packages\n", how, img.Took.Round(100*time.Millisecond),
-				img.Dir, img.KernelVersion, filepath.Base(img.Kernel), len(img.Packages))
-			accel, why := vm.Accelerator(ctx, vm.CacheDir(), img)
-			fmt.Fprintf(out, "accelerator: %s (%s)\n", accel, why)
-			if noBoot {
-				return nil
-			}
-			t := time.Now()
-			code, err := vm.Run(ctx, vm.Options{Command: []string{"true"}, Binary: "-", Timeout: 5 * time.Minute})
-			if err != nil {
-				return err
-			}
-			if code != 0 {
-				return fmt.Errorf("`true` in the VM exited %d", code)
-			}
-			fmt.Fprintf(out, "booted the VM and ran `true` in %s\n", time.Since(t).Round(100*time.Millisecond))
-			return nil
+			return prepareVM(ctx, status.New(cmd.OutOrStdout()), refresh, noBoot)
 		},
 	}
 	cmd.Flags().BoolVar(&refresh, "refresh", false, "check the package versions with apt even if the package lists did not change")
 	cmd.Flags().BoolVar(&noBoot, "no-boot", false, "do not boot the VM")
 	return cmd
+}
+
+// prepareVM is vm prepare's steps, each announced on progress as it
+// starts (on a terminal with its time running) and marked as it ends: the
+// host's programs, the image (vm.Prepare's own steps inside), the
+// accelerator, and one boot unless noBoot.
+func prepareVM(ctx context.Context, progress *status.Printer, refresh, noBoot bool) error {
+	needs := hostprog.Needs(hostprog.VM)
+	host := progress.Start("check the host's programs")
+	if err := hostprog.Ensure(ctx, progress, needs...); err != nil {
+		host.Fail()
+		return err
+	}
+	host.Done(strings.Join(needs, " "))
+	image := progress.Start("prepare the VM image")
+	img, err := vm.Prepare(ctx, vm.PrepareOptions{Log: progress, Refresh: refresh})
+	if err != nil {
+		image.Fail()
+		return err
+	}
+	how := "reused the cached image"
+	if img.Built {
+		how = "built the image"
+	}
+	image.Done(fmt.Sprintf("%s %s: kernel %s (%s), %d packages", how, img.Dir, img.KernelVersion, filepath.Base(img.Kernel), len(img.Packages)))
+	accelStep := progress.Start("pick the accelerator")
+	accel, why := vm.Accelerator(ctx, vm.CacheDir(), img)
+	accelStep.Done(fmt.Sprintf("%s (%s)", accel, why))
+	if noBoot {
+		return nil
+	}
+	return progress.Run("boot the VM and run `true`", func() error {
+		code, err := vm.Run(ctx, vm.Options{Command: []string{"true"}, Binary: "-", Timeout: 5 * time.Minute})
+		if err == nil && code != 0 {
+			err = fmt.Errorf("`true` in the VM exited %d", code)
+		}
+		return err
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/svclab/svclab/internal/hostprog"
 
 	"github.com/svclab/svclab/internal/cmdrun"
+	"github.com/svclab/svclab/internal/status"
 	"github.com/svclab/svclab/labs/kind/internal/cache"
 	"github.com/svclab/svclab/labs/kind/internal/host"
 )
@@ -20,7 +21,7 @@ import (
 type Options struct {
 	Versions Versions     // zero value: DefaultVersions()
 	CacheDir string       // default cache.Dir()
-	Out      io.Writer    // progress, one line per step; nil: quiet
+	Out      io.Writer    // progress: each step as it starts and ends (internal/status); nil: quiet
 	Quirks   *host.Quirks // default host.Detect()
 }
 
@@ -62,7 +63,7 @@ func Build(ctx context.Context, d Docker, opts Options) (*Result, error) {
 	if opts.Quirks != nil {
 		q = *opts.Quirks
 	}
-	b := &build{ctx: ctx, d: d, v: v, root: root, q: q, out: opts.Out, res: &Result{Kubernetes: v.Kubernetes}}
+	b := &build{ctx: ctx, d: d, v: v, root: root, q: q, out: status.New(opts.Out), res: &Result{Kubernetes: v.Kubernetes}}
 	for _, step := range []func() error{
 		b.kubernetesBinaries,
 		b.kubeadmImages,
@@ -87,7 +88,7 @@ type build struct {
 	v    Versions
 	root string // the cache directory
 	q    host.Quirks
-	out  io.Writer // progress; nil: quiet
+	out  *status.Printer // each step announced as it starts and marked as it ends; what steps print
 	res  *Result
 
 	mu         sync.Mutex        // steps may run concurrently (the root filesystem with the Go builds)
@@ -97,25 +98,26 @@ type build struct {
 	rootfsDone chan error        // the root filesystem is built (or failed)
 }
 
-// step runs fn, the step called name, records what it made and prints a
-// progress line; its error names the step.
+// step runs fn, the step called name, announced as it starts (on a
+// terminal, with its time running) and marked with what it made and how
+// long it took as it ends; it records the step. Its error names the step.
 func (b *build) step(name string, fn func() (product string, cached bool, err error)) error {
+	st := b.out.Start(name)
 	t := time.Now()
 	product, cached, err := fn()
 	if err != nil {
+		st.Fail()
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	s := Step{Name: name, Product: product, Cached: cached, Took: time.Since(t)}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.res.Steps = append(b.res.Steps, s)
-	if b.out != nil {
-		how := "built"
-		if cached {
-			how = "cached"
-		}
-		fmt.Fprintf(b.out, "%-28s %-6s %8s  %s\n", name, how, s.Took.Round(10*time.Millisecond), product)
+	b.mu.Unlock()
+	how := "built"
+	if cached {
+		how = "cached"
 	}
+	st.Done(how + " " + product)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/internal/hostprog"
+	"github.com/svclab/svclab/internal/status"
 
 	"github.com/svclab/svclab/labs/kind/internal/cache"
 	"github.com/svclab/svclab/labs/kind/internal/flannel"
@@ -61,7 +62,7 @@ func BuildFlannel(ctx context.Context, d Docker, rootfsTar string, opts Options)
 	if root == "" {
 		root = cache.Dir()
 	}
-	b := &build{ctx: ctx, d: d, root: root, out: opts.Out, res: &Result{}}
+	b := &build{ctx: ctx, d: d, root: root, out: status.New(opts.Out), res: &Result{}}
 	var flanneld, plugin, userland string
 	if err := b.step("flanneld "+flannel.Version, func() (string, bool, error) {
 		path, hit, err := cache.Product(ctx, root, "flanneld", flannel.Version+"-"+cache.Key(flanneldProgram().goMod(), "cgo-static-1"), func(tmp string) error {
@@ -86,8 +87,8 @@ func BuildFlannel(ctx context.Context, d Docker, rootfsTar string, opts Options)
 	if err := b.step("flannel userland", func() (string, bool, error) {
 		path, hit, err := cache.Product(ctx, root, "flannel-userland", userKey, func(tmp string) error {
 			pkgs, err := buildUserland(rootfsTar, FlannelPackages, filepath.Join(tmp, "userland.tar"))
-			if err == nil && opts.Out != nil {
-				fmt.Fprintf(opts.Out, "flannel userland: %s\n", strings.Join(pkgs, " "))
+			if err == nil {
+				fmt.Fprintf(b.out, "flannel userland: %s\n", strings.Join(pkgs, " "))
 			}
 			return err
 		})
@@ -98,7 +99,7 @@ func BuildFlannel(ctx context.Context, d Docker, rootfsTar string, opts Options)
 	}
 	for _, img := range flannelImages(info, flanneld, plugin, userland, userKey) {
 		if err := b.step("image "+img.ref, func() (string, bool, error) {
-			cached, err := img.build(ctx, d, opts.Out)
+			cached, err := img.build(ctx, d, b.out)
 			return img.ref, cached, err
 		}); err != nil {
 			return nil, err
