@@ -91,7 +91,7 @@ func e2eOtherProxy(t *testing.T, bin, artifacts string) {
 	f.mustKubectl("", "-n", "dataplane", "rollout", "status", "daemonset/service-proxy", "--timeout=3m")
 	f.mustKubectl("", "-n", "kube-system", "delete", "daemonset/svclab-proxy", "configmap/kube-proxy", "--wait")
 
-	out, err := runErr(bin, f.conformance("--pull-policy", "Never", "--junit", junit, "--disruptive")...)
+	out, err := runErr(bin, f.conformance("--pull-policy", "Never", "--junit", junit, "--disruptive", "-o", "table")...)
 	t.Logf("MEASURE svclab's proxy as another proxy: create + conformance: %s; report %s\n%s", time.Since(start).Round(time.Second), junit, lastLines(out, 60))
 	if err != nil {
 		t.Fatalf("svclab conformance on %s: %v\n%s", name, err, lastLines(out, 80))
