@@ -146,7 +146,11 @@ func (r *Runner) checkTraffic(ctx context.Context, t TrafficCheck) (string, erro
 	for _, name := range slices.Sorted(maps.Keys(t.Expect)) {
 		expected = append(expected, name+"="+strconv.FormatFloat(t.Expect[name], 'g', -1, 64))
 	}
-	res, err := r.Lab.Traffic(from, traffic.Options{Target: to, Connections: t.Count, Expected: expected, Alpha: t.Alpha}, r.labOpts())
+	opts := traffic.Options{Target: to, Connections: t.Count, Expected: expected, Alpha: t.Alpha}
+	if t.Sequential {
+		opts.Parallelism = 1
+	}
+	res, err := r.Lab.Traffic(from, opts, r.labOpts())
 	if err != nil {
 		return "", err
 	}

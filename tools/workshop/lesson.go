@@ -159,6 +159,12 @@ type TrafficCheck struct {
 	// this many backends, whatever their names (a Deployment's pods).
 	Backends int     `json:"backends,omitempty"`
 	Alpha    float64 `json:"alpha,omitempty"`
+	// Sequential opens the connections one after another instead of 16
+	// at a time: what session affinity needs, which a proxy records when a
+	// client's first connection is translated (connections racing it pick
+	// an endpoint each, with kube-proxy's `recent` rules as with IPVS's
+	// persistence).
+	Sequential bool `json:"sequential,omitempty"`
 }
 
 // ClientIPCheck opens connections from a lab host to a target whose pods
