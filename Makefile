@@ -203,4 +203,4 @@ clean-labs: build ## delete every lab, also crashed ones
 	./$(BIN) delete labs --all
 
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin _dist
