@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -169,27 +168,9 @@ func (w *workspace) Nodes(ctx context.Context) ([]kit.Node, error) {
 	return nodes, nil
 }
 
-// Traffic runs svclab's traffic client in the pod, or in the node agent
-// (the node's host network: outside the pod network) of from.Node.
+// Traffic is TrafficWith n TCP connections asking /hostname.
 func (w *workspace) Traffic(ctx context.Context, from kit.Client, target netip.AddrPort, n int) (*traffic.Result, error) {
-	run := &selfexec.Traffic{Raw: true, Options: traffic.Options{
-		Target: target.String(), Connections: n, Timeout: 10 * time.Second, Deadline: 10 * time.Minute,
-	}}
-	var out string
-	var err error
-	if from.Pod != "" {
-		out, err = w.t.exec(ctx, w.ns, from.Pod, "", selfexec.Argv("/svclab", run)...)
-	} else {
-		out, err = w.t.onNode(ctx, from.Node, run)
-	}
-	if err != nil {
-		return nil, err
-	}
-	var res traffic.Result
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		return nil, fmt.Errorf("traffic result: %w", err)
-	}
-	return &res, nil
+	return w.TrafficWith(ctx, from, target, kit.TrafficOptions{Connections: n})
 }
 
 func (w *workspace) IPTablesSave(ctx context.Context, node, table string, counters bool) (string, error) {
