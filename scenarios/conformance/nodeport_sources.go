@@ -98,5 +98,5 @@ spec:
   type: NodePort
   selector: {app: np}
   ports: [{port: 80, targetPort: 8080}]
-%s`, tolerateAll, s.opts.Image, s.opts.PullPolicy, s.probePod("probe", ""))
+%s`, tolerateAll, s.opts.ServerImage, s.opts.PullPolicy, s.probePod("probe", ""))
 }

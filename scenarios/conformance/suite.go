@@ -24,6 +24,12 @@ type Options struct {
 	// creates have it preloaded; for other clusters the runner may name
 	// another reference (a registry copy).
 	Image string
+	// ServerImage is the image of the pods that only serve (the Services'
+	// backend Deployments), "" is Image: upstream's agnhost runs there as
+	// well (svclab's server takes its netexec flags and answers its
+	// /hostname and /clientip). Pods the suite execs svclab's traffic
+	// client or lookup in run Image.
+	ServerImage string
 	// PullPolicy is the image pull policy of the scenario pods: Never on
 	// clusters svclab loaded the image into; "" is IfNotPresent.
 	PullPolicy string
@@ -52,6 +58,9 @@ func Register(opts Options) error {
 	}
 	if opts.Image == "" {
 		opts.Image = kind.NetexecImage
+	}
+	if opts.ServerImage == "" {
+		opts.ServerImage = opts.Image
 	}
 	if opts.PullPolicy == "" {
 		opts.PullPolicy = "IfNotPresent"

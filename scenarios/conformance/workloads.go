@@ -38,7 +38,7 @@ metadata: {name: web}
 spec:
   selector: {app: web}
   ports: [{port: 80, targetPort: 8080}]
-%s`, replicas, tolerateAll, s.opts.Image, s.opts.PullPolicy, s.probePod("probe", ""))
+%s`, replicas, tolerateAll, s.opts.ServerImage, s.opts.PullPolicy, s.probePod("probe", ""))
 }
 
 // probePod is a netexec pod labelled app=probe to send traffic from; on

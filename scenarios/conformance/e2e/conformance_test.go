@@ -65,7 +65,7 @@ func onCluster(t *testing.T, f cmdline.Flags) {
 	}
 	run(t, "svclab conformance on "+where, conformance.Options{
 		Setup: func(ctx context.Context) (kit.Target, error) { return clusterTarget(ctx, f) },
-		Image: f.Image, PullPolicy: f.PullPolicy,
+		Image: f.Image, ServerImage: f.ServerImage, PullPolicy: f.PullPolicy,
 	})
 }
 
