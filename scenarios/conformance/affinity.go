@@ -38,6 +38,12 @@ func (s *suite) affinitySpecs() {
 			timed, err = (*ws).Service(ctx, "sticky-timeout")
 			Expect(err).NotTo(HaveOccurred())
 		})
+		s.evidenceOnFailure(func() evidenceSubject { // evidence_subjects.go: the Service the failed spec used
+			if specMentions("timeout") {
+				return clusterIPEvidence(*ws, timed, podClient(probe), 80)
+			}
+			return clusterIPEvidence(*ws, sticky, podClient(probe), 80)
+		})
 		client := func(svc *corev1.Service) *affinityClient {
 			return &affinityClient{ws: *ws, from: kit.Client{Pod: probe.Name, Node: probe.Spec.NodeName},
 				vip: netip.AddrPortFrom(netip.MustParseAddr(svc.Spec.ClusterIP), 80), endpoints: endpoints}

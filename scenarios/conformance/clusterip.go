@@ -37,6 +37,7 @@ func (s *suite) clusterIPSpecs() {
 		BeforeAll(func(ctx SpecContext) {
 			svc, pods, probe = readService(ctx, *ws, "both", "both", 2)
 		})
+		s.evidenceOnFailure(func() evidenceSubject { return clusterIPEvidence(*ws, svc, podClient(probe), 80) }) // evidence_subjects.go
 		vip := func() netip.AddrPort { return netip.AddrPortFrom(netip.MustParseAddr(svc.Spec.ClusterIP), 80) }
 		from := func() kit.Client { return kit.Client{Pod: probe.Name, Node: probe.Spec.NodeName} }
 
@@ -85,6 +86,7 @@ func (s *suite) multiPortSpecs() {
 		BeforeAll(func(ctx SpecContext) {
 			svc, _, probe = readService(ctx, *ws, "multi", "multi", 2)
 		})
+		s.evidenceOnFailure(func() evidenceSubject { return clusterIPEvidence(*ws, svc, podClient(probe), 80) }) // evidence_subjects.go
 
 		It("sends port 80 to the pod with target port svc1 and port 81 to the one with svc2, over TCP and UDP", func(ctx SpecContext) {
 			const n = 10

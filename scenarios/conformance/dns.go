@@ -30,18 +30,30 @@ func (s *suite) dnsSpecs() {
 		var (
 			web, headless, external *corev1.Service
 			pods                    []corev1.Pod
-			probe                   string
+			probe                   corev1.Pod
 		)
 		ws := s.workspace("dns", 1, func(context.Context, kit.Workspace) string { return s.dnsWorkload() })
 		BeforeAll(func(ctx SpecContext) {
-			var p corev1.Pod
-			web, pods, p = readService(ctx, *ws, "web", "dns", 2)
-			probe = p.Name
+			web, pods, probe = readService(ctx, *ws, "web", "dns", 2)
 			var err error
 			headless, err = (*ws).Service(ctx, "web-headless")
 			Expect(err).NotTo(HaveOccurred())
 			external, err = (*ws).Service(ctx, "ext")
 			Expect(err).NotTo(HaveOccurred())
+		})
+		// The lookups go to the cluster DNS Service, which is not the
+		// workspace's; the subject is the Service the failed spec asks
+		// about, by name where it has no cluster IP (headless,
+		// ExternalName: no rules, no traced connection, which is itself
+		// what a proxy must do with them).
+		s.evidenceOnFailure(func() evidenceSubject { // evidence_subjects.go
+			switch {
+			case specMentions("headless"):
+				return clusterIPEvidence(*ws, headless, podClient(probe), 80)
+			case specMentions("ExternalName"):
+				return clusterIPEvidence(*ws, external, podClient(probe), 80)
+			}
+			return clusterIPEvidence(*ws, web, podClient(probe), 80)
 		})
 		// expectAnswer asks until the answer is want: cluster DNS follows
 		// the API through a watch, and may lag behind the EndpointSlices
@@ -50,14 +62,14 @@ func (s *suite) dnsSpecs() {
 			GinkgoHelper()
 			var last dnslookup.Answer
 			Eventually(func(g Gomega) {
-				a, err := (*ws).Lookup(ctx, probe, name, qtype)
-				g.Expect(err).NotTo(HaveOccurred(), "%s %s from pod %s", qtype, name, probe)
+				a, err := (*ws).Lookup(ctx, probe.Name, name, qtype)
+				g.Expect(err).NotTo(HaveOccurred(), "%s %s from pod %s", qtype, name, probe.Name)
 				last = a
 				// The pod's search list puts its own namespace first.
 				g.Expect(a.Name).To(HavePrefix(name+"."+web.Namespace+".svc."), "the name that answered")
 				g.Expect(slices.Sorted(slices.Values(a.Values()))).To(Equal(slices.Sorted(slices.Values(want))), "%s records of %s", qtype, a.Name)
 			}).WithContext(ctx).WithTimeout(dnsLag).WithPolling(time.Second).Should(Succeed())
-			By(fmt.Sprintf("pod %s: %s %s → %s %v", probe, qtype, name, last.Name, last.Values()))
+			By(fmt.Sprintf("pod %s: %s %s → %s %v", probe.Name, qtype, name, last.Name, last.Values()))
 		}
 
 		It("answers a Service's name with an A record of its ClusterIP", func(ctx SpecContext) {

@@ -42,6 +42,7 @@ spec:
 			Expect(podNames(pods)).To(Equal([]string{podName}))
 			self = kit.Client{Pod: podName, Node: pods[0].Spec.NodeName}
 		})
+		s.evidenceOnFailure(func() evidenceSubject { return clusterIPEvidence(*ws, svc, self, 80) }) // evidence_subjects.go
 
 		It("answers the pod's own connections to its Service, from itself", func(ctx SpecContext) {
 			vip := netip.AddrPortFrom(netip.MustParseAddr(svc.Spec.ClusterIP), 80)

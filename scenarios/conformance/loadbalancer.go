@@ -45,6 +45,17 @@ func (s *suite) loadBalancerSpecs() {
 			Expect(err).NotTo(HaveOccurred())
 			ingress = netip.AddrPortFrom(addr, uint16(svc.Spec.Ports[0].Port))
 			By(fmt.Sprintf("Service %s: load balancer address %s", svc.Name, addr))
+			// Read again, with the address in its status: the evidence
+			// looks for rules and conntrack entries at it.
+			svc, err = (*ws).Service(ctx, svc.Name)
+			Expect(err).NotTo(HaveOccurred())
+		})
+		s.evidenceOnFailure(func() evidenceSubject { // evidence_subjects.go: from the probe pod to the load balancer address
+			subject := clusterIPEvidence(*ws, svc, podClient(probe), 80)
+			if ingress.IsValid() {
+				subject.to = ingress
+			}
+			return subject
 		})
 
 		It("answers on its load balancer address from a pod, every endpoint answering", func(ctx SpecContext) {

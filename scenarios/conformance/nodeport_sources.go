@@ -41,6 +41,15 @@ func (s *suite) nodePortSourcesSpecs() {
 			Expect(err).NotTo(HaveOccurred())
 			nodes = atMost(all, 2)
 		})
+		// One subject for the three sources: outside the pod network into
+		// the first node's NodePort, where every source's first
+		// connections go.
+		s.evidenceOnFailure(func() evidenceSubject { // evidence_subjects.go
+			if len(nodes) == 0 {
+				return evidenceSubject{}
+			}
+			return nodePortEntryEvidence(*ws, svc, nodes[0])
+		})
 		nodePort := func() int32 { return svc.Spec.Ports[0].NodePort }
 
 		It("answers on every node's NodePort from a pod, every endpoint answering", func(ctx SpecContext) {

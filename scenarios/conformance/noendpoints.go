@@ -35,6 +35,7 @@ func (s *suite) noEndpointsSpecs() {
 		BeforeAll(func(ctx SpecContext) {
 			svc, _, probe = readService(ctx, *ws, "no-pods", "nopods", 0)
 		})
+		s.evidenceOnFailure(func() evidenceSubject { return clusterIPEvidence(*ws, svc, podClient(probe), 80) }) // evidence_subjects.go
 
 		for _, protocol := range []string{traffic.ProtocolTCP, traffic.ProtocolUDP} {
 			It(fmt.Sprintf("refuses %s at once: an ICMP error (REJECT), not the client's timeout", strings.ToUpper(protocol)), func(ctx SpecContext) {

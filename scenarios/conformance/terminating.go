@@ -57,6 +57,12 @@ func (s *suite) terminatingSpecs() {
 			// grace period of 1 s shortens the first one.
 			DeferCleanup(func(ctx SpecContext) { Expect((*ws).DeletePods(ctx, serverName)).To(Succeed()) })
 		})
+		s.evidenceOnFailure(func() evidenceSubject { // evidence_subjects.go: the Service the failed spec used
+			if specMentions("NodePort") {
+				return nodePortEntryEvidence(*ws, local, node)
+			}
+			return clusterIPEvidence(*ws, cluster, probe, 80)
+		})
 
 		It("sends connections to the ClusterIP to the only endpoint, terminating but serving", func(ctx SpecContext) {
 			vip := netip.AddrPortFrom(netip.MustParseAddr(cluster.Spec.ClusterIP), 80)

@@ -70,6 +70,19 @@ func (s *suite) trafficPolicySpecs() {
 				healthChecks = append(healthChecks, nodePortOf(n, etp.Spec.HealthCheckNodePort))
 			}
 		})
+		s.evidenceOnFailure(func() evidenceSubject { // evidence_subjects.go: the Service and node the failed spec used
+			if len(nodes) < 2 {
+				return evidenceSubject{}
+			}
+			i, probe := 0, onNode
+			if specMentions("without a local endpoint") {
+				i, probe = 1, offNode
+			}
+			if specMentions("externalTrafficPolicy") {
+				return nodePortEntryEvidence(*ws, etp, nodes[i])
+			}
+			return clusterIPEvidence(*ws, itp, podClient(probe), 80)
+		})
 		vip := func() netip.AddrPort { return netip.AddrPortFrom(netip.MustParseAddr(itp.Spec.ClusterIP), 80) }
 		pod := func(p corev1.Pod) kit.Client { return kit.Client{Pod: p.Name, Node: p.Spec.NodeName} }
 		outside := func(ctx context.Context, n kit.Node) kit.Client {

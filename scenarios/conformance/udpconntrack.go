@@ -45,6 +45,9 @@ func (s *suite) udpConntrackSpecs() {
 		BeforeAll(func(ctx SpecContext) {
 			svc, _, probe = readService(ctx, *ws, "udp", "udp-server", 1)
 		})
+		// The traced exchange is UDP (the Service's port 80 is), from an
+		// ephemeral port: not the spec's client, a fresh one beside it.
+		s.evidenceOnFailure(func() evidenceSubject { return clusterIPEvidence(*ws, svc, podClient(probe), 80) }) // evidence_subjects.go
 
 		It("keeps answering a client sending from one source port when its only backend is replaced: the proxy clears the stale entry", func(ctx SpecContext) {
 			c := &udpCycle{ws: *ws, probe: probe, vip: netip.AddrPortFrom(netip.MustParseAddr(svc.Spec.ClusterIP), 80)}
