@@ -40,7 +40,7 @@ func e2eRealFlannel(t *testing.T, bin, artifacts string) {
 	kubeconfig := kubeconfigOf(t, name)
 	t0 := time.Now()
 	res, err := runErr(bin, "conformance", "--kubeconfig", kubeconfig, "--netns", kind.DockerNamespace,
-		"--pull-policy", "Never", "--junit", junit, "--disruptive")
+		"--pull-policy", "Never", "--junit", junit, "--disruptive", "--tolerate-all")
 	t.Logf("MEASURE real flannel cluster: conformance %s; create + conformance %s; report %s", time.Since(t0).Round(time.Second), time.Since(start).Round(time.Second), junit)
 	if err != nil {
 		t.Fatalf("svclab conformance on %s: %v\n%s", name, err, res)

@@ -48,7 +48,7 @@ func e2eForeign(t *testing.T, bin, artifacts string) {
 		junit := filepath.Join(artifacts, "junit-kind-foreign-wrong-image.xml")
 		wrong := registryAddr.String() + "/svclab@sha256:" + strings.Repeat("0", 64)
 		start := time.Now()
-		out, err := runErr(bin, f.conformance("--image", wrong, "--junit", junit)...)
+		out, err := runErr(bin, f.conformance("--image", wrong, "--junit", junit, "--tolerate-all")...)
 		took := time.Since(start)
 		t.Logf("MEASURE a wrong image reference failed after %s", took.Round(time.Second))
 		if err == nil {
@@ -150,7 +150,7 @@ func (f foreignCluster) proxyConfig() string {
 func (f foreignCluster) killedModeSwitchIsCleanedUp(ref string) {
 	t := f.t
 	original := f.proxyConfig()
-	cmd := exec.Command(f.bin, f.conformance("--image", ref, "--disruptive", "--label-filter", "Disruptive")...)
+	cmd := exec.Command(f.bin, f.conformance("--image", ref, "--disruptive", "--tolerate-all", "--label-filter", "Disruptive")...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -209,7 +209,7 @@ func (f foreignCluster) nothingOfTheSuiteLeft() {
 // the Job; its log ends with the JUnit report.
 func (f foreignCluster) asAJob(ref, junit string) {
 	t := f.t
-	manifest := run(t, f.bin, "conformance", "manifest", "--image", ref)
+	manifest := run(t, f.bin, "conformance", "manifest", "--image", ref, "--tolerate-all")
 	f.mustKubectl(manifest, "apply", "-f", "-")
 	defer f.kubectl(manifest, "delete", "--ignore-not-found", "--wait", "-f", "-") //nolint:errcheck // reported by nothingOfTheSuiteLeft's callers
 	start := time.Now()
