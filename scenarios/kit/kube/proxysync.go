@@ -7,9 +7,11 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -120,16 +122,33 @@ func (t *Target) proxySettled(ctx context.Context, node string) (bool, error) {
 	return true, nil
 }
 
-// metric is the largest value of a metric in Prometheus text, over its
-// label sets (kube-proxy labels this one with ip_family).
+// metric is the largest value of a gauge or counter in Prometheus text
+// (read with prometheus/common's parser), over its label sets
+// (kube-proxy labels this one with ip_family).
 func metric(text, name string) (float64, bool) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return 0, false
+	}
+	family, ok := families[name]
+	if !ok {
+		return 0, false
+	}
 	best, found := 0.0, false
-	for _, line := range strings.Split(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 2 || (f[0] != name && !strings.HasPrefix(f[0], name+"{")) {
+	for _, m := range family.GetMetric() {
+		var v float64
+		switch {
+		case m.GetGauge() != nil:
+			v = m.GetGauge().GetValue()
+		case m.GetCounter() != nil:
+			v = m.GetCounter().GetValue()
+		case m.GetUntyped() != nil:
+			v = m.GetUntyped().GetValue()
+		default:
 			continue
 		}
-		if v, err := strconv.ParseFloat(f[1], 64); err == nil && (!found || v > best) {
+		if !found || v > best {
 			best, found = v, true
 		}
 	}
