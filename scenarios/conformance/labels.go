@@ -1,42 +1,15 @@
 package conformance
 
-// SpecLabel is one label of the suite's specs, what `svclab conformance
-// --label-filter` selects by.
-type SpecLabel struct {
-	Name string
-	// About says which specs carry it.
-	About string
-}
+import "github.com/svclab/svclab/scenarios/conformance/cmdline"
 
-// SpecLabels are every label the suite's specs carry, each once, sorted: the
-// vocabulary of --label-filter, which the CLI completes. TestLabelsAreTheSpecs
+// SpecLabel is one label of the suite's specs (cmdline.SpecLabel).
+type SpecLabel = cmdline.SpecLabel
+
+// SpecLabels are every label the suite's specs carry, each once, sorted:
+// cmdline.SpecLabels, kept in the command line's package so the CLI can
+// name and complete them without linking ginkgo. TestLabelsAreTheSpecs
 // keeps the list equal to the labels the specs' Label(…) calls give.
-var SpecLabels = []SpecLabel{
-	{LabelDisruptive, "restarts components (the proxy's pods); runs only with --disruptive"},
-	{"affinity", "ClientIP session affinity"},
-	{"clusterip", "ClusterIP Services: TCP and UDP on one port, several named ports"},
-	{"conntrack", "UDP conntrack entries cleared when endpoints change"},
-	{LabelCrossNode, "needs two nodes the scenarios can use"},
-	{"distribution", "how connections split over the endpoints (50/50, the three-pod ladder)"},
-	{"dns", "Services through cluster DNS"},
-	{"hairpin", "a pod reaching itself through its own Service"},
-	{LabelKubeProxyInternals, "asserts kube-proxy's rules, chain names, nft table or /proxyMode"},
-	{"loadbalancer", "LoadBalancer Services where the cluster assigns addresses"},
-	{LabelModeSwitch, "switches the proxy mode through the proxy's ConfigMap (Disruptive)"},
-	{"multiport", "a Service with two named ports"},
-	{"nodeport", "NodePort Services"},
-	{"nodeport-sources", "NodePort from a pod, a node and outside"},
-	{"noendpoints", "a Service without endpoints (rejected, not dropped)"},
-	{"terminating", "the terminating-endpoint fallback"},
-	{"trafficpolicy", "externalTrafficPolicy and internalTrafficPolicy Local"},
-	{"udp", "UDP Services"},
-}
+var SpecLabels = cmdline.SpecLabels
 
 // LabelNames are SpecLabels' names, in order.
-func LabelNames() []string {
-	names := make([]string, len(SpecLabels))
-	for i, l := range SpecLabels {
-		names[i] = l.Name
-	}
-	return names
-}
+func LabelNames() []string { return cmdline.LabelNames() }

@@ -11,7 +11,7 @@ import (
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/netns/topology"
-	"github.com/svclab/svclab/scenarios/conformance"
+	"github.com/svclab/svclab/scenarios/conformance/cmdline"
 	"github.com/svclab/svclab/tools/bench"
 	"github.com/svclab/svclab/tools/builtin"
 	"github.com/svclab/svclab/tools/workshop"
@@ -159,7 +159,7 @@ func completeLabelFilter(_ *cobra.Command, _ []string, toComplete string) ([]str
 	cut := strings.LastIndexAny(toComplete, "&|!,( ") + 1
 	done, last := toComplete[:cut], toComplete[cut:]
 	var out []string
-	for _, l := range conformance.SpecLabels {
+	for _, l := range cmdline.SpecLabels {
 		if strings.HasPrefix(l.Name, last) {
 			out = append(out, done+l.Name+"\t"+l.About)
 		}

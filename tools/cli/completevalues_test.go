@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/svclab/svclab/scenarios/conformance"
+	"github.com/svclab/svclab/scenarios/conformance/cmdline"
 	"github.com/svclab/svclab/tools/workshop"
 )
 
@@ -73,8 +73,8 @@ func TestCompleteValues(t *testing.T) {
 func TestCompleteLabelFilterOffersEveryLabel(t *testing.T) {
 	for _, typed := range []string{"", "udp,", "(nodeport || ", "!"} {
 		got := completions(t, "conformance", "--label-filter", typed)
-		if len(got) != len(conformance.SpecLabels) {
-			t.Errorf("--label-filter %q: %d candidates, want the %d labels: %q", typed, len(got), len(conformance.SpecLabels), got)
+		if len(got) != len(cmdline.SpecLabels) {
+			t.Errorf("--label-filter %q: %d candidates, want the %d labels: %q", typed, len(got), len(cmdline.SpecLabels), got)
 		}
 		for _, c := range got {
 			if !strings.HasPrefix(c, typed) {

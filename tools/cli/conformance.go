@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -76,7 +77,8 @@ func newConformance() *cobra.Command {
 	fl.StringVar(&f.Netns, "netns", "", "reach the API server from this network namespace (svclab-docker for clusters on svclab's dockerd)")
 	fl.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report to this file")
 	fl.StringVar(&f.Focus, "focus", "", "run only the scenarios matching this regular expression")
-	fl.StringVar(&f.LabelFilter, "label-filter", "", "ginkgo label filter (distribution, nodeport, mode-switch)")
+	fl.StringVar(&f.LabelFilter, "label-filter", "", "ginkgo label filter, e.g. 'nodeport && !udp', over the specs' labels: "+
+		strings.Join(cmdline.LabelNames(), ", ")+" (--dry-run prints each spec's)")
 	fl.StringVar(&f.Image, "image", cmdline.DefaultImage, "svclab's image for the scenario pods and the node agent")
 	fl.StringVar(&f.PullPolicy, "pull-policy", cmdline.DefaultPullPolicy, "image pull policy (Never on clusters svclab created)")
 	fl.DurationVar(&f.ReadyTimeout, "ready-timeout", cmdline.DefaultReadyTimeout, "bound of every wait (pods, endpoints, proxy syncs)")
