@@ -194,7 +194,7 @@ func (l *Lab) NodeObjects() ([]*corev1.Node, error) {
 	}
 	created := metav1.NewTime(l.Created())
 	info := corev1.NodeSystemInfo{
-		KubeletVersion: buildinfo.Read().KubernetesAPI, OSImage: osImage(), KernelVersion: kernelVersion(),
+		KubeletVersion: buildinfo.Follows, OSImage: osImage(), KernelVersion: kernelVersion(),
 		OperatingSystem: runtime.GOOS, Architecture: runtime.GOARCH,
 	}
 	var nodes []*corev1.Node

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+
+	"github.com/svclab/svclab/internal/buildinfo"
 )
 
 // Versions pins what a node image is made of.
@@ -23,7 +25,7 @@ type Versions struct {
 // DefaultKubernetes is the Kubernetes version svclab's node image runs. It
 // is known to build offline from the module proxy (v1.36.5 does not: its
 // checksum verification fails).
-const DefaultKubernetes = "v1.36.4"
+const DefaultKubernetes = buildinfo.Follows
 
 // DefaultVersions are the versions svclab builds unless told otherwise.
 func DefaultVersions() Versions {
