@@ -31,6 +31,8 @@ var importRules = []struct {
 	{"scenarios/kit/kube", "specs on real clusters use the agents, not the netns backend", []string{"labs/netns/...", "scenarios/kit/netnslab"}, nil},
 	{"scenarios/kit", "the kit's interfaces are backend-neutral (the netns lab is kit/netnslab)", []string{"labs/netns/...", "labs/kind/..."}, nil},
 	{"tools/...", "tools see the kind backend through its facade and its two in-node entry points", []string{"labs/kind/..."}, []string{"labs/kind", "labs/kind/cni", "labs/kind/loadbalancer"}},
+	{"tools/...", "the svclab binary runs the suite as its own binary: it links no spec, kit or cluster library of the suite, only its flags and its RBAC table", []string{"scenarios/..."}, []string{"scenarios/conformance/cmdline", "scenarios/kit/kube/access"}},
+	{"scenarios/kit/kube/access", "the RBAC table is plain data the CLI prints", []string{"scenarios/...", "labs/..."}, nil},
 }
 
 func matches(pattern, pkg string) bool {

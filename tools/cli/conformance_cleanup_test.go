@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/svclab/svclab/scenarios/conformance/cmdline"
 )
 
 // cleanCluster is an API server whose cluster has one node and nothing of
@@ -53,16 +55,28 @@ func runConformanceCleanup(args ...string) (string, error) {
 	return out.String(), err
 }
 
-// TestConformanceCleanupOnACleanCluster: nothing to sweep is said so.
-// (kube's tests sweep killed runs, restore the ConfigMap, and leave a
-// running run alone.)
-func TestConformanceCleanupOnACleanCluster(t *testing.T) {
-	out, err := runConformanceCleanup("--kubeconfig", cleanCluster(t))
+// TestConformanceCleanupRunsTheSuitesSweep: cleanup reaches the cluster,
+// then runs the suite's binary with -cleanup and the cluster's flags (the
+// sweep itself is kube's, tested there and by make e2e-kind on a killed
+// run), passing its exit status on.
+func TestConformanceCleanupRunsTheSuitesSweep(t *testing.T) {
+	config := cleanCluster(t)
+	bin, argsFile := fakeSuite(t, "0")
+	t.Setenv(cmdline.BinaryEnv, bin)
+	out, err := runConformanceCleanup("--kubeconfig", config, "--proxy-config", "ops/kp")
 	if err != nil {
 		t.Fatalf("cleanup: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "sweep: nothing left by earlier runs") {
-		t.Errorf("output %q does not say there was nothing to sweep", out)
+	args, _ := os.ReadFile(argsFile)
+	for _, want := range []string{"-cleanup", "-kubeconfig=" + config, "-proxy-config=ops/kp"} {
+		if !strings.Contains("\n"+string(args), "\n"+want+"\n") {
+			t.Errorf("the suite ran with\n%s\nwant %s", args, want)
+		}
+	}
+	bin, _ = fakeSuite(t, "3")
+	t.Setenv(cmdline.BinaryEnv, bin)
+	if _, err := runConformanceCleanup("--kubeconfig", config); err == nil {
+		t.Error("a failed sweep (exit 3) reported no error")
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/svclab/svclab/internal/ociimage"
 	"github.com/svclab/svclab/scenarios/conformance/cmdline"
-	"github.com/svclab/svclab/scenarios/kit/kube"
+	"github.com/svclab/svclab/scenarios/kit/kube/access"
 )
 
 // The in-cluster run's names and paths.
@@ -100,7 +100,7 @@ func newConformanceManifest() *cobra.Command {
 	fl.StringVar(&o.run.ServerImage, "server-image", "", "the scenario pods' server image (default: --image; upstream's registry.k8s.io/e2e-test-images/agnhost:2.53 works)")
 	fl.StringVar(&o.run.NodeSelector, "node-selector", "", "run the node agent only on nodes with these labels (k=v,k2=v2)")
 	fl.BoolVar(&o.run.TolerateAll, "tolerate-all", false, "let the node agent run on tainted nodes (control planes) too")
-	fl.StringVar(&o.run.ProxyConfig, "proxy-config", "", "NAMESPACE/NAME of the proxy's ConfigMap (default "+kube.DefaultProxyConfig+"); also the namespace of the Roles")
+	fl.StringVar(&o.run.ProxyConfig, "proxy-config", "", "NAMESPACE/NAME of the proxy's ConfigMap (default "+access.DefaultProxyConfig+"); also the namespace of the Roles")
 	fl.BoolVar(&o.run.Disruptive, "disruptive", false, "also run the Disruptive specs (the mode switch), with the Role they need")
 	fl.StringVar(&o.run.LabelFilter, "label-filter", "", "ginkgo label filter of the run")
 	fl.StringVar(&o.run.Focus, "focus", "", "run only the scenarios matching this regular expression")
@@ -120,10 +120,10 @@ func (o manifestOptions) check() (warning string, err error) {
 	if o.run.Timeout <= 0 {
 		return "", fmt.Errorf("--timeout %s: want a positive duration", o.run.Timeout)
 	}
-	if _, _, err := kube.ParseProxyConfig(o.run.ProxyConfig); err != nil {
+	if _, _, err := access.ParseProxyConfig(o.run.ProxyConfig); err != nil {
 		return "", fmt.Errorf("--proxy-config: %w", err)
 	}
-	if _, err := kube.ParseNodeSelector(o.run.NodeSelector); err != nil {
+	if _, err := access.ParseNodeSelector(o.run.NodeSelector); err != nil {
 		return "", fmt.Errorf("--node-selector: %w", err)
 	}
 	warning, err = cmdline.CheckImage(o.run.Image, o.run.AllowTag)
@@ -171,7 +171,7 @@ func (o manifestOptions) conformanceArgs(junit string, extra ...string) []string
 
 // jobManifest is the Namespace, the ServiceAccount, the RBAC and the Job.
 func (o manifestOptions) jobManifest() (string, error) {
-	rbac, err := kube.RBACManifest(kube.RBACOptions{ProxyConfig: o.run.ProxyConfig, Disruptive: o.run.Disruptive, Subjects: o.subjects()})
+	rbac, err := access.RBACManifest(access.RBACOptions{ProxyConfig: o.run.ProxyConfig, Disruptive: o.run.Disruptive, Subjects: o.subjects()})
 	if err != nil {
 		return "", err
 	}
@@ -199,7 +199,7 @@ func (o manifestOptions) subjects() []rbacv1.Subject {
 // objects a run made: the sweep of killed runs (app.kubernetes.io/
 // managed-by) leaves them alone.
 func manifestLabels() map[string]string {
-	return map[string]string{"app.kubernetes.io/part-of": kube.ManagedBy, "app.kubernetes.io/name": manifestName}
+	return map[string]string{"app.kubernetes.io/part-of": access.ManagedBy, "app.kubernetes.io/name": manifestName}
 }
 
 func (o manifestOptions) namespaceObject() *corev1.Namespace {

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/svclab/svclab/scenarios/kit/kube"
+	"github.com/svclab/svclab/scenarios/kit/kube/access"
 )
 
 // defaultServiceAccount is who `svclab conformance rbac` binds the roles
@@ -16,10 +16,10 @@ const defaultServiceAccount = "svclab-conformance/svclab-conformance"
 
 // newConformanceRBAC is `svclab conformance rbac`: the RBAC the suite
 // needs, as YAML to apply, from the one table the suite also checks each
-// of its requests against (kube.Permissions).
+// of its requests against (access.Permissions).
 func newConformanceRBAC() *cobra.Command {
 	var (
-		opts            kube.RBACOptions
+		opts            access.RBACOptions
 		serviceAccounts []string
 		users, groups   []string
 	)
@@ -41,7 +41,7 @@ func newConformanceRBAC() *cobra.Command {
 				return err
 			}
 			opts.Subjects = subjects
-			out, err := kube.RBACManifest(opts)
+			out, err := access.RBACManifest(opts)
 			if err != nil {
 				return err
 			}
@@ -54,7 +54,7 @@ func newConformanceRBAC() *cobra.Command {
 	fl.StringArrayVar(&users, "user", nil, "bind to this user (repeatable)")
 	fl.StringArrayVar(&groups, "group", nil, "bind to this group (repeatable)")
 	fl.BoolVar(&opts.Disruptive, "disruptive", false, "add the Role --disruptive runs need (the mode switch rewrites the proxy's ConfigMap and restarts its pods)")
-	fl.StringVar(&opts.ProxyConfig, "proxy-config", "", "NAMESPACE/NAME of the proxy's ConfigMap, as given to `svclab conformance` (default "+kube.DefaultProxyConfig+")")
+	fl.StringVar(&opts.ProxyConfig, "proxy-config", "", "NAMESPACE/NAME of the proxy's ConfigMap, as given to `svclab conformance` (default "+access.DefaultProxyConfig+")")
 	return cmd
 }
 

@@ -67,6 +67,11 @@ type Flags struct {
 	// Artifacts is a directory for each failed spec's evidence (rules,
 	// conntrack entries, a trace); "" is none (the JUnit still has it).
 	Artifacts string
+	// Cleanup runs no spec: it removes what killed runs left on the
+	// cluster and puts back a proxy ConfigMap one left changed (`svclab
+	// conformance cleanup`, which runs the binary so that svclab links
+	// none of the suite's cluster libraries).
+	Cleanup bool
 
 	// A kind cluster made for the run with svclab's e2e-framework
 	// provider: its kind config file, pod network and proxy, and the
@@ -100,6 +105,7 @@ const (
 	flagDisruptive   = "disruptive"
 	flagDryRun       = "dry-run"
 	flagArtifacts    = "artifacts"
+	flagCleanup      = "cleanup"
 	flagKindConfig   = "kind-config"
 	flagKindCNI      = "kind-cni"
 	flagKindProxy    = "kind-proxy"
@@ -125,6 +131,7 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.ProxyConfig, flagProxyConfig, "", "NAMESPACE/NAME of the ConfigMap with the proxy's KubeProxyConfiguration (default kube-system/kube-proxy)")
 	fs.BoolVar(&f.Disruptive, flagDisruptive, false, "also run the Disruptive specs (the mode switch rewrites the proxy's ConfigMap and restarts its pods)")
 	fs.BoolVar(&f.DryRun, flagDryRun, false, "print what was found on the cluster and which specs would run or skip, and why; change nothing")
+	fs.BoolVar(&f.Cleanup, flagCleanup, false, "run no spec: remove what killed runs left on the cluster and put back a proxy ConfigMap one left changed")
 	fs.StringVar(&f.Artifacts, flagArtifacts, "", "write each failed spec's evidence (rules, conntrack, trace) under this directory")
 	fs.StringVar(&f.KindConfig, flagKindConfig, "", "run on a kind cluster made for the run from this kind config file (root; deleted at the end)")
 	fs.StringVar(&f.KindCNI, flagKindCNI, "", "the kind cluster's pod network (with -kind-config)")
@@ -167,6 +174,7 @@ func (f Flags) Args() []string {
 	boolean(flagDisruptive, f.Disruptive)
 	boolean(flagDryRun, f.DryRun)
 	str(flagArtifacts, f.Artifacts)
+	boolean(flagCleanup, f.Cleanup)
 	str(flagKindConfig, f.KindConfig)
 	str(flagKindCNI, f.KindCNI)
 	str(flagKindProxy, f.KindProxy)

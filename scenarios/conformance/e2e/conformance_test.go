@@ -38,6 +38,10 @@ func TestConformance(t *testing.T) {
 	if err := flags.Check(); err != nil {
 		t.Fatal(err)
 	}
+	if flags.Cleanup {
+		cleanup(t, *flags)
+		return
+	}
 	if preflight(t, *flags) { // dryrun_test.go: --label-filter/--focus checked; --dry-run done
 		return
 	}
@@ -67,6 +71,17 @@ func onCluster(t *testing.T, f cmdline.Flags) {
 		Setup: func(ctx context.Context) (kit.Target, error) { return clusterTarget(ctx, f) },
 		Image: f.Image, ServerImage: f.ServerImage, PullPolicy: f.PullPolicy,
 	})
+}
+
+// cleanup is -cleanup: kube.Cleanup on the cluster f names, no spec run.
+func cleanup(t *testing.T, f cmdline.Flags) {
+	cfg, source, err := clusterConfig(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kube.Cleanup(t.Context(), cfg, kube.Options{Source: source, Out: os.Stdout, ProxyConfig: f.ProxyConfig, ReadyTimeout: f.ReadyTimeout}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // clusterTarget is the kube target of the cluster f names.
@@ -213,7 +228,7 @@ func TestArgsParseInTheBinary(t *testing.T) {
 		Kubeconfig: "/k/config", Context: "ctx", Netns: "svclab-docker", Image: "reg/netexec:1", PullPolicy: "Never",
 		ReadyTimeout: 2 * time.Minute, KindConfig: "/c/kind.yaml", KindCNI: "calico-proxyarp", KindProxy: "stock",
 		SvclabBinary: "/b/svclab", AllowTag: true, ServerImage: "registry.k8s.io/e2e-test-images/agnhost:2.53",
-		NodeSelector: "a=b", TolerateAll: true, ProxyConfig: "kube-system/kp", Disruptive: true, DryRun: true, Artifacts: "/a",
+		NodeSelector: "a=b", TolerateAll: true, ProxyConfig: "kube-system/kp", Disruptive: true, DryRun: true, Artifacts: "/a", Cleanup: true,
 		JUnit: "/r/junit.xml", Focus: "split", LabelFilter: "nodeport", Timeout: 40 * time.Minute, Verbose: true,
 	}
 	fs := flag.NewFlagSet("svclab-conformance.test", flag.ContinueOnError)

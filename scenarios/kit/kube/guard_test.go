@@ -82,7 +82,7 @@ func TestGrants(t *testing.T) {
 		{Verb: "get", Resource: "configmaps", Namespace: "cilium", Name: "cilium-config"}:      ClusterRoleName,
 	} {
 		g, ok := grants(roles, req)
-		if got := g.role.Name; !ok && got != "" || ok && got != want || !ok && want != "" {
+		if got := g.Role.Name; !ok && got != "" || ok && got != want || !ok && want != "" {
 			t.Errorf("%s: granted by %q (%v), want %q", req, got, ok, want)
 		}
 	}

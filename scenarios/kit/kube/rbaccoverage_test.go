@@ -58,7 +58,7 @@ func TestEveryCallIsInTheTableAndEveryRuleIsUsed(t *testing.T) {
 			t.Errorf("%s: no rule of the table grants it", req)
 			continue
 		}
-		used[usageKey(g.role, g.rule, req.Verb, req.Name)] = true
+		used[usageKey(g.Role, g.Rule, req.Verb, req.Name)] = true
 	}
 	for _, role := range roles {
 		for _, rule := range role.Rules {
@@ -69,7 +69,7 @@ func TestEveryCallIsInTheTableAndEveryRuleIsUsed(t *testing.T) {
 				}
 				for _, name := range names {
 					if !used[usageKey(role, rule, verb, name)] {
-						t.Errorf("%s %s, rule %q: %s%s is never used: remove it, or drive the code that needs it here", role.Kind(), role.Name, rule.summary(), verb, nameSuffix(name))
+						t.Errorf("%s %s, rule %q: %s%s is never used: remove it, or drive the code that needs it here", role.Kind(), role.Name, rule.Summary(), verb, nameSuffix(name))
 					}
 				}
 			}
@@ -81,7 +81,7 @@ func usageKey(role Role, rule Rule, verb, name string) string {
 	if len(rule.Names) == 0 {
 		name = ""
 	}
-	return fmt.Sprintf("%s|%s|%s|%s", role.Name, rule.summary(), verb, name)
+	return fmt.Sprintf("%s|%s|%s|%s", role.Name, rule.Summary(), verb, name)
 }
 
 func nameSuffix(name string) string {

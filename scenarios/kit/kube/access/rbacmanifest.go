@@ -1,4 +1,4 @@
-package kube
+package access
 
 import (
 	"fmt"
