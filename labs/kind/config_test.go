@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	proxyconfig "github.com/svclab/svclab/proxy/config"
+
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/internal/host"
 )
@@ -67,5 +69,33 @@ func TestResolveSettingsAndAdaptConfig(t *testing.T) {
 	}
 	if _, err := resolveSettings(cfg, CreateOptions{Name: "Bad_Name"}, false); err == nil {
 		t.Fatal("bad name: want an error")
+	}
+}
+
+// TestKubeProxyPatchesDecodeStrictly: every KubeProxyConfiguration patch
+// of clusters/kind/*.yaml decodes strictly (kube-proxy only warns about an
+// unknown field, so a misspelt one — a top-level masqueradeAll, which
+// v1alpha1 keeps under iptables — would silently do nothing), and
+// foreign.yaml's says what its comment promises.
+func TestKubeProxyPatchesDecodeStrictly(t *testing.T) {
+	files, _ := filepath.Glob("../../clusters/kind/*.yaml")
+	for _, f := range files {
+		cfg, err := LoadConfig(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, patch := range cfg.KubeadmConfigPatches {
+			if !strings.Contains(patch, "kind: KubeProxyConfiguration") {
+				continue
+			}
+			c, err := proxyconfig.Parse(f, []byte(patch))
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			if filepath.Base(f) == "foreign.yaml" && (!c.MasqueradeAll || !strings.Contains(patch, "detectLocalMode: InterfaceNamePrefix") || !strings.Contains(patch, "interfaceNamePrefix: cali")) {
+				t.Errorf("%s: masqueradeAll %v, want it and detectLocalMode InterfaceNamePrefix cali:\n%s", f, c.MasqueradeAll, patch)
+			}
+		}
 	}
 }

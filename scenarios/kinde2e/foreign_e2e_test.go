@@ -35,7 +35,7 @@ import (
 func e2eForeign(t *testing.T, bin, artifacts string) {
 	const name = "e2e-foreign"
 	start := time.Now()
-	run(t, bin, "create", "cluster", "--config", filepath.Join("..", "..", "clusters", "kind", "foreign.yaml"), "--name", name, "--cni", cni.FlannelVXLAN)
+	run(t, bin, "create", "cluster", "--config", filepath.Join("..", "..", "clusters", "kind", "foreign.yaml"), "--name", name, "--cni", cni.CalicoProxyARP)
 	defer run(t, bin, "delete", "cluster", "--name", name)
 	t.Logf("MEASURE foreign cluster created: %s", time.Since(start).Round(time.Second))
 	f := foreignCluster{t: t, bin: bin, c: clusterOf(t, name), kubeconfig: kubeconfigOf(t, name)}
