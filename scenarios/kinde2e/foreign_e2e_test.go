@@ -266,16 +266,26 @@ func junitIn(log string) string {
 	return log[begin : end+len("</testsuites>")]
 }
 
-// childrenOf are a process's children (the suite svclab started).
+// childrenOf are a process's children (the suite svclab started): every
+// process whose parent it is, from /proc/*/stat (a Go program forks from
+// any of its threads, and /proc/PID/task/PID/children lists only the
+// main thread's).
 func childrenOf(pid int) []int {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err != nil {
-		return nil
-	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	var out []int
-	for _, f := range strings.Fields(string(data)) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
+	for _, path := range stats {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces, so after the last ')'.
+		rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) < 2 || fields[1] != strconv.Itoa(pid) {
+			continue
+		}
+		if child, err := strconv.Atoi(filepath.Base(filepath.Dir(path))); err == nil {
+			out = append(out, child)
 		}
 	}
 	return out
