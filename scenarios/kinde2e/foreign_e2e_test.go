@@ -180,9 +180,15 @@ func (f foreignCluster) killedModeSwitchIsCleanedUp(ref string) {
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // gone already is fine
 	<-done
 	t.Logf("killed in the mode switch; its output:\n%s", lastLines(out.String(), 30))
+	if strings.Contains(out.String(), "Ran ") || f.proxyConfig() == original {
+		t.Fatalf("the run was not killed in its mode switch (it finished, or the ConfigMap was back): the proof needs a run that left it changed")
+	}
 
 	cleanup := run(t, f.bin, "conformance", "cleanup", "--kubeconfig", f.kubeconfig, "--netns", kind.DockerNamespace)
 	t.Logf("svclab conformance cleanup:\n%s", cleanup)
+	if !strings.Contains(cleanup, "restor") {
+		t.Errorf("cleanup did not say it restored the ConfigMap:\n%s", cleanup)
+	}
 	if got := f.proxyConfig(); got != original {
 		t.Errorf("after cleanup the ConfigMap says\n%s\nwant the original\n%s", got, original)
 	}
