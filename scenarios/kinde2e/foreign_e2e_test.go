@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -238,23 +239,23 @@ func (f foreignCluster) asAJob(ref, junit string) {
 	}
 }
 
-// jobFinished waits until a Job has succeeded (nil) or failed (its
-// conditions), polling its status.
+// jobFinished polls a Job's conditions (with a bound) until one says it
+// ended: Complete is nil, Failed is an error with the conditions.
 func (f foreignCluster) jobFinished(ns, name string, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	for {
-		out, err := f.kubectl("", "-n", ns, "get", "job", name, "-o", "jsonpath={.status.succeeded} {.status.failed}")
-		fields := strings.Fields(out)
+		ended, err := f.kubectl("", "-n", ns, "get", "job", name, "-o", `jsonpath={.status.conditions[?(@.status=="True")].type}`)
+		types := strings.Fields(ended)
 		switch {
-		case err == nil && len(fields) > 0 && fields[0] != "0" && !strings.HasPrefix(out, " "):
+		case err == nil && slices.Contains(types, "Complete"):
 			return nil
-		case err == nil && strings.HasPrefix(out, " ") && len(fields) == 1 && fields[0] != "0":
+		case err == nil && slices.Contains(types, "Failed"):
 			conds, _ := f.kubectl("", "-n", ns, "get", "job", name, "-o", "jsonpath={.status.conditions}")
 			return fmt.Errorf("job %s/%s failed: %s", ns, name, conds)
 		case time.Now().After(deadline):
-			return fmt.Errorf("job %s/%s not finished after %s (%q, %v)", ns, name, bound, out, err)
+			return fmt.Errorf("job %s/%s not finished after %s (conditions %q, %v)", ns, name, bound, ended, err)
 		}
-		time.Sleep(5 * time.Second)
+		time.Sleep(5 * time.Second) // the poll's period; the Job runs for minutes
 	}
 }
 

@@ -12,25 +12,18 @@ import (
 	"github.com/svclab/svclab/scenarios/conformance/cmdline"
 )
 
-// cleanCluster is an API server whose cluster has one node and nothing of
-// the suite: the node list, an empty namespace list, no saved proxy
-// configuration. It returns a kubeconfig for it.
+// cleanCluster is an API server that answers the node list (what svclab
+// reaches before it runs the suite's sweep), and a kubeconfig for it.
 func cleanCluster(t *testing.T) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.Path {
-		case "/api/v1/nodes":
-			w.Write([]byte(`{"kind":"NodeList","apiVersion":"v1","items":[{"metadata":{"name":"n1"}}]}`))
-		case "/api/v1/namespaces":
-			if !strings.Contains(r.URL.Query().Get("labelSelector"), "app.kubernetes.io/managed-by=svclab-conformance") {
-				t.Errorf("namespaces listed with selector %q, want the suite's label", r.URL.Query().Get("labelSelector"))
-			}
-			w.Write([]byte(`{"kind":"NamespaceList","apiVersion":"v1","items":[]}`))
-		default:
+		if r.URL.Path != "/api/v1/nodes" {
 			w.WriteHeader(http.StatusNotFound)
 			w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`))
+			return
 		}
+		w.Write([]byte(`{"kind":"NodeList","apiVersion":"v1","items":[{"metadata":{"name":"n1"}}]}`))
 	}))
 	t.Cleanup(srv.Close)
 	config := filepath.Join(t.TempDir(), "clean.kubeconfig")
