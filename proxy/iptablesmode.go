@@ -47,8 +47,8 @@ func (b *iptablesBackend) Describe() string { return b.runner.Version().String()
 // ForceFullSync implements FullSyncer.
 func (b *iptablesBackend) ForceFullSync() { b.renderer.Reset() }
 
-// CanaryMissing implements Canaried: KUBE-PROXY-CANARY in mangle, nat and
-// filter.
+// CanaryMissing implements Canaried: KUBE-PROXY-CANARY in mangle, the
+// first canary table (one exec per check, as upstream).
 func (b *iptablesBackend) CanaryMissing() (bool, error) { return iptables.CanaryMissing(b.runner) }
 
 func (b *iptablesBackend) Sync(snap *model.Snapshot) (SyncStats, error) {

@@ -28,18 +28,19 @@ func EnsureCanary(r CanaryRunner) error {
 	return nil
 }
 
-// CanaryMissing reports whether any canary table lost its canary. Upstream
-// looks at the first table (mangle) only; svclab looks at all three, so a
-// flush of the nat table alone is noticed too.
+// CanaryMissing reports whether the first canary table (mangle) lost its
+// canary: one `iptables -S` per check, as upstream's Monitor
+// (pkg/util/iptables) polls tables[0] only. Someone who flushes the rules
+// flushes mangle with the others (a firewall reload, iptables -F in every
+// table); the full resync that follows puts the canary back in every
+// table. Upstream, once mangle's canary is gone, also waits up to five
+// seconds for the other tables' to go before it resyncs; svclab's loop
+// does not block on that: a resync rewrites every table anyway.
 func CanaryMissing(r CanaryRunner) (bool, error) {
-	for _, t := range CanaryTables {
-		ok, err := r.ChainExists(t, chains.ProxyCanary)
-		if err != nil {
-			return false, fmt.Errorf("canary in %s: %w", t, err)
-		}
-		if !ok {
-			return true, nil
-		}
+	t := CanaryTables[0]
+	ok, err := r.ChainExists(t, chains.ProxyCanary)
+	if err != nil {
+		return false, fmt.Errorf("canary in %s: %w", t, err)
 	}
-	return false, nil
+	return !ok, nil
 }

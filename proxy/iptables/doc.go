@@ -21,8 +21,9 @@
 // tracer that walks rendered rules.
 //
 // canary.go keeps upstream's canary (KUBE-PROXY-CANARY in mangle, nat and
-// filter); the proxy's sync loop looks for it every syncPeriod and forces a
-// full resync when someone flushed it away.
+// filter); the proxy's sync loop looks for it in mangle, the first table,
+// every syncPeriod (one command, as upstream's Monitor) and forces a full
+// resync when someone flushed it away.
 //
 // What upstream has and this package leaves out: IPv6 (the renderer writes
 // IPv4 forms such as "127.0.0.0/8"; proxy/model already builds IPv6
