@@ -31,6 +31,9 @@ type Connection struct {
 	Error string `json:"error,omitempty"`
 	// Duration is from dial to close.
 	Duration time.Duration `json:"durationNanos"`
+	// Connect is from dial to the connection being established (over TCP
+	// the handshake: SYN out, SYN-ACK back); 0 when the dial failed.
+	Connect time.Duration `json:"connectNanos,omitempty"`
 }
 
 // connectOnce makes one connection: dial, one HTTP/1.1 GET, read exactly
@@ -54,6 +57,7 @@ func connectOnce(ctx context.Context, dialer *net.Dialer, o Options, index int) 
 	if err != nil {
 		return fail(err)
 	}
+	c.Connect = time.Since(start)
 	// The client closes first: a plain Close (FIN, not an RST), after the
 	// whole answer has been read.
 	defer conn.Close()

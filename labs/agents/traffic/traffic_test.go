@@ -118,6 +118,9 @@ func TestRunCountsBackends(t *testing.T) {
 				t.Errorf("%s: connection %d local address %q: want a new 127.0.0.1 port each time", addr, c.Index, c.LocalAddress)
 			}
 			seen[c.LocalAddress] = true
+			if c.Connect <= 0 || c.Connect > c.Duration {
+				t.Errorf("%s: connection %d connect time %s, want more than 0 and at most its duration %s", addr, c.Index, c.Connect, c.Duration)
+			}
 		}
 		rep := res.Report()
 		if rep.PValue == nil || *rep.PValue != 1 || rep.ExpectedFrom != "observed" {
