@@ -1,0 +1,41 @@
+package report
+
+import "fmt"
+
+// trafficNotes say, for a measured run, what share of the time per
+// connection the Service's path takes and how much of the rate is the
+// client's own CPU.
+func trafficNotes(r TrafficRun, cpus int) []string {
+	var notes []string
+	share := r.ServiceShare
+	switch {
+	case share.N < 2:
+		notes = append(notes, fmt.Sprintf("the Service's path: %s of the time per connection (one repetition: no spread)", fmtShare(share.Median)))
+	case share.Min <= 0 && share.Max >= 0:
+		notes = append(notes, fmt.Sprintf("the Service's path: no difference beyond the spread (cluster IP at %s the pod IP's rate, %s over %d repetitions)",
+			fmtRatio(r.RateRatio.Median), fmtRatioRange(r.RateRatio), share.N))
+	default:
+		notes = append(notes, fmt.Sprintf("the Service's path: %s of the time per connection (%s–%s over %d repetitions)",
+			fmtShare(share.Median), fmtShare(share.Min), fmtShare(share.Max), share.N))
+	}
+	c, p := r.ClusterIP, r.PodIP
+	client := fmt.Sprintf("the client's own CPU: %s per connection through the cluster IP, %s to the pod IP; it kept %.2f of %d CPUs busy",
+		fmtUs(c.CPUPerConnUs.Median), fmtUs(p.CPUPerConnUs.Median), c.ClientCores.Median, cpus)
+	if limit := float64(min(r.Parallelism, max(cpus, 1))); c.ClientCores.Median >= 0.8*limit {
+		client += " — the client is CPU-bound: the rate is its own as much as the path's"
+	}
+	notes = append(notes, client)
+	if c.Failed+p.Failed > 0 {
+		notes = append(notes, fmt.Sprintf("failed connections: %d through the cluster IP, %d to the pod IP", c.Failed, p.Failed))
+	}
+	return notes
+}
+
+func fmtShare(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+func fmtRatio(f float64) string { return fmt.Sprintf("%.2f×", f) }
+
+func fmtRatioRange(s Spread) string { return fmt.Sprintf("%.2f–%.2f", s.Min, s.Max) }
+
+// fmtUs prints microseconds as fmtMs does milliseconds.
+func fmtUs(us float64) string { return fmtMs(us / 1000) }
