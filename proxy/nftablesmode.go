@@ -74,6 +74,10 @@ func (b *nftablesBackend) Describe() string {
 	return "nftables (table ip " + nftables.TableName + ", knftables)"
 }
 
+// ForceFullSync implements FullSyncer: the next sync reads the kernel's
+// table and rewrites every chain.
+func (b *nftablesBackend) ForceFullSync() { b.syncer.ForceFull() }
+
 func (b *nftablesBackend) Sync(snap *model.Snapshot) (SyncStats, error) {
 	res, err := b.syncer.Sync(context.Background(), snap)
 	if err != nil {

@@ -13,9 +13,10 @@ import (
 	"github.com/svclab/svclab/proxy/model"
 )
 
-// View is what the kernel's table holds, read by the sync before rendering
-// (upstream reads the same: ListAll on every sync, the elements of its
-// sets and maps on full syncs).
+// View is what the kernel's table holds, read by the sync before a full
+// render (upstream reads the same: ListAll on every sync, the elements of
+// its sets and maps on full syncs); partial renders use what the last
+// committed transaction left instead.
 type View struct {
 	// Listed is false when listing the table failed: no stale chain or
 	// affinity set is then found.
@@ -36,7 +37,8 @@ type Plan struct {
 	// StaleChains were flushed; delete them once the kernel no longer
 	// references them (at least a second later, as upstream).
 	StaleChains []string
-	// ActiveChains are service chains in use again: not stale any more.
+	// ActiveChains are existing service chains in use: not stale (any
+	// more). A partial render names only those it revived.
 	ActiveChains []string
 	// ServicePorts and Endpoints count what was rendered.
 	ServicePorts, Endpoints int
@@ -54,6 +56,14 @@ type Renderer struct {
 	// rendered are the service ports of the last snapshot that reached the
 	// kernel; a service whose ports all equal these keeps its chains.
 	rendered map[model.ServicePortName]*model.ServicePort
+	// removed are the service ports of rendered that the pending
+	// transaction drops.
+	removed []model.ServicePortName
+	// names are the chain names of each service port, hashed once.
+	names map[model.ServicePortName]*portNameCache
+	// table is what the kernel's table holds after the last committed
+	// transaction; pendingTable what it holds once the pending one ran.
+	table, pendingTable tableContents
 
 	clusterIPs, serviceIPs, firewallIPs     *elementStorage
 	noEndpointServices, noEndpointNodePorts *elementStorage
@@ -70,6 +80,7 @@ func NewRenderer(opts Options) (*Renderer, error) {
 	return &Renderer{
 		opts:                opts,
 		needFull:            true,
+		names:               map[model.ServicePortName]*portNameCache{},
 		clusterIPs:          newElementStorage(true, clusterIPsSet),
 		serviceIPs:          newElementStorage(false, serviceIPsMap),
 		firewallIPs:         newElementStorage(false, firewallIPsMap),
@@ -110,7 +121,7 @@ func (r *Renderer) Render(tx *knftables.Transaction, snap *model.Snapshot, view 
 	if full {
 		r.setUp(tx, view)
 	}
-	existingChains, existingAffinitySets := existing(view)
+	existing := r.existingTable(view)
 	active, activeAffinity := chainSet{}, chainSet{}
 	changed := r.changedServices(snap, full)
 	plan := Plan{Full: full, ServicePorts: len(snap.ServicePorts)}
@@ -119,18 +130,12 @@ func (r *Renderer) Render(tx *knftables.Transaction, snap *model.Snapshot, view 
 		_, isChanged := changed[serviceKey(sp.Name)]
 		r.renderServicePort(tx, sp, !isChanged, active, activeAffinity)
 	}
-	for _, chain := range existingChains {
-		if !isServiceChainName(chain) {
-			continue
-		}
-		if _, ok := active[chain]; ok {
-			plan.ActiveChains = append(plan.ActiveChains, chain)
-			continue
-		}
-		tx.Flush(&knftables.Chain{Name: chain})
-		plan.StaleChains = append(plan.StaleChains, chain)
+	r.pendingTable = tableContents{known: existing.known, chains: make(map[string]bool, len(active)), affinitySets: activeAffinity}
+	for chain := range active {
+		r.pendingTable.chains[chain] = false
 	}
-	for _, set := range existingAffinitySets {
+	r.flushStaleChains(tx, &plan, existing, active, view != nil)
+	for set := range existing.affinitySets {
 		if _, ok := activeAffinity[set]; !ok {
 			tx.Delete(&knftables.Set{Name: set})
 		}
@@ -141,12 +146,39 @@ func (r *Renderer) Render(tx *knftables.Transaction, snap *model.Snapshot, view 
 	return plan
 }
 
+// flushStaleChains flushes the existing service chains no service uses any
+// more and keeps them in the pending table as waiting to be deleted. A
+// chain the last transactions already flushed is left alone, unless the
+// kernel was read (listed): as upstream, a chain found again is flushed
+// again and waits another second.
+func (r *Renderer) flushStaleChains(tx *knftables.Transaction, plan *Plan, existing tableContents, active chainSet, listed bool) {
+	for chain, flushed := range existing.chains {
+		if _, ok := active[chain]; ok {
+			if flushed || listed {
+				plan.ActiveChains = append(plan.ActiveChains, chain)
+			}
+			continue
+		}
+		r.pendingTable.chains[chain] = true
+		if flushed && !listed {
+			continue
+		}
+		tx.Flush(&knftables.Chain{Name: chain})
+		plan.StaleChains = append(plan.StaleChains, chain)
+	}
+}
+
 // Committed records that the transaction of snap reached the kernel. It
 // keeps copies of the service ports it rewrote, so that a caller that
 // updates its snapshot's service ports in place still shows up as a change
 // next time.
 func (r *Renderer) Committed(snap *model.Snapshot) {
 	r.needFull = false
+	r.table, r.pendingTable = r.pendingTable, tableContents{}
+	for _, name := range r.removed {
+		delete(r.names, name)
+	}
+	r.removed = nil
 	prev := r.rendered
 	r.rendered = make(map[model.ServicePortName]*model.ServicePort, len(snap.ServicePorts))
 	for _, sp := range snap.ServicePorts {
@@ -172,18 +204,9 @@ func cloneServicePort(sp *model.ServicePort) *model.ServicePort {
 func (r *Renderer) Failed() {
 	r.needFull = true
 	r.rendered = nil
-}
-
-func existing(view *View) (chains, affinitySets []string) {
-	if view == nil || !view.Listed {
-		return nil, nil
-	}
-	for _, s := range view.Sets {
-		if isAffinitySetName(s) {
-			affinitySets = append(affinitySets, s)
-		}
-	}
-	return view.Chains, affinitySets
+	r.removed = nil
+	clear(r.names)
+	r.table, r.pendingTable = tableContents{}, tableContents{}
 }
 
 // serviceKey is a service's namespace/name: upstream rewrites the chains of
@@ -201,9 +224,11 @@ func (r *Renderer) changedServices(snap *model.Snapshot, full bool) map[string]s
 			out[serviceKey(sp.Name)] = struct{}{}
 		}
 	}
+	r.removed = r.removed[:0]
 	for name := range r.rendered {
 		if _, ok := seen[name]; !ok {
 			out[serviceKey(name)] = struct{}{}
+			r.removed = append(r.removed, name)
 		}
 	}
 	return out
@@ -212,7 +237,7 @@ func (r *Renderer) changedServices(snap *model.Snapshot, full bool) map[string]s
 // portTraffic is how one service port's traffic is routed, upstream's
 // local variables of syncProxyRules.
 type portTraffic struct {
-	names                                       portNames
+	names                                       *portNameCache
 	protocol, nameString                        string
 	cluster, local, reachable                   []model.Endpoint
 	hasEndpoints, hasInternal, hasExternal      bool
@@ -222,8 +247,8 @@ type portTraffic struct {
 	affinity                                    bool
 }
 
-func classify(sp *model.ServicePort) *portTraffic {
-	t := &portTraffic{names: namesOf(sp.Name), protocol: strings.ToLower(string(sp.Protocol)), nameString: sp.Name.String()}
+func classify(sp *model.ServicePort, names *portNameCache) *portTraffic {
+	t := &portTraffic{names: names, protocol: strings.ToLower(string(sp.Protocol)), nameString: names.nameString}
 	t.cluster, t.local, t.reachable, t.hasEndpoints = model.CategorizeEndpoints(sp)
 	t.affinity = sp.SessionAffinity == corev1.ServiceAffinityClientIP
 	t.usesClusterChain = len(t.cluster) > 0 && sp.UsesClusterEndpoints()
@@ -258,13 +283,16 @@ func classify(sp *model.ServicePort) *portTraffic {
 // cost nothing when present), its chains unless skip says the service is
 // unchanged since the last sync.
 func (r *Renderer) renderServicePort(tx *knftables.Transaction, sp *model.ServicePort, skip bool, active, activeAffinity chainSet) {
-	t := classify(sp)
+	t := classify(sp, r.namesOfPort(sp.Name))
 	ipX := r.opts.ipX()
+	if !skip && t.affinity {
+		t.names.keepEndpoints(t.reachable)
+	}
 	for _, ep := range t.reachable {
 		if t.affinity {
-			chain, set := endpointNames(sp.Name, ep)
-			ensureChain(tx, chain, active, skip)
-			activeAffinity[set] = struct{}{}
+			e := t.names.endpoint(sp.Name, ep)
+			ensureChain(tx, e.chain, active, skip)
+			activeAffinity[e.affinitySet] = struct{}{}
 		}
 		if ep.IsLocal {
 			ip := ep.IP.String()
@@ -392,9 +420,8 @@ func (r *Renderer) writeFirewallChain(tx *knftables.Transaction, sp *model.Servi
 func (r *Renderer) writeEndpointRules(tx *knftables.Transaction, sp *model.ServicePort, t *portTraffic, ipX string) {
 	if t.affinity {
 		for _, ep := range t.reachable {
-			_, set := endpointNames(sp.Name, ep)
 			tx.Add(&knftables.Set{
-				Name: set,
+				Name: t.names.endpoint(sp.Name, ep).affinitySet,
 				Type: r.opts.addrType(),
 				// "dynamic" as upstream: some kernels add it anyway, and a
 				// later add without it would then fail.
@@ -412,7 +439,7 @@ func (r *Renderer) writeEndpointRules(tx *knftables.Transaction, sp *model.Servi
 		switch {
 		case !p.uses:
 		case t.affinity:
-			r.writeEndpointJumps(tx, sp.Name, p.chain, p.eps, ipX)
+			r.writeEndpointJumps(tx, sp.Name, t.names, p.chain, p.eps, ipX)
 		default:
 			r.writeEndpointDNATs(tx, t.protocol, p.chain, p.eps, ipX)
 		}
@@ -421,9 +448,9 @@ func (r *Renderer) writeEndpointRules(tx *knftables.Transaction, sp *model.Servi
 		return
 	}
 	for _, ep := range t.reachable {
-		chain, set := endpointNames(sp.Name, ep)
-		tx.Add(&knftables.Rule{Chain: chain, Rule: knftables.Concat("update", "@", set, "{", ipX, "saddr", "}")})
-		tx.Add(&knftables.Rule{Chain: chain, Rule: knftables.Concat("meta l4proto", t.protocol, "dnat to", ep.String())})
+		e := t.names.endpoint(sp.Name, ep)
+		tx.Add(&knftables.Rule{Chain: e.chain, Rule: knftables.Concat("update", "@", e.affinitySet, "{", ipX, "saddr", "}")})
+		tx.Add(&knftables.Rule{Chain: e.chain, Rule: knftables.Concat("meta l4proto", t.protocol, "dnat to", ep.String())})
 	}
 }
 
@@ -444,12 +471,12 @@ func (r *Renderer) writeEndpointDNATs(tx *knftables.Transaction, protocol, chain
 
 // writeEndpointJumps: one affinity lookup per endpoint, then `numgen
 // random mod N vmap { 0 : goto endpoint-…, … }`.
-func (r *Renderer) writeEndpointJumps(tx *knftables.Transaction, name model.ServicePortName, chain string, eps []model.Endpoint, ipX string) {
+func (r *Renderer) writeEndpointJumps(tx *knftables.Transaction, name model.ServicePortName, names *portNameCache, chain string, eps []model.Endpoint, ipX string) {
 	elements := make([]string, 0, 5*len(eps))
 	for i, ep := range eps {
-		epChain, set := endpointNames(name, ep)
-		tx.Add(&knftables.Rule{Chain: chain, Rule: knftables.Concat(ipX, "saddr", "@", set, "goto", epChain)})
-		elements = append(elements, itoa(i), ":", "goto", epChain)
+		e := names.endpoint(name, ep)
+		tx.Add(&knftables.Rule{Chain: chain, Rule: knftables.Concat(ipX, "saddr", "@", e.affinitySet, "goto", e.chain)})
+		elements = append(elements, itoa(i), ":", "goto", e.chain)
 		if i != len(eps)-1 {
 			elements = append(elements, ",")
 		}

@@ -23,6 +23,11 @@ const staleChainDelay = time.Second
 // (the kernel, or knftables.Fake in tests) and keeps what upstream's
 // proxier keeps between syncs: the stale chains to delete later and when
 // the last full sync was.
+//
+// It reads the kernel only for full syncs (the first, every
+// FullSyncPeriod, after an error, or when asked by ForceFull): a partial
+// sync renders against what the Renderer committed last, and a sync with
+// nothing to change and no stale chain due runs no nft at all.
 type Syncer struct {
 	NFT      knftables.Interface
 	Renderer *Renderer
@@ -30,6 +35,7 @@ type Syncer struct {
 	Now func() time.Time
 
 	lastFull    time.Time
+	forceFull   bool
 	staleChains map[string]time.Time
 }
 
@@ -49,29 +55,36 @@ func (s *Syncer) now() time.Time {
 	return time.Now()
 }
 
+// ForceFull makes the next Sync a full one: it reads the kernel and
+// rewrites every chain.
+func (s *Syncer) ForceFull() { s.forceFull = true }
+
 // Sync makes the table match snap: it deletes chains that went stale at
-// least a second ago, reads what the table holds, renders, and runs the
-// transaction. After an error the next Sync is a full one.
+// least a second ago, reads what the table holds (full syncs only),
+// renders, and runs the transaction unless it is empty. After an error
+// the next Sync is a full one.
 func (s *Syncer) Sync(ctx context.Context, snap *model.Snapshot) (Result, error) {
 	start := s.now()
 	if s.staleChains == nil {
 		s.staleChains = map[string]time.Time{}
 	}
-	full := s.Renderer.NeedsFull() || start.Sub(s.lastFull) > FullSyncPeriod
+	full := s.forceFull || s.Renderer.NeedsFull() || start.Sub(s.lastFull) > FullSyncPeriod
 	if err := s.deleteStaleChains(ctx, start); err != nil {
 		full = true // the chains come back as stale at the end of this sync
 	}
 	view := s.read(ctx, full)
 	tx := s.NFT.NewTransaction()
 	plan := s.Renderer.Render(tx, snap, view, full)
-	if err := s.NFT.Run(ctx, tx); err != nil {
-		s.Renderer.Failed()
-		clear(s.staleChains) // not flushed after all; recomputed next time
-		return Result{}, fmt.Errorf("nftables transaction (%s): %w", plan, err)
+	if tx.NumOperations() > 0 {
+		if err := s.NFT.Run(ctx, tx); err != nil {
+			s.Renderer.Failed()
+			clear(s.staleChains) // not flushed after all; recomputed next time
+			return Result{}, fmt.Errorf("nftables transaction (%s): %w", plan, err)
+		}
 	}
 	s.Renderer.Committed(snap)
 	if plan.Full {
-		s.lastFull = start
+		s.lastFull, s.forceFull = start, false
 	}
 	for _, c := range plan.ActiveChains {
 		delete(s.staleChains, c)
@@ -83,27 +96,45 @@ func (s *Syncer) Sync(ctx context.Context, snap *model.Snapshot) (Result, error)
 }
 
 // deleteStaleChains deletes, in a transaction of its own, the chains
-// flushed at least staleChainDelay before now.
+// flushed at least staleChainDelay before now. On an error the chains may
+// or may not be gone: the caller reads the kernel again.
 func (s *Syncer) deleteStaleChains(ctx context.Context, now time.Time) error {
-	tx := s.NFT.NewTransaction()
+	var due []string
 	for chain, since := range s.staleChains {
 		if since.Before(now.Add(-staleChainDelay)) {
-			tx.Delete(&knftables.Chain{Name: chain})
+			due = append(due, chain)
 			delete(s.staleChains, chain)
 		}
 	}
-	if tx.NumOperations() == 0 {
+	if len(due) == 0 {
 		return nil
 	}
-	return s.NFT.Run(ctx, tx)
+	tx := s.NFT.NewTransaction()
+	for _, chain := range due {
+		tx.Delete(&knftables.Chain{Name: chain})
+	}
+	if err := s.NFT.Run(ctx, tx); err != nil {
+		return err
+	}
+	s.Renderer.ChainsDeleted(due)
+	return nil
 }
 
-// read lists the table's chains and sets, and on full syncs the elements
-// of the fixed sets and maps.
+// read returns nil when the sync can render against what the renderer
+// committed last (a partial sync after a successful one). Otherwise it
+// lists the table's chains and sets, and on full syncs the elements of the
+// fixed sets and maps.
 func (s *Syncer) read(ctx context.Context, full bool) *View {
+	if !full && s.Renderer.KnowsTable() {
+		return nil
+	}
 	view := &View{Elements: map[string][]*knftables.Element{}, Unreadable: map[string]bool{}}
-	if all, err := s.NFT.ListAll(ctx); err == nil {
+	// A table not there (yet) holds nothing: that is known too.
+	switch all, err := s.NFT.ListAll(ctx); {
+	case err == nil:
 		view.Listed, view.Chains, view.Sets = true, all["chain"], all["set"]
+	case knftables.IsNotFound(err):
+		view.Listed = true
 	}
 	if !full {
 		return view
