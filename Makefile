@@ -51,7 +51,7 @@ FUZZSMOKE ?= 300x
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | grep -v '^tools/upstream/' | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps deps-lab lint build dist root-check lab-nodeport lab lesson test test-repeat test-times test-upstream bench-upstream fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps deps-lab lint build dist root-check lab-nodeport lab lesson test test-repeat test-times test-upstream bench-upstream bench-sync fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -168,6 +168,15 @@ test-upstream: ## compare svclab's iptables tables and nftables table with upstr
 
 bench-upstream: ## svclab's iptables path vs upstream kube-proxy's real proxiers on the same objects, interleaved: a table of ratios (tools/upstream TestSpeedAgainstUpstream; root or user namespaces)
 	cd tools/upstream && SVCLAB_BENCH_UPSTREAM=1 nice $(GO) test -count=1 -timeout 60m -run '^TestSpeedAgainstUpstream$$' -v .
+
+# make bench-sync: svclab bench sync's measurement, svclab-bench-sync, is
+# built from tools/upstream (it links k8s.io/kubernetes) next to bin/svclab.
+SYNC_MODE      ?= iptables
+SYNC_SERVICES  ?= 10000
+SYNC_ENDPOINTS ?= 10
+bench-sync: build ## svclab's proxy vs upstream kube-proxy's proxier of SYNC_MODE (iptables, nftables), each on the real kernel in a netns of its own: event → kernel p50/p95, execs per sync, RSS (svclab bench sync; root)
+	cd tools/upstream && CGO_ENABLED=0 $(GO) build -o $(CURDIR)/bin/svclab-bench-sync ./cmd/svclab-bench-sync
+	nice ./$(BIN) bench sync --mode $(SYNC_MODE) --services $(SYNC_SERVICES) --endpoints $(SYNC_ENDPOINTS)
 
 fuzz-upstream: ## fuzz svclab's iptables tables and nftables table against upstream kube-proxy's, FUZZTIME each (the fuzz build instruments k8s.io/kubernetes: minutes the first time)
 	cd tools/upstream && $(GO) test -run '^$$' -fuzz '^FuzzIPTablesMatchesUpstream$$' -fuzztime $(FUZZTIME) .

@@ -94,6 +94,7 @@ var dynamicSites = map[string]struct {
 	"labs/kind/cni/masq.go:hostCommand":                          {why: "a kind node's own program, chrooted into its root (hostCommand's calls name node paths)"},
 	"tools/cli/node.go:newNodeRun":                               {why: "`svclab node run -- CMD`: the user's command, in a kind node's root"},
 	"tools/cli/exec.go:newExec":                                  {why: "`svclab exec HOST -- CMD`: the user's command in a lab namespace"},
+	"tools/cli/bench_sync.go:newBenchSync":                       {why: "svclab-bench-sync, built beside svclab by make bench-sync (tools/upstream), by its path"},
 }
 
 // notLookedUp says why a resolved program is not one of the host's: svclab

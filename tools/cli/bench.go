@@ -21,6 +21,7 @@ func newBench() *cobra.Command {
 	}
 	cmd.AddCommand(newBenchDataplane())
 	cmd.AddCommand(newBenchLabs())
+	cmd.AddCommand(newBenchSync())
 	return cmd
 }
 
