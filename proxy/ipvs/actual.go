@@ -15,8 +15,35 @@ type Actual struct {
 	Addresses   []netip.Addr
 	// Sets are the mode's ipsets that exist (other sets are not read).
 	Sets map[string]ActualSet
-	// VirtualServers are every IPv4 IPVS service, with its destinations.
+	// VirtualServers are every IPv4 IPVS service, with its destinations,
+	// in no particular order.
 	VirtualServers []ActualVirtualServer
+
+	// byKey indexes VirtualServers; ReadActual builds it and record keeps
+	// it current. An Actual built as a literal has none, and Diff indexes
+	// it for itself.
+	byKey map[vsKey]int
+}
+
+// vsKey is what tells two virtual servers apart (VirtualServer.SameKey).
+type vsKey struct {
+	addr  netip.Addr
+	port  uint16
+	proto kernel.Protocol
+}
+
+func keyOf(vs kernel.VirtualServer) vsKey { return vsKey{vs.Address, vs.Port, vs.Protocol} }
+
+// index returns byKey, or a fresh index when a has none.
+func (a *Actual) index() map[vsKey]int {
+	if a.byKey != nil {
+		return a.byKey
+	}
+	idx := make(map[vsKey]int, len(a.VirtualServers))
+	for i, avs := range a.VirtualServers {
+		idx[keyOf(avs.VirtualServer)] = i
+	}
+	return idx
 }
 
 // ActualSet is an existing ipset.
@@ -34,7 +61,9 @@ type ActualVirtualServer struct {
 // ReadActual reads the kernel state Diff compares against: kube-ipvs0, the
 // mode's ipsets, and every IPVS service with its destinations (upstream
 // reads the same in each sync: GetLocalAddresses, ListEntries,
-// GetVirtualServers and GetRealServers).
+// GetVirtualServers and GetRealServers). The Backend reads it only on a
+// full sync, and keeps it up to date from what it applies in between
+// (written.go).
 func ReadActual(k kernel.Interface) (*Actual, error) {
 	a := &Actual{Sets: map[string]ActualSet{}}
 	addrs, exists, err := k.Addresses(DummyDevice)
@@ -63,5 +92,6 @@ func ReadActual(k kernel.Interface) (*Actual, error) {
 		}
 		a.VirtualServers = append(a.VirtualServers, ActualVirtualServer{VirtualServer: vs, RealServers: rss})
 	}
+	a.byKey = a.index()
 	return a, nil
 }

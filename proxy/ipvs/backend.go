@@ -19,7 +19,8 @@ const Mode = "ipvs"
 // reads the kernel's, and applies the difference. It is not safe for
 // concurrent use; a sync loop calls it from one goroutine.
 type Backend struct {
-	k        kernel.Interface
+	// k is the kernel, counting the calls made to it (SyncResult.Kernel).
+	k        *kernel.Counting
 	ipt      iptkernel.Runner
 	opts     Options
 	settings Settings
@@ -30,12 +31,20 @@ type Backend struct {
 	// applied is the iptables payload the kernel holds; nil forces the
 	// next sync to ensure the jump rules and restore (a full sync).
 	applied []byte
+	// written is what the kernel holds as far as the IPVS mode is
+	// concerned: read by the last full sync and kept up to date with every
+	// op applied since (written.go). nil forces the next sync to read the
+	// kernel in full; it is dropped with applied, so a sync is either full
+	// in both or in neither.
+	written *Actual
 }
 
 // SyncResult describes one Sync.
 type SyncResult struct {
-	// Full is true when the iptables jumps and payload were rewritten
-	// regardless of what the kernel was believed to hold.
+	// Full is true when the kernel was read in full and the iptables
+	// jumps and payload were rewritten regardless of what the kernel was
+	// believed to hold; on a partial sync the IPVS mode compares with what
+	// it wrote before.
 	Full         bool
 	ServicePorts int
 	Endpoints    int
@@ -45,6 +54,10 @@ type SyncResult struct {
 	// Ops is how many kernel changes were made; Plan lists them.
 	Ops  int
 	Plan Plan
+	// Kernel counts the calls this sync made to the kernel, each about one
+	// netlink request (kernel.Calls says which are more), failed ones
+	// included.
+	Kernel kernel.Calls
 }
 
 // NewBackend opens the kernel of the calling process's network namespace
@@ -124,7 +137,7 @@ func New(k kernel.Interface, ipt iptkernel.Runner, opts Options, log *slog.Logge
 		}
 		s.LocalDetector = d
 	}
-	return &Backend{k: k, ipt: ipt, opts: opts, settings: s, release: release, log: log}, nil
+	return &Backend{k: kernel.Count(k), ipt: ipt, opts: opts, settings: s, release: release, log: log}, nil
 }
 
 // Mode implements proxy.Backend.
@@ -158,21 +171,44 @@ func (b *Backend) Desired(snap *model.Snapshot) (*Desired, error) {
 	return Compute(snap, s), nil
 }
 
-// Sync makes the kernel match snap. After an error the next Sync rewrites
-// the iptables rules in full; IPVS, ipsets and addresses are always
-// compared with what the kernel holds, so nothing else needs resetting.
+// ForceFullSync makes the next Sync read the kernel in full and rewrite
+// the iptables rules, whatever it believes the kernel holds (the loop's
+// periodic full sync: proxy.FullSyncer).
+func (b *Backend) ForceFullSync() {
+	b.applied, b.written = nil, nil
+}
+
+// Sync makes the kernel match snap, in these steps:
+//
+//  1. compute the desired state (reading the node's addresses, as
+//     upstream does in every sync);
+//  2. know the kernel's: on a full sync read it all, otherwise take what
+//     was written before and re-read only the virtual servers whose
+//     destinations are being drained or are about to be;
+//  3. diff, and apply the plan;
+//  4. record what was applied, for the next sync to start from.
+//
+// Any error drops what was recorded, so the next Sync is a full one.
 func (b *Backend) Sync(snap *model.Snapshot) (SyncResult, error) {
+	b.k.TakeCalls()
+	res, err := b.sync(snap)
+	res.Kernel = b.k.TakeCalls()
+	if err != nil {
+		b.ForceFullSync()
+	}
+	return res, err
+}
+
+func (b *Backend) sync(snap *model.Snapshot) (SyncResult, error) {
 	d, err := b.Desired(snap)
 	if err != nil {
-		b.applied = nil
 		return SyncResult{}, fmt.Errorf("ipvs sync: %w", err)
 	}
-	a, err := ReadActual(b.k)
+	full := b.written == nil
+	a, err := b.kernelState(d)
 	if err != nil {
-		b.applied = nil
-		return SyncResult{}, fmt.Errorf("ipvs sync: reading the kernel: %w", err)
+		return SyncResult{Full: full}, fmt.Errorf("ipvs sync: reading the kernel: %w", err)
 	}
-	full := b.applied == nil
 	plan := Diff(d, a, DiffOptions{ExcludeCIDRs: b.opts.ExcludeCIDRs, AppliedIPTables: b.applied})
 	for _, op := range plan {
 		b.log.Debug("ipvs sync", "op", op.String())
@@ -180,13 +216,26 @@ func (b *Backend) Sync(snap *model.Snapshot) (SyncResult, error) {
 	res, err := Apply(b.k, b.ipt, plan)
 	out := SyncResult{Full: full, ServicePorts: d.ServicePorts, Endpoints: d.Endpoints, Bytes: res.Restored, Ops: res.Ops, Plan: plan}
 	if err != nil {
-		b.applied = nil
 		var rerr *iptkernel.RestoreError
 		if errors.As(err, &rerr) {
 			b.log.Error("iptables-restore rejected the ipvs payload", "offending", rerr.OffendingLine())
 		}
 		return out, fmt.Errorf("ipvs sync of %d service ports: %w", d.ServicePorts, err)
 	}
-	b.applied = d.IPTables
+	a.record(plan, d)
+	b.written, b.applied = a, d.IPTables
 	return out, nil
+}
+
+// kernelState is what Diff compares d with: the whole kernel read on a
+// full sync, else what was written before with the connection counts of
+// the destinations that may be drained read again.
+func (b *Backend) kernelState(d *Desired) (*Actual, error) {
+	if b.written == nil {
+		return ReadActual(b.k)
+	}
+	if err := b.written.refreshDraining(b.k, d); err != nil {
+		return nil, err
+	}
+	return b.written, nil
 }

@@ -31,6 +31,7 @@ func newTestBackend(t *testing.T, opts Options) (*Backend, *kerneltest.Fake, *fa
 		t.Fatalf("New: %v", err)
 	}
 	k.ResetCalls()
+	k.TakeCounts()
 	return b, k, ipt
 }
 

@@ -113,3 +113,49 @@ func BenchmarkSyncColdFakeKernel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSyncAtScaleFakeKernel is a whole Sync at 10,000 Services × 10
+// endpoints against the fake kernel, after a cold sync: nothing changed,
+// one endpoint changed (back and forth), and the periodic full sync. It
+// reports the kernel calls per sync (msgs/sync: each about one netlink
+// request, see kernel.Calls) besides the time, which is mostly Compute
+// and Diff over every Service: the kernel calls are what the cache of
+// written state (written.go) keeps in proportion to the change.
+func BenchmarkSyncAtScaleFakeKernel(b *testing.B) {
+	const services, endpoints = 10_000, 10
+	snap := scaleSnapshot(services, endpoints)
+	moved := withEndpoint(snap, services/2, 3, "10.250.0.1")
+	be, _, _ := newTestBackend(&testing.T{}, Options{})
+	if _, err := be.Sync(snap); err != nil {
+		b.Fatal(err)
+	}
+	run := func(b *testing.B, next func(i int) *model.Snapshot, before func()) {
+		b.ReportAllocs()
+		msgs, i := 0, 0
+		for b.Loop() {
+			before()
+			res, err := be.Sync(next(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			msgs += res.Kernel.Total()
+			i++
+		}
+		b.ReportMetric(float64(msgs)/float64(i), "msgs/sync")
+	}
+	nothing := func() {}
+	b.Run("unchanged", func(b *testing.B) {
+		run(b, func(int) *model.Snapshot { return snap }, nothing)
+	})
+	b.Run("one-endpoint-changed", func(b *testing.B) {
+		run(b, func(i int) *model.Snapshot {
+			if i%2 == 0 {
+				return moved
+			}
+			return snap
+		}, nothing)
+	})
+	b.Run("full", func(b *testing.B) {
+		run(b, func(int) *model.Snapshot { return snap }, be.ForceFullSync)
+	})
+}

@@ -58,16 +58,15 @@ func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 		}
 	}
 
-	actual := make(map[string]*ActualVirtualServer, len(a.VirtualServers))
-	for i := range a.VirtualServers {
-		avs := &a.VirtualServers[i]
-		actual[avs.Key()] = avs
-	}
-	wanted := make(map[string]bool, len(d.VirtualServers))
+	actual := a.index()
+	wanted := make(map[vsKey]bool, len(d.VirtualServers))
 	for _, dvs := range d.VirtualServers {
-		key := dvs.Key()
+		key := keyOf(dvs.VirtualServer)
 		wanted[key] = true
-		avs := actual[key]
+		var avs *ActualVirtualServer
+		if i, ok := actual[key]; ok {
+			avs = &a.VirtualServers[i]
+		}
 		switch {
 		case avs == nil:
 			p = append(p, Op{Kind: OpAddVirtualServer, VS: dvs.VirtualServer})
@@ -113,7 +112,7 @@ func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 		}
 	}
 	for _, avs := range a.VirtualServers {
-		if wanted[avs.Key()] || excluded(avs.Address, o.ExcludeCIDRs) {
+		if wanted[keyOf(avs.VirtualServer)] || excluded(avs.Address, o.ExcludeCIDRs) {
 			continue
 		}
 		p = append(p, Op{Kind: OpDeleteVirtualServer, VS: avs.VirtualServer})

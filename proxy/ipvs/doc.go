@@ -11,7 +11,7 @@
 //     Proxier.syncProxyRules and writeIptablesRules
 //     (k8s.io/kubernetes/pkg/proxy/ipvs/proxier.go).
 //  2. Diff (diff.go) compares a Desired state with the kernel's Actual
-//     state (read by ReadActual) and returns a Plan: the list of Ops that
+//     state and returns a Plan: the list of Ops that
 //     brings the kernel there, each printable as the command a person would
 //     type (`ipvsadm -a -t 10.96.0.10:53 -r 10.244.1.5:53 -m -w 1`). Real
 //     servers that should go away drain first, as upstream's
@@ -22,7 +22,13 @@
 //     iptables goes through proxy/iptables' Runner.
 //  4. Backend (backend.go) ties them into the proxy.Backend a sync loop
 //     drives: NewBackend checks the kernel (IPVS, the scheduler, ipset) and
-//     sets the sysctls and timeouts upstream's NewProxier sets.
+//     sets the sysctls and timeouts upstream's NewProxier sets. The Actual
+//     state is read from the kernel (ReadActual) only on a full sync — the
+//     first, the loop's periodic one (ForceFullSync) and the one after an
+//     error; in between the Backend keeps what it wrote (written.go) and
+//     re-reads only the destinations of virtual servers it drains, so a
+//     sync sends the kernel requests in proportion to what changed, where
+//     upstream reads every virtual server and its destinations each sync.
 //
 // Cleanup removes what both kube-proxy modes leave in a node (kube-proxy
 // --cleanup), and FindLeftovers lists it.

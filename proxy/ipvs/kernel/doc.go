@@ -18,6 +18,8 @@
 //     nl package. Using netlink means no ipset binary is needed on the node;
 //   - sysctls by writing /proc/sys inside the namespace.
 //
-// The package kerneltest holds a fake Interface that keeps the state in
-// memory and refuses what the kernel refuses.
+// Counting wraps any Interface and counts its calls by method (Calls),
+// which is how a sync reports the netlink requests it made. The package
+// kerneltest holds a fake Interface that keeps the state in memory,
+// refuses what the kernel refuses, and counts its calls the same way.
 package kernel

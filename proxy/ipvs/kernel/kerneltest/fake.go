@@ -82,6 +82,9 @@ type Fake struct {
 	// Calls records every state-changing call that succeeded, as the
 	// equivalent command ("ipvsadm -A -t 10.96.0.10:53 -s rr").
 	Calls []string
+	// counts counts every call of the Interface, reads and failed writes
+	// included, by method name: what the real kernel would have been sent.
+	counts kernel.Calls
 
 	links   map[string][]netip.Addr // device → addresses
 	dummies map[string]bool
@@ -105,6 +108,7 @@ func New(nodeIPs ...string) *Fake {
 	f := &Fake{
 		Schedulers: slices.Clone(Schedulers),
 		InUse:      map[string]bool{},
+		counts:     kernel.Calls{},
 		links:      map[string][]netip.Addr{"lo": {netip.MustParseAddr("127.0.0.1")}},
 		dummies:    map[string]bool{},
 		byKey:      map[vsKey]*vsState{},
@@ -150,6 +154,24 @@ func (f *Fake) SetConnections(vs kernel.VirtualServer, rs kernel.RealServer, act
 	}
 	s.rss[i].ActiveConn, s.rss[i].InactiveConn = active, inactive
 	return true
+}
+
+// Counts returns how many times each method of kernel.Interface was
+// called (reads, and writes that failed, included) since New or the last
+// TakeCounts.
+func (f *Fake) Counts() kernel.Calls {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.counts)
+}
+
+// TakeCounts returns Counts and starts counting from zero again.
+func (f *Fake) TakeCounts() kernel.Calls {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := f.counts
+	f.counts = kernel.Calls{}
+	return c
 }
 
 // ResetCalls forgets the recorded calls.
@@ -198,6 +220,7 @@ func (f *Fake) ipvsOK() error {
 func (f *Fake) VirtualServers() ([]kernel.VirtualServer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["VirtualServers"]++
 	if err := f.ipvsOK(); err != nil {
 		return nil, err
 	}
@@ -214,6 +237,7 @@ func (f *Fake) VirtualServers() ([]kernel.VirtualServer, error) {
 func (f *Fake) RealServers(vs kernel.VirtualServer) ([]kernel.RealServer, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["RealServers"]++
 	if err := f.ipvsOK(); err != nil {
 		return nil, err
 	}
@@ -241,6 +265,7 @@ func (f *Fake) checkVS(vs kernel.VirtualServer) error {
 func (f *Fake) AddVirtualServer(vs kernel.VirtualServer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["AddVirtualServer"]++
 	return f.change("ipvsadm -A "+vs.Target()+" "+vs.Options(), func() error {
 		if err := f.checkVS(vs); err != nil {
 			return err
@@ -259,6 +284,7 @@ func (f *Fake) AddVirtualServer(vs kernel.VirtualServer) error {
 func (f *Fake) UpdateVirtualServer(vs kernel.VirtualServer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["UpdateVirtualServer"]++
 	return f.change("ipvsadm -E "+vs.Target()+" "+vs.Options(), func() error {
 		if err := f.checkVS(vs); err != nil {
 			return err
@@ -276,6 +302,7 @@ func (f *Fake) UpdateVirtualServer(vs kernel.VirtualServer) error {
 func (f *Fake) DeleteVirtualServer(vs kernel.VirtualServer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["DeleteVirtualServer"]++
 	return f.change("ipvsadm -D "+vs.Target(), func() error {
 		if err := f.ipvsOK(); err != nil {
 			return err
@@ -321,6 +348,7 @@ func (f *Fake) rsOp(verb string, vs kernel.VirtualServer, rs kernel.RealServer, 
 func (f *Fake) AddRealServer(vs kernel.VirtualServer, rs kernel.RealServer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["AddRealServer"]++
 	return f.rsOp("-a", vs, rs, func(s *vsState, i int) error {
 		if i >= 0 {
 			return fmt.Errorf("%w (Destination already exists)", unix.EEXIST)
@@ -335,6 +363,7 @@ func (f *Fake) AddRealServer(vs kernel.VirtualServer, rs kernel.RealServer) erro
 func (f *Fake) UpdateRealServer(vs kernel.VirtualServer, rs kernel.RealServer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["UpdateRealServer"]++
 	return f.rsOp("-e", vs, rs, func(s *vsState, i int) error {
 		if i < 0 {
 			return fmt.Errorf("%w (No such destination)", unix.ENOENT)
@@ -348,6 +377,7 @@ func (f *Fake) UpdateRealServer(vs kernel.VirtualServer, rs kernel.RealServer) e
 func (f *Fake) DeleteRealServer(vs kernel.VirtualServer, rs kernel.RealServer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["DeleteRealServer"]++
 	return f.rsOp("-d", vs, rs, func(s *vsState, i int) error {
 		if i < 0 {
 			return fmt.Errorf("%w (No such destination)", unix.ENOENT)
@@ -361,6 +391,7 @@ func (f *Fake) DeleteRealServer(vs kernel.VirtualServer, rs kernel.RealServer) e
 func (f *Fake) SetTimeouts(t kernel.Timeouts) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["SetTimeouts"]++
 	return f.change(fmt.Sprintf("ipvsadm --set %d %d %d", int(t.TCP.Seconds()), int(t.TCPFin.Seconds()), int(t.UDP.Seconds())), func() error {
 		if err := f.ipvsOK(); err != nil {
 			return err
@@ -382,6 +413,7 @@ func (f *Fake) SetTimeouts(t kernel.Timeouts) error {
 func (f *Fake) Timeouts() (kernel.Timeouts, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["Timeouts"]++
 	return f.timeouts, f.ipvsOK()
 }
 
@@ -391,6 +423,7 @@ func (f *Fake) Timeouts() (kernel.Timeouts, error) {
 func (f *Fake) EnsureDummy(name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["EnsureDummy"]++
 	if f.dummies[name] {
 		return nil
 	}
@@ -408,6 +441,7 @@ func (f *Fake) EnsureDummy(name string) error {
 func (f *Fake) DeleteDummy(name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["DeleteDummy"]++
 	if _, ok := f.links[name]; !ok {
 		return nil
 	}
@@ -425,6 +459,7 @@ func (f *Fake) DeleteDummy(name string) error {
 func (f *Fake) Addresses(dev string) ([]netip.Addr, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["Addresses"]++
 	addrs, ok := f.links[dev]
 	out := slices.Clone(addrs)
 	slices.SortFunc(out, netip.Addr.Compare)
@@ -435,6 +470,7 @@ func (f *Fake) Addresses(dev string) ([]netip.Addr, bool, error) {
 func (f *Fake) AddAddress(dev string, addr netip.Addr) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["AddAddress"]++
 	if slices.Contains(f.links[dev], addr) {
 		return nil
 	}
@@ -451,6 +487,7 @@ func (f *Fake) AddAddress(dev string, addr netip.Addr) error {
 func (f *Fake) DelAddress(dev string, addr netip.Addr) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["DelAddress"]++
 	i := slices.Index(f.links[dev], addr)
 	if i < 0 {
 		return nil
@@ -465,6 +502,7 @@ func (f *Fake) DelAddress(dev string, addr netip.Addr) error {
 func (f *Fake) NodeAddresses(except string) ([]netip.Addr, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["NodeAddresses"]++
 	var out []netip.Addr
 	for dev, addrs := range f.links {
 		if dev == except {
@@ -486,6 +524,7 @@ func (f *Fake) NodeAddresses(except string) ([]netip.Addr, error) {
 func (f *Fake) ListSets() ([]kernel.SetInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["ListSets"]++
 	var out []kernel.SetInfo
 	for _, name := range slices.Sorted(maps.Keys(f.sets)) {
 		out = append(out, kernel.SetInfo{Name: name, Type: f.sets[name].typ})
@@ -499,6 +538,7 @@ var setTypes = []kernel.SetType{kernel.HashIP, kernel.HashIPPort, kernel.HashIPP
 func (f *Fake) CreateSet(name string, typ kernel.SetType) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["CreateSet"]++
 	if s, ok := f.sets[name]; ok && s.typ == typ {
 		return nil
 	}
@@ -521,6 +561,7 @@ func (f *Fake) CreateSet(name string, typ kernel.SetType) error {
 func (f *Fake) Entries(name string) (kernel.SetType, []string, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["Entries"]++
 	s, ok := f.sets[name]
 	if !ok {
 		return "", nil, false, nil
@@ -550,6 +591,7 @@ func (f *Fake) entryOp(verb, name string, typ kernel.SetType, entry string, fn f
 func (f *Fake) AddEntry(name string, typ kernel.SetType, entry string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["AddEntry"]++
 	return f.entryOp("add", name, typ, entry, func(s *setState, e string) { s.entries[e] = true })
 }
 
@@ -557,6 +599,7 @@ func (f *Fake) AddEntry(name string, typ kernel.SetType, entry string) error {
 func (f *Fake) DelEntry(name string, typ kernel.SetType, entry string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["DelEntry"]++
 	return f.entryOp("del", name, typ, entry, func(s *setState, e string) { delete(s.entries, e) })
 }
 
@@ -564,6 +607,7 @@ func (f *Fake) DelEntry(name string, typ kernel.SetType, entry string) error {
 func (f *Fake) DestroySet(name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["DestroySet"]++
 	if _, ok := f.sets[name]; !ok {
 		return nil
 	}
@@ -582,6 +626,7 @@ func (f *Fake) DestroySet(name string) error {
 func (f *Fake) Sysctl(key string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["Sysctl"]++
 	v, ok := f.sysctls[key]
 	if !ok || (f.NoIPVS && strings.HasPrefix(key, "net/ipv4/vs/")) {
 		return "", fmt.Errorf("sysctl %s: %w", strings.ReplaceAll(key, "/", "."), unix.ENOENT)
@@ -593,6 +638,7 @@ func (f *Fake) Sysctl(key string) (string, error) {
 func (f *Fake) SetSysctl(key, value string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.counts["SetSysctl"]++
 	if v, ok := f.sysctls[key]; ok && v == value {
 		return nil
 	}
