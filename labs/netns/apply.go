@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -58,11 +59,13 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 	if err != nil {
 		return err
 	}
+	times, step := opts.times(), time.Now()
 	unlock, err := l.lock(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	times.Lock = since(&step)
 	cur, _, err := l.Store.ReadObjects()
 	if err != nil {
 		return err
@@ -72,16 +75,19 @@ func (l *Lab) update(ctx context.Context, opts Options, op string, change func(*
 	if cur, err = l.reapFinished(ctx, cur, opts); err != nil {
 		return err
 	}
+	times.Read = since(&step)
 	next, err := change(cur)
 	if err != nil {
 		return err
 	}
+	times.Change = since(&step)
 	return l.commit(ctx, opts, op, cur, next)
 }
 
 // commit makes the kernel and the store go from cur to next under the
 // lab's lock, as the transaction update describes.
 func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *labstore.State) error {
+	times, step := opts.times(), time.Now()
 	var made, gone []*corev1.Pod
 	for _, pod := range next.Pods {
 		if cur.Pod(pod.Name) == nil { // pods keep their name, node and IP for life
@@ -99,17 +105,17 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 	}
 	crashPoint("update:intent")
 	// New pods first, so that a Service's new endpoints answer before the
-	// proxies send traffic to them; a pod that fails to start undoes the
-	// ones started before it, and nothing of the change is stored.
-	for i, pod := range made {
-		err := l.startPod(ctx, pod, opts)
-		if ctx.Err() != nil {
-			err = fmt.Errorf("lab %s: %s interrupted: %w", l.Name(), op, ctx.Err())
-		}
-		if err != nil {
-			return l.rollBack(ctx, op, cur, made[:i+1], false, err, opts)
-		}
-		crashPoint("update:pod-started")
+	// proxies send traffic to them; they start side by side (startPods),
+	// and a pod that fails to start undoes them all: nothing of the change
+	// is stored.
+	err := l.startPods(ctx, made, opts)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("lab %s: %s interrupted: %w", l.Name(), op, ctx.Err())
+	}
+	if err != nil {
+		return l.rollBack(ctx, op, cur, made, false, err, opts)
+	}
+	for _, pod := range made {
 		fmt.Fprintf(opts.Out, "pod/%s created on %s with IP %s\n", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
 	}
 	var goneNames []string
@@ -126,12 +132,16 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 		return l.rollBack(ctx, op, cur, made, false, err, opts)
 	}
 	crashPoint("update:commit")
+	times.Journal += since(&step)
 	gen, err := l.Store.WriteObjects(next)
 	if err != nil {
 		return l.rollBack(ctx, op, cur, made, true, err, opts)
 	}
 	crashPoint("update:objects")
+	times.Store = since(&step)
+	times.Stored = step
 	syncErr := l.waitForProxies(ctx, gen, opts)
+	times.Proxies = since(&step)
 	if ctx.Err() != nil {
 		// Stored is accepted, as an API server's write is: an
 		// interruption now leaves the journal's commit for the next
@@ -162,6 +172,7 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 	if err := l.Store.ClearIntent(); err != nil {
 		return err
 	}
+	times.Finish = since(&step)
 	return syncErr
 }
 

@@ -23,6 +23,9 @@ type Options struct {
 	// started (zero fields: the kubelet's 10 s, 5 min, 10 min); tests
 	// shorten it.
 	RestartBackoff process.Backoff
+	// Times, when set, receives how long each step of a change of the
+	// lab's objects took (ChangeTimes; svclab bench apply).
+	Times *ChangeTimes
 }
 
 // DefaultTimeout bounds how long a lab operation waits for its proxies to
