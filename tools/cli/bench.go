@@ -23,7 +23,6 @@ func newBench() *cobra.Command {
 	cmd.AddCommand(newBenchApply())
 	cmd.AddCommand(newBenchLabs())
 	cmd.AddCommand(newBenchSync())
-	cmd.AddCommand(newBenchTraffic())
 	return cmd
 }
 
