@@ -2,7 +2,6 @@ package nftables
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,17 +14,17 @@ import (
 
 // View is what the kernel's table holds, read by the sync before a full
 // render (upstream reads the same: ListAll on every sync, the elements of
-// its sets and maps on full syncs); partial renders use what the last
-// committed transaction left instead.
+// its sets and maps on full syncs). Partial renders need none: they work
+// from what the last committed transaction wrote.
 type View struct {
 	// Listed is false when listing the table failed: no stale chain or
-	// affinity set is then found.
+	// affinity set is then found, and the next render is a full one again.
 	Listed bool
 	// Chains and Sets are the table's chain and set names.
 	Chains, Sets []string
-	// Elements are the elements of the fixed sets and maps by name (full
-	// syncs only); Unreadable names those whose listing failed with more
-	// than "not found" (they are flushed).
+	// Elements are the elements of the fixed sets and maps by name;
+	// Unreadable names those whose listing failed with more than "not
+	// found" (they are flushed).
 	Elements   map[string][]*knftables.Element
 	Unreadable map[string]bool
 }
@@ -37,37 +36,43 @@ type Plan struct {
 	// StaleChains were flushed; delete them once the kernel no longer
 	// references them (at least a second later, as upstream).
 	StaleChains []string
-	// ActiveChains are existing service chains in use: not stale (any
-	// more). A partial render names only those it revived.
+	// ActiveChains are the service chains the transaction wrote: not
+	// stale (any more).
 	ActiveChains []string
-	// ServicePorts and Endpoints count what was rendered.
-	ServicePorts, Endpoints int
+	// ServicePorts and Endpoints count the snapshot; RenderedServices
+	// the services whose chains and elements were written.
+	ServicePorts, Endpoints, RenderedServices int
 }
 
 // Renderer renders snapshots into transactions that change only what
-// differs from what the kernel holds. It remembers the elements of its sets
-// and maps and the service ports it rendered last; it never touches the
-// kernel itself.
+// differs from what the kernel holds. It remembers, per service, what its
+// last committed transaction wrote (chains, affinity sets, elements), so a
+// partial render touches only the services that changed; it never touches
+// the kernel itself.
 type Renderer struct {
 	opts Options
 
 	baseChainsRecreated bool
 	needFull            bool
-	// rendered are the service ports of the last snapshot that reached the
-	// kernel; a service whose ports all equal these keeps its chains.
-	rendered map[model.ServicePortName]*model.ServicePort
-	// removed are the service ports of rendered that the pending
-	// transaction drops.
-	removed []model.ServicePortName
+	// services is what the committed transactions wrote, per service;
+	// pending what the rendered, not yet committed one writes.
+	services map[serviceID]*serviceState
+	pending  pendingCommit
 	// names are the chain names of each service port, hashed once.
 	names map[model.ServicePortName]*portNameCache
-	// table is what the kernel's table holds after the last committed
-	// transaction; pendingTable what it holds once the pending one ran.
-	table, pendingTable tableContents
 
 	clusterIPs, serviceIPs, firewallIPs     *elementStorage
 	noEndpointServices, noEndpointNodePorts *elementStorage
 	serviceNodePorts, hairpinConnections    *elementStorage
+}
+
+// pendingCommit is what Committed records of the last Render.
+type pendingCommit struct {
+	full bool
+	// listed: the full render's View came from a successful listing.
+	listed   bool
+	services map[serviceID]*serviceState
+	removed  []serviceID
 }
 
 // NewRenderer checks opts and returns a renderer whose first Render is a
@@ -80,6 +85,7 @@ func NewRenderer(opts Options) (*Renderer, error) {
 	return &Renderer{
 		opts:                opts,
 		needFull:            true,
+		services:            map[serviceID]*serviceState{},
 		names:               map[model.ServicePortName]*portNameCache{},
 		clusterIPs:          newElementStorage(true, clusterIPsSet),
 		serviceIPs:          newElementStorage(false, serviceIPsMap),
@@ -95,7 +101,8 @@ func NewRenderer(opts Options) (*Renderer, error) {
 func (r *Renderer) Family() corev1.IPFamily { return r.opts.Family }
 
 // NeedsFull reports whether the next Render must be a full one (the first,
-// or after a failed transaction).
+// after a failed transaction, or after a full one that could not list the
+// table).
 func (r *Renderer) NeedsFull() bool { return r.needFull }
 
 // storages are the fixed sets and maps, in upstream's order.
@@ -111,127 +118,141 @@ func ContainerNames() (sets, maps []string) {
 		[]string{serviceIPsMap, firewallIPsMap, noEndpointServicesMap, noEndpointNodePortsMap, serviceNodePortsMap}
 }
 
-// Render adds to tx what makes the kernel's table match snap. full rewrites
-// the fixed part and every service's chains (and takes the elements over
-// from view); otherwise only services that changed since the last
-// Committed snapshot get their chains rewritten, and elements are added or
-// deleted as they differ. Call Committed after tx ran, or Failed.
+// Render adds to tx what makes the kernel's table match snap. full (view
+// is then what the kernel holds) rewrites the fixed part and every
+// service's chains, takes the elements over from view and flushes the
+// service chains view shows that no service uses. Otherwise only the
+// services that changed since the last Committed snapshot are rewritten,
+// from what the committed transactions wrote: their chains, the elements
+// that differ, their chains and affinity sets no longer used. Call
+// Committed after tx ran, or Failed.
 func (r *Renderer) Render(tx *knftables.Transaction, snap *model.Snapshot, view *View, full bool) Plan {
 	full = full || r.needFull
+	if full && view == nil {
+		view = &View{}
+	}
 	if full {
 		r.setUp(tx, view)
 	}
-	existing := r.existingTable(view)
-	active, activeAffinity := chainSet{}, chainSet{}
-	changed := r.changedServices(snap, full)
-	plan := Plan{Full: full, ServicePorts: len(snap.ServicePorts)}
-	for _, sp := range snap.ServicePorts {
-		plan.Endpoints += len(sp.Endpoints)
-		_, isChanged := changed[serviceKey(sp.Name)]
-		r.renderServicePort(tx, sp, !isChanged, active, activeAffinity)
-	}
-	r.pendingTable = tableContents{known: existing.known, chains: make(map[string]bool, len(active)), affinitySets: activeAffinity}
-	for chain := range active {
-		r.pendingTable.chains[chain] = false
-	}
-	r.flushStaleChains(tx, &plan, existing, active, view != nil)
-	for set := range existing.affinitySets {
-		if _, ok := activeAffinity[set]; !ok {
-			tx.Delete(&knftables.Set{Name: set})
+	c := r.changedServices(snap, full)
+	plan := Plan{Full: full, ServicePorts: len(snap.ServicePorts), Endpoints: snap.EndpointCount(), RenderedServices: len(c.render)}
+	r.pending = pendingCommit{full: full, listed: full && view.Listed, services: make(map[serviceID]*serviceState, len(c.render)), removed: c.removed}
+	var previous serviceState // the chains and affinity sets the rewritten services had
+	if !full {
+		for _, g := range c.render {
+			r.release(g.id, &previous)
+		}
+		for _, id := range c.removed {
+			r.release(id, &previous)
 		}
 	}
+	created, activeAffinity := chainSet{}, chainSet{}
+	for _, g := range c.render {
+		p := &portRender{r: r, tx: tx, service: g.id, state: &serviceState{}, created: created, affinity: activeAffinity}
+		for _, sp := range g.ports {
+			p.state.ports = append(p.state.ports, cloneServicePort(sp))
+			p.renderServicePort(sp)
+		}
+		r.pending.services[g.id] = p.state
+	}
+	for chain := range created {
+		if isServiceChainName(chain) {
+			plan.ActiveChains = append(plan.ActiveChains, chain)
+		}
+	}
+	if full {
+		previous = serviceState{chains: view.Chains, affinitySets: view.Sets}
+	}
+	r.dropUnused(tx, &plan, previous, created, activeAffinity)
 	for _, s := range r.storages() {
-		s.deleteLeftovers(tx)
+		s.apply(tx)
 	}
 	return plan
 }
 
-// flushStaleChains flushes the existing service chains no service uses any
-// more and keeps them in the pending table as waiting to be deleted. A
-// chain the last transactions already flushed is left alone, unless the
-// kernel was read (listed): as upstream, a chain found again is flushed
-// again and waits another second.
-func (r *Renderer) flushStaleChains(tx *knftables.Transaction, plan *Plan, existing tableContents, active chainSet, listed bool) {
-	for chain, flushed := range existing.chains {
-		if _, ok := active[chain]; ok {
-			if flushed || listed {
-				plan.ActiveChains = append(plan.ActiveChains, chain)
-			}
-			continue
-		}
-		r.pendingTable.chains[chain] = true
-		if flushed && !listed {
+// release gives up the elements a service wanted in the committed
+// transactions and adds its chains and affinity sets to previous.
+func (r *Renderer) release(id serviceID, previous *serviceState) {
+	st := r.services[id]
+	if st == nil {
+		return
+	}
+	for _, w := range st.wants {
+		w.storage.release(id, w.key)
+	}
+	previous.chains = append(previous.chains, st.chains...)
+	previous.affinitySets = append(previous.affinitySets, st.affinitySets...)
+}
+
+// dropUnused flushes the service chains of previous that this transaction
+// did not write (they wait to be deleted: Plan.StaleChains) and deletes
+// the affinity sets of previous no longer used.
+func (r *Renderer) dropUnused(tx *knftables.Transaction, plan *Plan, previous serviceState, created, activeAffinity chainSet) {
+	for _, chain := range previous.chains {
+		if _, ok := created[chain]; ok || !isServiceChainName(chain) {
 			continue
 		}
 		tx.Flush(&knftables.Chain{Name: chain})
 		plan.StaleChains = append(plan.StaleChains, chain)
 	}
-}
-
-// Committed records that the transaction of snap reached the kernel. It
-// keeps copies of the service ports it rewrote, so that a caller that
-// updates its snapshot's service ports in place still shows up as a change
-// next time.
-func (r *Renderer) Committed(snap *model.Snapshot) {
-	r.needFull = false
-	r.table, r.pendingTable = r.pendingTable, tableContents{}
-	for _, name := range r.removed {
-		delete(r.names, name)
-	}
-	r.removed = nil
-	prev := r.rendered
-	r.rendered = make(map[model.ServicePortName]*model.ServicePort, len(snap.ServicePorts))
-	for _, sp := range snap.ServicePorts {
-		if old, ok := prev[sp.Name]; ok && old.Equal(sp) {
-			r.rendered[sp.Name] = old
-			continue
+	for _, set := range previous.affinitySets {
+		if _, ok := activeAffinity[set]; !ok && isAffinitySetName(set) {
+			tx.Delete(&knftables.Set{Name: set})
 		}
-		r.rendered[sp.Name] = cloneServicePort(sp)
 	}
 }
 
-func cloneServicePort(sp *model.ServicePort) *model.ServicePort {
-	c := *sp
-	c.ExternalIPs = slices.Clone(sp.ExternalIPs)
-	c.LoadBalancerVIPs = slices.Clone(sp.LoadBalancerVIPs)
-	c.LoadBalancerSourceRanges = slices.Clone(sp.LoadBalancerSourceRanges)
-	c.Endpoints = slices.Clone(sp.Endpoints)
-	return &c
+// Committed records that the transaction of the last Render reached the
+// kernel.
+func (r *Renderer) Committed(_ *model.Snapshot) {
+	p := r.pending
+	r.pending = pendingCommit{}
+	r.needFull = p.full && !p.listed
+	if p.full {
+		for id, st := range r.services {
+			r.forgetNames(st, p.services[id])
+		}
+		r.services = p.services
+		return
+	}
+	for id, st := range p.services {
+		r.forgetNames(r.services[id], st)
+		r.services[id] = st
+	}
+	for _, id := range p.removed {
+		r.forgetNames(r.services[id], nil)
+		delete(r.services, id)
+	}
+}
+
+// forgetNames drops the cached names of the ports old had and current
+// (nil: the service is gone) has not.
+func (r *Renderer) forgetNames(old, current *serviceState) {
+	if old == nil {
+		return
+	}
+	for _, sp := range old.ports {
+		if current == nil || !current.hasPort(sp.Name) {
+			delete(r.names, sp.Name)
+		}
+	}
+}
+
+func (st *serviceState) hasPort(n model.ServicePortName) bool {
+	for _, sp := range st.ports {
+		if sp.Name == n {
+			return true
+		}
+	}
+	return false
 }
 
 // Failed records that the last transaction did not reach the kernel: the
 // next Render is a full one.
 func (r *Renderer) Failed() {
 	r.needFull = true
-	r.rendered = nil
-	r.removed = nil
+	r.pending = pendingCommit{}
 	clear(r.names)
-	r.table, r.pendingTable = tableContents{}, tableContents{}
-}
-
-// serviceKey is a service's namespace/name: upstream rewrites the chains of
-// a whole service when any of its ports or endpoints changed.
-func serviceKey(n model.ServicePortName) string { return n.Namespace + "/" + n.Name }
-
-// changedServices are the services whose chains must be rewritten: all of
-// them on a full sync, else those with a port added, removed or different.
-func (r *Renderer) changedServices(snap *model.Snapshot, full bool) map[string]struct{} {
-	out := map[string]struct{}{}
-	seen := make(map[model.ServicePortName]struct{}, len(snap.ServicePorts))
-	for _, sp := range snap.ServicePorts {
-		seen[sp.Name] = struct{}{}
-		if full || !sp.Equal(r.rendered[sp.Name]) {
-			out[serviceKey(sp.Name)] = struct{}{}
-		}
-	}
-	r.removed = r.removed[:0]
-	for name := range r.rendered {
-		if _, ok := seen[name]; !ok {
-			out[serviceKey(name)] = struct{}{}
-			r.removed = append(r.removed, name)
-		}
-	}
-	return out
 }
 
 // portTraffic is how one service port's traffic is routed, upstream's
@@ -279,94 +300,128 @@ func classify(sp *model.ServicePort, names *portNameCache) *portTraffic {
 	return t
 }
 
-// renderServicePort writes one service port: its elements always (they
-// cost nothing when present), its chains unless skip says the service is
-// unchanged since the last sync.
-func (r *Renderer) renderServicePort(tx *knftables.Transaction, sp *model.ServicePort, skip bool, active, activeAffinity chainSet) {
+// portRender writes the ports of one service into a transaction and
+// records what it wrote in the service's state.
+type portRender struct {
+	r       *Renderer
+	tx      *knftables.Transaction
+	service serviceID
+	state   *serviceState
+	// created are the chains this transaction added and flushed;
+	// affinity the affinity sets the rendered services use.
+	created, affinity chainSet
+}
+
+// chain adds and flushes chain (once per transaction) as the service's.
+func (p *portRender) chain(chain string) {
+	if _, ok := p.created[chain]; ok {
+		return
+	}
+	ensureChain(p.tx, chain, p.created, false)
+	p.state.chains = append(p.state.chains, chain)
+}
+
+// want records elem as wanted by the service (written when it differs
+// from what the kernel holds).
+func (p *portRender) want(s *elementStorage, elem *knftables.Element) {
+	p.state.wants = append(p.state.wants, elementWant{storage: s, key: s.want(p.service, elem)})
+}
+
+// affinitySet records set as in use by the service.
+func (p *portRender) affinitySet(set string) {
+	if _, ok := p.affinity[set]; ok {
+		return
+	}
+	p.affinity[set] = struct{}{}
+	p.state.affinitySets = append(p.state.affinitySets, set)
+}
+
+// renderServicePort writes one service port: its chains and the elements
+// it wants.
+func (p *portRender) renderServicePort(sp *model.ServicePort) {
+	r := p.r
 	t := classify(sp, r.namesOfPort(sp.Name))
 	ipX := r.opts.ipX()
-	if !skip && t.affinity {
+	if t.affinity {
 		t.names.keepEndpoints(t.reachable)
 	}
 	for _, ep := range t.reachable {
 		if t.affinity {
 			e := t.names.endpoint(sp.Name, ep)
-			ensureChain(tx, e.chain, active, skip)
-			activeAffinity[e.affinitySet] = struct{}{}
+			p.chain(e.chain)
+			p.affinitySet(e.affinitySet)
 		}
 		if ep.IsLocal {
 			ip := ep.IP.String()
-			r.hairpinConnections.ensure(tx, &knftables.Element{Set: hairpinConnectionsSet, Key: []string{ip, ip, t.protocol, itoa(ep.Port)}})
+			p.want(r.hairpinConnections, &knftables.Element{Set: hairpinConnectionsSet, Key: []string{ip, ip, t.protocol, itoa(ep.Port)}})
 		}
 	}
 	if t.usesClusterChain {
-		ensureChain(tx, t.names.cluster, active, skip)
+		p.chain(t.names.cluster)
 	}
 	if t.usesLocalChain {
-		ensureChain(tx, t.names.local, active, skip)
+		p.chain(t.names.local)
 	}
 	if t.usesExtCh {
-		ensureChain(tx, t.names.external, active, skip)
+		p.chain(t.names.external)
 	}
-	r.renderElements(tx, sp, t, active, skip)
-	if skip {
-		return
-	}
+	p.renderElements(sp, t)
 	if t.usesExtCh {
-		r.writeExternalChain(tx, sp, t)
+		r.writeExternalChain(p.tx, sp, t)
 	}
 	if len(sp.LoadBalancerVIPs) > 0 && len(sp.LoadBalancerSourceRanges) > 0 {
-		r.writeFirewallChain(tx, sp, t, ipX)
+		r.writeFirewallChain(p.tx, sp, t, ipX)
 	}
-	r.writeEndpointRules(tx, sp, t, ipX)
+	r.writeEndpointRules(p.tx, sp, t, ipX)
 }
 
 // renderElements captures the port's cluster IP, external IPs, load
 // balancer IPs and node port in the dispatch and no-endpoint maps.
-func (r *Renderer) renderElements(tx *knftables.Transaction, sp *model.ServicePort, t *portTraffic, active chainSet, skip bool) {
+func (p *portRender) renderElements(sp *model.ServicePort, t *portTraffic) {
+	r := p.r
 	port := itoa(sp.Port)
 	comment := &t.nameString
 	gotoExternal := "goto " + t.names.external
-	r.clusterIPs.ensure(tx, &knftables.Element{Set: clusterIPsSet, Key: []string{sp.ClusterIP.String()}})
+	p.want(r.clusterIPs, &knftables.Element{Set: clusterIPsSet, Key: []string{sp.ClusterIP.String()}})
 	if t.hasInternal {
-		r.serviceIPs.ensure(tx, &knftables.Element{Map: serviceIPsMap, Key: []string{sp.ClusterIP.String(), t.protocol, port}, Value: []string{"goto " + t.internalChain}})
+		p.want(r.serviceIPs, &knftables.Element{Map: serviceIPsMap, Key: []string{sp.ClusterIP.String(), t.protocol, port}, Value: []string{"goto " + t.internalChain}})
 	} else {
-		r.noEndpointServices.ensure(tx, &knftables.Element{Map: noEndpointServicesMap, Key: []string{sp.ClusterIP.String(), t.protocol, port}, Value: []string{t.internalVerdict}, Comment: comment})
+		p.want(r.noEndpointServices, &knftables.Element{Map: noEndpointServicesMap, Key: []string{sp.ClusterIP.String(), t.protocol, port}, Value: []string{t.internalVerdict}, Comment: comment})
 	}
 	for _, ip := range sp.ExternalIPs {
 		key := []string{ip.String(), t.protocol, port}
 		if t.hasEndpoints {
-			r.serviceIPs.ensure(tx, &knftables.Element{Map: serviceIPsMap, Key: key, Value: []string{gotoExternal}})
+			p.want(r.serviceIPs, &knftables.Element{Map: serviceIPsMap, Key: key, Value: []string{gotoExternal}})
 		}
 		if !t.hasExternal {
-			r.noEndpointServices.ensure(tx, &knftables.Element{Map: noEndpointServicesMap, Key: key, Value: []string{t.externalVerdict}, Comment: comment})
+			p.want(r.noEndpointServices, &knftables.Element{Map: noEndpointServicesMap, Key: key, Value: []string{t.externalVerdict}, Comment: comment})
 		}
 	}
 	usesFW := len(sp.LoadBalancerVIPs) > 0 && len(sp.LoadBalancerSourceRanges) > 0
 	if usesFW {
-		ensureChain(tx, t.names.firewall, active, skip)
+		p.chain(t.names.firewall)
 	}
 	for _, ip := range sp.LoadBalancerVIPs {
 		key := []string{ip.String(), t.protocol, port}
 		if t.hasEndpoints {
-			r.serviceIPs.ensure(tx, &knftables.Element{Map: serviceIPsMap, Key: key, Value: []string{gotoExternal}})
+			p.want(r.serviceIPs, &knftables.Element{Map: serviceIPsMap, Key: key, Value: []string{gotoExternal}})
 		}
 		if usesFW {
-			r.firewallIPs.ensure(tx, &knftables.Element{Map: firewallIPsMap, Key: key, Value: []string{"goto " + t.names.firewall}})
+			p.want(r.firewallIPs, &knftables.Element{Map: firewallIPsMap, Key: key, Value: []string{"goto " + t.names.firewall}})
 		}
 	}
 	if !t.hasExternal {
 		for _, ip := range sp.LoadBalancerVIPs {
-			r.noEndpointServices.ensure(tx, &knftables.Element{Map: noEndpointServicesMap, Key: []string{ip.String(), t.protocol, port}, Value: []string{t.externalVerdict}, Comment: comment})
+			p.want(r.noEndpointServices, &knftables.Element{Map: noEndpointServicesMap, Key: []string{ip.String(), t.protocol, port}, Value: []string{t.externalVerdict}, Comment: comment})
 		}
 	}
 	if sp.NodePort != 0 {
 		key := []string{t.protocol, itoa(sp.NodePort)}
 		if t.hasEndpoints {
-			r.serviceNodePorts.ensure(tx, &knftables.Element{Map: serviceNodePortsMap, Key: key, Value: []string{gotoExternal}})
+			p.want(r.serviceNodePorts, &knftables.Element{Map: serviceNodePortsMap, Key: key, Value: []string{gotoExternal}})
 		}
 		if !t.hasExternal {
-			r.noEndpointNodePorts.ensure(tx, &knftables.Element{Map: noEndpointNodePortsMap, Key: key, Value: []string{t.externalVerdict}, Comment: comment})
+			p.want(r.noEndpointNodePorts, &knftables.Element{Map: noEndpointNodePortsMap, Key: key, Value: []string{t.externalVerdict}, Comment: comment})
 		}
 	}
 }

@@ -113,19 +113,14 @@ func (s *Syncer) deleteStaleChains(ctx context.Context, now time.Time) error {
 	for _, chain := range due {
 		tx.Delete(&knftables.Chain{Name: chain})
 	}
-	if err := s.NFT.Run(ctx, tx); err != nil {
-		return err
-	}
-	s.Renderer.ChainsDeleted(due)
-	return nil
+	return s.NFT.Run(ctx, tx)
 }
 
-// read returns nil when the sync can render against what the renderer
-// committed last (a partial sync after a successful one). Otherwise it
-// lists the table's chains and sets, and on full syncs the elements of the
-// fixed sets and maps.
+// read lists, for a full sync, the table's chains and sets and the
+// elements of the fixed sets and maps. A partial sync reads nothing (nil):
+// the renderer works from what it committed.
 func (s *Syncer) read(ctx context.Context, full bool) *View {
-	if !full && s.Renderer.KnowsTable() {
+	if !full {
 		return nil
 	}
 	view := &View{Elements: map[string][]*knftables.Element{}, Unreadable: map[string]bool{}}
@@ -135,9 +130,6 @@ func (s *Syncer) read(ctx context.Context, full bool) *View {
 		view.Listed, view.Chains, view.Sets = true, all["chain"], all["set"]
 	case knftables.IsNotFound(err):
 		view.Listed = true
-	}
-	if !full {
-		return view
 	}
 	sets, maps := ContainerNames()
 	for _, c := range []struct {
