@@ -84,6 +84,7 @@ var dynamicSites = map[string]struct {
 	"labs/netns/supervised.go:Lab.startSupervised":               {why: "svclab itself (opts.Binary) as the supervisor of a node's proxy or a pod's server"},
 	"labs/agents/process/supervise.go:supervisor.runContainer":   {why: "the supervised process: svclab itself as a node's proxy or a pod's server"},
 	"labs/netns/traffic.go:Lab.Traffic":                          {why: "svclab itself (opts.Binary) as the traffic client"},
+	"tools/bench/traffic_client.go:trafficLab.runTraffic":        {why: "svclab itself (the lab's binary) as bench traffic's client, under ip netns exec (lab.Command)"},
 	"scenarios/kit/netnslab/labtarget.go:labWorkspace.ProxyMode": {why: "svclab itself (the lab's binary)"},
 	"scenarios/kit/netnslab/labproxy.go:Lab.proxyFacts":          {why: "svclab itself (the lab's binary: node get /proxyMode, the ConfigMap)"},
 	"scenarios/kit/netnslab/more.go:labWorkspace.Lookup":         {why: "svclab itself (the lab's binary: svclab lookup in a pod)"},

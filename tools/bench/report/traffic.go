@@ -71,15 +71,20 @@ type TrafficPath struct {
 	From    string          `json:"from"`   // the client pod
 	Samples []TrafficSample `json:"samples"`
 	// The spreads of the samples' numbers over the repetitions.
-	ConnsPerSecond Spread `json:"connsPerSecond"`
-	ConnectP50Ms   Spread `json:"connectP50Ms"`
-	ConnectP99Ms   Spread `json:"connectP99Ms"`
-	CPUPerConnUs   Spread `json:"cpuPerConnUs"`
+	ConnsPerSecond  Spread `json:"connsPerSecond"`
+	ConnectP50Ms    Spread `json:"connectP50Ms"`
+	ConnectP99Ms    Spread `json:"connectP99Ms"`
+	CPUPerConnUs    Spread `json:"cpuPerConnUs"`
+	SystemPerConnUs Spread `json:"systemPerConnUs"`
 	// ClientCores is the client's CPU time over the run's wall time: how
 	// many CPUs the client kept busy.
 	ClientCores Spread `json:"clientCores"`
 	// Failed counts the failed connections of all repetitions.
 	Failed int `json:"failed"`
+	// StartCPUMs is the generator's CPU time for a run of one connection
+	// (the least of a few): its start-up, the one connection and its
+	// result. Every sample's CPU time is without it.
+	StartCPUMs float64 `json:"startCPUMs"`
 }
 
 // TrafficSample is one traffic run: N connections from the client pod to
@@ -98,23 +103,43 @@ type TrafficSample struct {
 	ConnectP50Ms float64 `json:"connectP50Ms"`
 	ConnectP99Ms float64 `json:"connectP99Ms"`
 	// CPUSeconds is the traffic process's user+system time (its rusage
-	// when it ended: the start-up and the JSON of its result included);
-	// CPUPerConnUs is that over the attempted connections.
-	CPUSeconds   float64 `json:"cpuSeconds"`
-	CPUPerConnUs float64 `json:"cpuPerConnUs"`
+	// when it ended) less its start-up's (TrafficPath.StartCPUMs), and
+	// SystemSeconds the system part of it: the system calls, and the
+	// softirq work its own packets cause where the kernel does it in the
+	// sender's system call (a veth delivers there: the path through the
+	// node's rules included). The per-connection numbers are those over
+	// the attempted connections.
+	CPUSeconds      float64 `json:"cpuSeconds"`
+	SystemSeconds   float64 `json:"systemSeconds"`
+	CPUPerConnUs    float64 `json:"cpuPerConnUs"`
+	SystemPerConnUs float64 `json:"systemPerConnUs"`
 }
+
+// ProcessCPU is a process's user and system CPU time.
+type ProcessCPU struct{ User, System time.Duration }
+
+// Less is c without start, each part at least 0.
+func (c ProcessCPU) Less(start ProcessCPU) ProcessCPU {
+	return ProcessCPU{User: max(0, c.User-start.User), System: max(0, c.System-start.System)}
+}
+
+// Total is user and system time.
+func (c ProcessCPU) Total() time.Duration { return c.User + c.System }
 
 // NewTrafficSample summarises one traffic run: connects are the
 // successful connections' connect times, attempted counts the failed ones
-// too, elapsed is the run's wall time and cpu the process's CPU time.
-func NewTrafficSample(connects []time.Duration, attempted int, elapsed, cpu time.Duration, deadlineExceeded bool) TrafficSample {
+// too, elapsed is the run's wall time and cpu the process's CPU time
+// without its start-up's.
+func NewTrafficSample(connects []time.Duration, attempted int, elapsed time.Duration, cpu ProcessCPU, deadlineExceeded bool) TrafficSample {
+	cpu = cpu.Less(ProcessCPU{})
 	s := TrafficSample{Attempted: attempted, Succeeded: len(connects), ElapsedMs: durationMs(elapsed),
-		DeadlineExceeded: deadlineExceeded, CPUSeconds: cpu.Seconds()}
+		DeadlineExceeded: deadlineExceeded, CPUSeconds: cpu.Total().Seconds(), SystemSeconds: cpu.System.Seconds()}
 	if elapsed > 0 {
 		s.ConnsPerSecond = float64(len(connects)) / elapsed.Seconds()
 	}
 	if attempted > 0 {
-		s.CPUPerConnUs = float64(cpu.Microseconds()) / float64(attempted)
+		s.CPUPerConnUs = float64(cpu.Total().Microseconds()) / float64(attempted)
+		s.SystemPerConnUs = float64(cpu.System.Microseconds()) / float64(attempted)
 	}
 	if len(connects) > 0 {
 		l := Summarize(connects, 0)
@@ -144,6 +169,7 @@ func (p *TrafficPath) Summarize() {
 	p.ConnectP50Ms = pick(func(s TrafficSample) float64 { return s.ConnectP50Ms })
 	p.ConnectP99Ms = pick(func(s TrafficSample) float64 { return s.ConnectP99Ms })
 	p.CPUPerConnUs = pick(func(s TrafficSample) float64 { return s.CPUPerConnUs })
+	p.SystemPerConnUs = pick(func(s TrafficSample) float64 { return s.SystemPerConnUs })
 	p.ClientCores = pick(TrafficSample.ClientCores)
 	p.Failed = 0
 	for _, s := range p.Samples {

@@ -19,8 +19,8 @@ func trafficNotes(r TrafficRun, cpus int) []string {
 			fmtShare(share.Median), fmtShare(share.Min), fmtShare(share.Max), share.N))
 	}
 	c, p := r.ClusterIP, r.PodIP
-	client := fmt.Sprintf("the client's own CPU: %s per connection through the cluster IP, %s to the pod IP; it kept %.2f of %d CPUs busy",
-		fmtUs(c.CPUPerConnUs.Median), fmtUs(p.CPUPerConnUs.Median), c.ClientCores.Median, cpus)
+	client := fmt.Sprintf("the client's own CPU: %s per connection through the cluster IP (%s of it system), %s to the pod IP (%s system); it kept %.2f of %d CPUs busy",
+		fmtUs(c.CPUPerConnUs.Median), fmtUs(c.SystemPerConnUs.Median), fmtUs(p.CPUPerConnUs.Median), fmtUs(p.SystemPerConnUs.Median), c.ClientCores.Median, cpus)
 	if limit := float64(min(r.Parallelism, max(cpus, 1))); c.ClientCores.Median >= 0.8*limit {
 		client += " — the client is CPU-bound: the rate is its own as much as the path's"
 	}

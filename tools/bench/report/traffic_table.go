@@ -53,7 +53,7 @@ func WriteTrafficTable(w io.Writer, r *TrafficResult) error {
 	}
 	b.WriteString("Each number: the median over the repetitions (min–max). conn/s: new connections per second, each an HTTP GET answered by the one server pod; " +
 		"RATIO: cluster IP conn/s over pod IP conn/s, paired per repetition; SERVICE SHARE: 1 − RATIO, the share of the time per connection the Service's path adds; " +
-		"CONNECT: dial to established, gonum empirical quantiles; CLIENT CPU/conn: the traffic process's user+system time over its connections; CLIENT CPUs: that time over the run's wall time\n")
+		"CONNECT: dial to established, gonum empirical quantiles; CLIENT CPU/conn: the traffic process's user+system time, less its start-up's (a one-connection run's), over its connections; CLIENT CPUs: that time over the run's wall time\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -19,10 +19,11 @@ func trafficSample() *TrafficResult {
 		const n = 20000
 		elapsed := n / rate
 		return TrafficSample{Attempted: n, Succeeded: n - failed, ElapsedMs: 1000 * elapsed, ConnsPerSecond: float64(n-failed) / elapsed,
-			ConnectP50Ms: p50, ConnectP99Ms: p99, CPUSeconds: cpuUs * n / 1e6, CPUPerConnUs: cpuUs}
+			ConnectP50Ms: p50, ConnectP99Ms: p99, CPUSeconds: cpuUs * n / 1e6, CPUPerConnUs: cpuUs,
+			SystemSeconds: cpuUs * n / 2e6, SystemPerConnUs: cpuUs / 2}
 	}
 	path := func(target string, samples ...TrafficSample) *TrafficPath {
-		p := &TrafficPath{Target: target, From: "bench-client-7d9f", Samples: samples}
+		p := &TrafficPath{Target: target, From: "bench-client-7d9f", Samples: samples, StartCPUMs: 4.2}
 		p.Summarize()
 		return p
 	}
@@ -121,17 +122,22 @@ func TestNewTrafficSample(t *testing.T) {
 	for i := 1; i <= 100; i++ {
 		connects = append(connects, time.Duration(101-i)*time.Microsecond)
 	}
-	s := NewTrafficSample(connects, 104, 50*time.Millisecond, 20*time.Millisecond, false)
+	s := NewTrafficSample(connects, 104, 50*time.Millisecond, ProcessCPU{User: 15 * time.Millisecond, System: 5 * time.Millisecond}, false)
 	want := TrafficSample{Attempted: 104, Succeeded: 100, ElapsedMs: 50, ConnsPerSecond: 2000,
-		ConnectP50Ms: 0.050, ConnectP99Ms: 0.099, CPUSeconds: 0.02, CPUPerConnUs: 20000.0 / 104}
+		ConnectP50Ms: 0.050, ConnectP99Ms: 0.099, CPUSeconds: 0.02, CPUPerConnUs: 20000.0 / 104, SystemSeconds: 0.005, SystemPerConnUs: 5000.0 / 104}
 	if s != want {
 		t.Errorf("got %+v, want %+v", s, want)
 	}
 	if got := s.ClientCores(); math.Abs(got-0.4) > 1e-12 {
 		t.Errorf("client cores %g, want 0.4", got)
 	}
-	if empty := NewTrafficSample(nil, 0, 0, 0, true); empty.ConnsPerSecond != 0 || empty.CPUPerConnUs != 0 || empty.ClientCores() != 0 {
+	if empty := NewTrafficSample(nil, 0, 0, ProcessCPU{}, true); empty.ConnsPerSecond != 0 || empty.CPUPerConnUs != 0 || empty.ClientCores() != 0 {
 		t.Errorf("an empty run: %+v", empty)
+	}
+	// A run whose CPU time was below the start-up's least.
+	cpu := ProcessCPU{User: time.Millisecond, System: 3 * time.Millisecond}.Less(ProcessCPU{User: 2 * time.Millisecond, System: time.Millisecond})
+	if cpu != (ProcessCPU{System: 2 * time.Millisecond}) {
+		t.Errorf("Less = %+v, want user 0 (not negative), system 2ms", cpu)
 	}
 }
 
@@ -143,7 +149,7 @@ func TestTrafficNotesSayWhatDominates(t *testing.T) {
 		run  TrafficRun
 		want []string
 	}{
-		{runs[0], []string{"the Service's path: 16.7% of the time per connection (14.3%–17.4% over 3 repetitions)", "180µs per connection through the cluster IP, 170µs to the pod IP"}},
+		{runs[0], []string{"the Service's path: 16.7% of the time per connection (14.3%–17.4% over 3 repetitions)", "180µs per connection through the cluster IP (90µs of it system), 170µs to the pod IP (85µs system)"}},
 		{runs[1], []string{"no difference beyond the spread (cluster IP at 0.98× the pod IP's rate", "CPU-bound", "failed connections: 2 through the cluster IP, 0 to the pod IP"}},
 		{runs[2], []string{"(one repetition: no spread)"}},
 	} {
