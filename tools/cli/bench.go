@@ -20,6 +20,7 @@ func newBench() *cobra.Command {
 		Example: "  sudo svclab bench dataplane --services 100,2000 --modes iptables,nftables --svg plot.svg",
 	}
 	cmd.AddCommand(newBenchDataplane())
+	cmd.AddCommand(newBenchApply())
 	cmd.AddCommand(newBenchLabs())
 	cmd.AddCommand(newBenchSync())
 	cmd.AddCommand(newBenchTraffic())
