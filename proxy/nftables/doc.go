@@ -2,11 +2,23 @@
 // snapshot into one knftables transaction on upstream v1.36's structure
 // (pkg/proxy/nftables/proxier.go), and runs it against a knftables.Interface.
 //
-// Layers: names.go, options.go and storage.go are pure helpers; renderer.go
-// turns a snapshot plus what the kernel holds (a View) into a transaction
-// without touching the kernel; sync.go is the only code that talks to the
-// kernel (reads the View, runs the transaction, deletes stale chains later);
-// cleanup.go removes the table, as upstream's CleanupLeftovers.
+// Layers: names.go, namecache.go, options.go are pure helpers; storage.go
+// and services.go are what the committed transactions wrote (each set's
+// and map's elements, and per service its chains, affinity sets and wanted
+// elements); renderer.go turns a snapshot into a transaction without
+// touching the kernel; sync.go is the only code that talks to the kernel
+// (reads a View on full syncs, runs the transaction, deletes stale chains
+// later); cleanup.go removes the table, as upstream's CleanupLeftovers.
+//
+// O(changed) at the kernel boundary: a partial sync reads nothing from
+// the kernel and rewrites only the services that changed (upstream lists
+// the table on every sync, kubernetes#139513); a sync with nothing to
+// change and no stale chain due runs no nft at all; the kernel is read on
+// full syncs (the first, hourly, after an error, when the proxy loop asks)
+// so a change made outside svclab is repaired by the next full sync.
+// Chain names are hashed once per service port. As upstream v1.36.4, a
+// service with one endpoint still DNATs through a one-entry numgen map
+// (upstream's PR #140723, which drops that map, is not in v1.36).
 //
 // The table (`table ip kube-proxy`, `table ip6 kube-proxy` for IPv6):
 //

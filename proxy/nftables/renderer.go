@@ -317,7 +317,7 @@ func (p *portRender) chain(chain string) {
 	if _, ok := p.created[chain]; ok {
 		return
 	}
-	ensureChain(p.tx, chain, p.created, false)
+	ensureChain(p.tx, chain, p.created)
 	p.state.chains = append(p.state.chains, chain)
 }
 

@@ -52,17 +52,12 @@ var jumpChains = []jumpChain{
 // that none is flushed twice (which would lose rules added in between).
 type chainSet map[string]struct{}
 
-// ensureChain adds and flushes chain once per transaction; with
-// skipCreation it only notes the chain as in use (its content is
-// unchanged).
-func ensureChain(tx *knftables.Transaction, chain string, created chainSet, skipCreation bool) {
+// ensureChain adds and flushes chain once per transaction.
+func ensureChain(tx *knftables.Transaction, chain string, created chainSet) {
 	if _, ok := created[chain]; ok {
 		return
 	}
 	created[chain] = struct{}{}
-	if skipCreation {
-		return
-	}
 	tx.Add(&knftables.Chain{Name: chain})
 	tx.Flush(&knftables.Chain{Name: chain})
 }
@@ -81,11 +76,11 @@ func (r *Renderer) setUp(tx *knftables.Transaction, view *View) {
 	}
 	created := chainSet{}
 	for _, j := range jumpChains {
-		ensureChain(tx, j.dst, created, false)
+		ensureChain(tx, j.dst, created)
 		tx.Add(&knftables.Rule{Chain: j.src, Rule: knftables.Concat(j.extra, "jump", j.dst)})
 	}
 	for _, chain := range []string{servicesChain, clusterIPsCheckChain, masqueradingChain} {
-		ensureChain(tx, chain, created, false)
+		ensureChain(tx, chain, created)
 	}
 	r.setUpMasquerading(tx, ipX, addrType)
 	r.setUpClusterIPsCheck(tx, ipX, addrType)
@@ -204,7 +199,7 @@ func (r *Renderer) setUpFirewall(tx *knftables.Transaction, ipX, addrType string
 		Type:    addrType + " . inet_proto . inet_service : verdict",
 		Comment: ptr.To("destinations that are subject to LoadBalancerSourceRanges"),
 	})
-	ensureChain(tx, firewallCheckChain, created, false)
+	ensureChain(tx, firewallCheckChain, created)
 	tx.Add(&knftables.Rule{Chain: firewallCheckChain, Rule: knftables.Concat(
 		ipX, "daddr", ".", "meta l4proto", ".", "th dport", "vmap", "@", firewallIPsMap,
 	)})
