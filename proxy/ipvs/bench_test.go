@@ -124,7 +124,7 @@ func BenchmarkSyncColdFakeKernel(b *testing.B) {
 func BenchmarkSyncAtScaleFakeKernel(b *testing.B) {
 	const services, endpoints = 10_000, 10
 	snap := scaleSnapshot(services, endpoints)
-	moved := withEndpoint(snap, services/2, 3, "10.250.0.1")
+	moved := withEndpoint(snap, services/2+1, 3, "10.250.0.1") // a ClusterIP-only Service
 	be, _, _ := newTestBackend(&testing.T{}, Options{})
 	if _, err := be.Sync(snap); err != nil {
 		b.Fatal(err)

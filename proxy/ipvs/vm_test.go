@@ -15,7 +15,8 @@ func TestIntegrationsInVM(t *testing.T) {
 		t.Skip("this kernel has IPVS: the TestIntegration tests run directly")
 	}
 	out := vmtest.Run(t, vmtest.Options{Package: "./proxy/ipvs", Args: []string{"-test.run", "^TestIntegration[A-Z]", "-test.v"}})
-	for _, name := range []string{"TestIntegrationSync", "TestIntegrationSchedulerProbe", "TestIntegrationGracefulTermination"} {
+	for _, name := range []string{"TestIntegrationSync", "TestIntegrationSchedulerProbe", "TestIntegrationGracefulTermination",
+		"TestIntegrationCachedSync", "TestIntegrationCachedSyncAtScale"} {
 		if !strings.Contains(out, "--- PASS: "+name+" ") {
 			t.Errorf("%s did not pass in the VM", name)
 		}

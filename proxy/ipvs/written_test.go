@@ -33,7 +33,7 @@ func scaleSnapshot(n, e int) *model.Snapshot {
 		}
 		opts := []func(*model.ServicePort){eps(list...)}
 		if i%10 == 0 {
-			opts = append(opts, nodePort(int32(30000+i%2000)))
+			opts = append(opts, nodePort(int32(30000+i/10)))
 		}
 		sps = append(sps, sp("scale", fmt.Sprintf("svc-%05d", i), "http", corev1.ProtocolTCP, ip.String(), 80, opts...))
 	}
