@@ -204,11 +204,19 @@ type syncWorkerProcess struct {
 	out   *bufio.Scanner
 }
 
-// startSyncWorker runs this program again as side's worker
-// (`svclab-bench-sync worker SIDE MODE N E`) in a new network namespace.
+// syncWorkerCommand is the worker's command line and extra environment:
+// this program again, `svclab-bench-sync worker SIDE MODE N E` (the tests
+// run their own binary instead).
+var syncWorkerCommand = func(side, mode string, services, endpoints int) (argv, env []string) {
+	return []string{"/proc/self/exe", "worker", side, mode, strconv.Itoa(services), strconv.Itoa(endpoints)}, nil
+}
+
+// startSyncWorker starts side's worker (syncWorkerCommand) in a new
+// network namespace.
 func startSyncWorker(side string, opts SyncBenchOptions) (*syncWorkerProcess, error) {
-	cmd := exec.Command("/proc/self/exe", "worker", side, opts.Mode, strconv.Itoa(opts.Services), strconv.Itoa(opts.Endpoints))
-	cmd.Env = append(os.Environ(), netnsEnv+"=1")
+	argv, env := syncWorkerCommand(side, opts.Mode, opts.Services, opts.Endpoints)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(append(os.Environ(), netnsEnv+"=1"), env...)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
