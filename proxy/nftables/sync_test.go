@@ -150,3 +150,33 @@ func TestInPlaceUpdateIsSeenAsAChange(t *testing.T) {
 	}
 	assertSameAsFresh(t, fake.Dump(), twoServices(fixtures.Endpoint("10.244.2.1", nodeB), fixtures.Endpoint("10.244.2.2", nodeB)))
 }
+
+// TestSharedElementFollowsTheLaterService: two services claim the same
+// external IP and port (one service-ips key). As a full render in the
+// snapshot's order, the later service's value wins; when it goes, a
+// partial sync gives the key back to the earlier one.
+func TestSharedElementFollowsTheLaterService(t *testing.T) {
+	both := func(withLater bool) *model.Snapshot {
+		services := []*corev1.Service{fixtures.Service("default", "a", "10.96.0.30", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)}, fixtures.ExternalIPs("198.51.100.9"))}
+		slices := []*discoveryv1.EndpointSlice{fixtures.EndpointSlice("default", "a", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, fixtures.Endpoint("10.244.2.1", nodeB))}
+		if withLater {
+			services = append(services, fixtures.Service("default", "b", "10.96.0.31", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)}, fixtures.ExternalIPs("198.51.100.9")))
+			slices = append(slices, fixtures.EndpointSlice("default", "b", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, fixtures.Endpoint("10.244.2.2", nodeB)))
+		}
+		return model.Build(services, slices, nodeA)
+	}
+	clock := newClock()
+	s, fake := newSyncer(t, defaultOptions(), clock)
+	mustSync(t, s, both(true))
+	if !strings.Contains(fake.Dump(), "198.51.100.9 . tcp . 80 : goto external-") || !strings.Contains(fake.Dump(), "default/b/tcp/http") {
+		t.Fatalf("no shared element:\n%s", fake.Dump())
+	}
+	for _, step := range []bool{false, true, false} {
+		if res := mustSync(t, s, both(step)); res.Full {
+			t.Fatal("a service change caused a full sync")
+		}
+		clock.advance(1100 * time.Millisecond)
+		mustSync(t, s, both(step)) // deletes b's stale chains
+		assertSameAsFresh(t, fake.Dump(), both(step))
+	}
+}
