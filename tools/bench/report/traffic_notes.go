@@ -25,6 +25,9 @@ func trafficNotes(r TrafficRun, cpus int) []string {
 		client += " — the client is CPU-bound: the rate is its own as much as the path's"
 	}
 	notes = append(notes, client)
+	if cut := c.deadlineExceeded() + p.deadlineExceeded(); cut > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d runs stopped at the run deadline, before all their connections", cut, len(c.Samples)+len(p.Samples)))
+	}
 	if c.Failed+p.Failed > 0 {
 		notes = append(notes, fmt.Sprintf("failed connections: %d through the cluster IP, %d to the pod IP", c.Failed, p.Failed))
 	}
@@ -39,3 +42,14 @@ func fmtRatioRange(s Spread) string { return fmt.Sprintf("%.2f–%.2f", s.Min, s
 
 // fmtUs prints microseconds as fmtMs does milliseconds.
 func fmtUs(us float64) string { return fmtMs(us / 1000) }
+
+// deadlineExceeded counts the samples the run deadline cut short.
+func (p *TrafficPath) deadlineExceeded() int {
+	n := 0
+	for _, s := range p.Samples {
+		if s.DeadlineExceeded {
+			n++
+		}
+	}
+	return n
+}
