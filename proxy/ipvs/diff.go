@@ -123,6 +123,9 @@ func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 // diffRealServers appends the ops that give vs the real servers want.
 // Upstream: syncEndpoint and GracefulTerminationManager.
 func diffRealServers(p Plan, vs kernel.VirtualServer, want, have []kernel.RealServer) Plan {
+	if slices.EqualFunc(want, have, sameKeyAndWeight) {
+		return p // the common case, in the order they were added: no search
+	}
 	for _, rs := range want {
 		i := slices.IndexFunc(have, rs.SameKey)
 		switch {
@@ -150,6 +153,8 @@ func diffRealServers(p Plan, vs kernel.VirtualServer, want, have []kernel.RealSe
 	}
 	return p
 }
+
+func sameKeyAndWeight(a, b kernel.RealServer) bool { return a.SameKey(b) && a.Weight == b.Weight }
 
 // gracefulTerminationNeeded is upstream's IsRsGracefulTerminationNeeded:
 // only TCP connections are waited for.

@@ -119,6 +119,9 @@ func (a *Actual) refreshDraining(k kernel.IPVS, d *Desired) error {
 
 // holdsUnwanted reports whether have has a destination want lacks.
 func holdsUnwanted(have, want []kernel.RealServer) bool {
+	if slices.EqualFunc(have, want, kernel.RealServer.SameKey) {
+		return false // the common case: no search
+	}
 	for _, rs := range have {
 		if !slices.ContainsFunc(want, rs.SameKey) {
 			return true
