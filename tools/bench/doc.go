@@ -18,4 +18,10 @@
 // slow another's. The pure parts (result types, statistics, table, JSON,
 // SVG) are in package report; what to generate (lab file, manifests) is in
 // objects.go, pure too; the rest touches the kernel.
+//
+// `svclab bench traffic` (traffic*.go) measures, per mode on a lab of its
+// own, new connections per second from a client pod through a ClusterIP
+// and straight to its one endpoint's pod IP, their connect times, and the
+// client's own CPU per connection; its result types are in package report
+// too (TrafficResult).
 package bench
