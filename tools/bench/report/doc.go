@@ -4,4 +4,8 @@
 // text table, JSON, and an SVG plot of programming time and p99 connect
 // latency against the number of Services, one line per proxy mode. The
 // runner that fills a Result lives in package bench.
+//
+// `svclab bench traffic`'s result (TrafficResult: connections per second,
+// connect times and the client's CPU, each as a Spread over repetitions),
+// its table and its JSON are here too (traffic*.go).
 package report
