@@ -11,9 +11,9 @@ import (
 // "AddRealServer"). Against the real kernel each call is one netlink
 // request (a dump or a change), except Addresses, AddAddress and
 // DelAddress (two: the link is looked up first), EnsureDummy (one, two
-// when it creates the device) and NodeAddresses (one link dump, then one
-// address dump per link, as upstream's GetAllLocalAddressesExcept); the
-// sysctls are /proc/sys files, not netlink.
+// when it creates the device) and NodeAddresses (two: the excepted link,
+// then one dump of every address); the sysctls are /proc/sys files, not
+// netlink.
 type Calls map[string]int
 
 // readCalls are the methods that only read.

@@ -112,31 +112,33 @@ func (k *Netlink) DelAddress(dev string, addr netip.Addr) error {
 	return nil
 }
 
-// NodeAddresses implements Links.
+// NodeAddresses implements Links. It makes two requests whatever the
+// number of links (a node has one per pod): the excepted link's index,
+// then one dump of every IPv4 address. (Upstream's
+// GetAllLocalAddressesExcept lists the links and dumps the addresses once
+// per link.)
 func (k *Netlink) NodeAddresses(except string) ([]netip.Addr, error) {
-	links, err := k.nl.LinkList()
+	skip := 0 // no link has index 0
+	if l, err := k.nl.LinkByName(except); err == nil {
+		skip = l.Attrs().Index
+	} else if !isLinkNotFound(err) {
+		return nil, fmt.Errorf("ip link show %s: %w", except, err)
+	}
+	addrs, err := k.nl.AddrList(nil, netlink.FAMILY_V4)
 	if err != nil {
-		return nil, fmt.Errorf("ip link show: %w", err)
+		return nil, fmt.Errorf("ip -4 addr show: %w", err)
 	}
 	var out []netip.Addr
-	for _, l := range links {
-		if l.Attrs().Name == except {
+	for _, a := range addrs {
+		if a.LinkIndex == skip {
 			continue
 		}
-		addrs, err := k.nl.AddrList(l, netlink.FAMILY_V4)
-		if err != nil {
-			// The link may have gone away since LinkList, as upstream
-			// tolerates.
+		ip, ok := netip.AddrFromSlice(a.IP)
+		if !ok {
 			continue
 		}
-		for _, a := range addrs {
-			ip, ok := netip.AddrFromSlice(a.IP)
-			if !ok {
-				continue
-			}
-			if ip = ip.Unmap(); ip.Is4() && !ip.IsLoopback() {
-				out = append(out, ip)
-			}
+		if ip = ip.Unmap(); ip.Is4() && !ip.IsLoopback() {
+			out = append(out, ip)
 		}
 	}
 	slices.SortFunc(out, netip.Addr.Compare)
