@@ -52,6 +52,9 @@ type Intent struct {
 	Pods []*corev1.Pod `json:"pods,omitempty"`
 	// Objects is what the store holds once the change is committed.
 	Objects *State `json:"objects,omitempty"`
+	// Delta, in place of Objects for a change of a few objects, is what
+	// the commit writes, the other objects staying as they are.
+	Delta *Delta `json:"delta,omitempty"`
 	// Stop names the pods to remove once Objects is stored.
 	Stop []string `json:"stop,omitempty"`
 	// Nodes are the nodes whose proxy is being replaced.

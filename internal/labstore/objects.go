@@ -1,7 +1,6 @@
 package labstore
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -115,13 +114,11 @@ func (s *Store) syncKindDir(kind string, files map[string][]byte) (bool, error) 
 		}
 	}
 	for name, data := range files {
-		if old, err := os.ReadFile(filepath.Join(dir, name)); err == nil && bytes.Equal(old, data) {
-			continue
-		}
-		if err := s.WriteFile(filepath.Join("objects", kind, name), data); err != nil {
+		wrote, err := s.writeObjectFile(kind, name, data)
+		if err != nil {
 			return false, err
 		}
-		changed = true
+		changed = changed || wrote
 	}
 	return changed, nil
 }

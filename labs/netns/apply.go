@@ -40,6 +40,11 @@ func (l *Lab) ApplyManifests(ctx context.Context, m *workload.Manifests, source 
 	if err := hostprog.Ensure(ctx, opts.Out, hostprog.Needs(hostprog.Lab)...); err != nil {
 		return err
 	}
+	if slicesOnly(m) { // a change of a few slices costs those (applyslices.go)
+		if handled, err := l.applySlices(ctx, m, source, opts); handled {
+			return err
+		}
+	}
 	return l.update(ctx, opts, labstore.OpApply, func(cur *labstore.State) (*labstore.State, error) {
 		return l.Cluster().Apply(cur, m, source)
 	})

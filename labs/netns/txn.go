@@ -86,6 +86,9 @@ func (l *Lab) recover(ctx context.Context, opts Options) error {
 // pods. settle then removes the gone pods. It clears in.Objects, which are
 // stored now.
 func (l *Lab) finishCommitted(ctx context.Context, in *labstore.Intent, opts Options) error {
+	if in.Delta != nil {
+		return l.finishDelta(ctx, in, opts)
+	}
 	if in.Objects == nil {
 		return nil
 	}
@@ -127,6 +130,11 @@ func (l *Lab) settle(in *labstore.Intent) (string, error) {
 	case labstore.PhaseCommit:
 		if in.Objects != nil {
 			if _, err := l.Store.WriteObjects(in.Objects); err != nil {
+				return "", err
+			}
+		}
+		if in.Delta != nil {
+			if _, err := l.Store.WriteDelta(in.Delta); err != nil {
 				return "", err
 			}
 		}
