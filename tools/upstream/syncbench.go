@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -21,8 +23,13 @@ type SyncBenchOptions struct {
 	Endpoints int
 	// Changes is how many of each change are timed (≥ 20 for a p95).
 	Changes int
+	// IPTables picks the iptables binaries both sides run in iptables
+	// mode: "" (the host's iptables, as upstream), "legacy" or "nft".
+	IPTables string
 	// Progress, when set, gets a line per step done.
 	Progress io.Writer
+
+	workerEnv []string
 }
 
 // Step names of the result, in the table's order.
@@ -39,6 +46,8 @@ type SyncBenchResult struct {
 	Services  int    `json:"services"`
 	Endpoints int    `json:"endpoints"`
 	Changes   int    `json:"changes"`
+	// IPTables is the iptables binaries both sides ran ("" the host's).
+	IPTables string `json:"iptables,omitempty"`
 	// Upstream is the kube-proxy release the upstream side is built from.
 	Upstream string       `json:"upstream"`
 	Steps    []StepResult `json:"steps"`
@@ -87,6 +96,14 @@ func RunSyncBench(opts SyncBenchOptions) (*SyncBenchResult, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("bench sync programs the kernel in network namespaces of its own: run it as root")
 	}
+	path, err := iptablesPath(opts.IPTables)
+	if err != nil {
+		return nil, err
+	}
+	if path != "" {
+		defer os.RemoveAll(path)
+		opts.workerEnv = []string{"PATH=" + path + ":" + os.Getenv("PATH")}
+	}
 	workers := map[string]*syncWorkerProcess{}
 	defer func() {
 		for _, w := range workers {
@@ -101,7 +118,7 @@ func RunSyncBench(opts SyncBenchOptions) (*SyncBenchResult, error) {
 		workers[side] = w
 	}
 	res := &SyncBenchResult{Mode: opts.Mode, Services: opts.Services, Endpoints: opts.Endpoints, Changes: opts.Changes,
-		Upstream: UpstreamRelease, Memory: map[string]*sideMemory{}}
+		IPTables: opts.IPTables, Upstream: UpstreamRelease, Memory: map[string]*sideMemory{}}
 	steps := map[string]*StepResult{}
 	for _, name := range []string{StepCold, StepEndpoint, StepService, StepNoop} {
 		steps[name] = &StepResult{Step: name, Sides: map[string]*SideStats{SideSvclab: {}, SideUpstream: {}}}
@@ -216,7 +233,7 @@ var syncWorkerCommand = func(side, mode string, services, endpoints int) (argv, 
 func startSyncWorker(side string, opts SyncBenchOptions) (*syncWorkerProcess, error) {
 	argv, env := syncWorkerCommand(side, opts.Mode, opts.Services, opts.Endpoints)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(append(os.Environ(), netnsEnv+"=1"), env...)
+	cmd.Env = append(append(append(os.Environ(), netnsEnv+"=1"), env...), opts.workerEnv...)
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
 	stdin, err := cmd.StdinPipe()
@@ -263,4 +280,34 @@ func (w *syncWorkerProcess) stop() {
 	if err := w.cmd.Wait(); err != nil {
 		fmt.Fprintf(os.Stderr, "the %s worker: %v\n", w.side, err)
 	}
+}
+
+// iptablesPath is a directory to put first in the workers' PATH where
+// iptables, iptables-save and iptables-restore are the backend's
+// (iptables-legacy…, iptables-nft…), so that both proxies, and the
+// kernel check, run them under the names they look up; "" for the host's.
+func iptablesPath(backend string) (string, error) {
+	switch backend {
+	case "", "host":
+		return "", nil
+	case "legacy", "nft":
+	default:
+		return "", fmt.Errorf("--iptables %q: host, legacy or nft", backend)
+	}
+	dir, err := os.MkdirTemp("", "svclab-bench-sync-")
+	if err != nil {
+		return "", err
+	}
+	for _, tool := range []string{"iptables", "iptables-save", "iptables-restore"} {
+		target, err := exec.LookPath(strings.Replace(tool, "iptables", "iptables-"+backend, 1))
+		if err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+		if err := os.Symlink(target, filepath.Join(dir, tool)); err != nil {
+			os.RemoveAll(dir)
+			return "", err
+		}
+	}
+	return dir, nil
 }

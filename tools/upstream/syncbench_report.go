@@ -21,8 +21,12 @@ func WriteSyncBenchJSON(w io.Writer, res *SyncBenchResult) error {
 // programs each side ran per sync; then each process's memory.
 func WriteSyncBenchTable(w io.Writer, res *SyncBenchResult) error {
 	var b strings.Builder
+	mode := res.Mode
+	if res.IPTables != "" {
+		mode += " (iptables-" + res.IPTables + ")"
+	}
 	fmt.Fprintf(&b, "%s mode, %d Services × %d endpoints: svclab vs upstream kube-proxy %s, each in a network namespace of its own, interleaved; %d changes of each kind\n\n",
-		res.Mode, res.Services, res.Endpoints, res.Upstream, res.Changes)
+		mode, res.Services, res.Endpoints, res.Upstream, res.Changes)
 	b.WriteString("| step | upstream p50 | upstream p95 | svclab p50 | svclab p95 | svclab/upstream p50 | upstream execs per sync | svclab execs per sync |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, st := range res.Steps {

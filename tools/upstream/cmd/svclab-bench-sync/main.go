@@ -5,7 +5,7 @@
 // k8s.io/kubernetes, which the svclab binary must not: `make bench-sync`
 // builds it next to svclab, and `svclab bench sync` runs it.
 //
-//	svclab-bench-sync --mode iptables|nftables --services N --endpoints E [--changes K] [-o table|json]
+//	svclab-bench-sync --mode iptables|nftables --services N --endpoints E [--changes K] [--iptables legacy|nft] [-o table|json]
 package main
 
 import (
@@ -30,6 +30,7 @@ func main() {
 	flag.IntVar(&opts.Services, "services", 10000, "Services in the generated cluster")
 	flag.IntVar(&opts.Endpoints, "endpoints", 10, "endpoints per Service")
 	flag.IntVar(&opts.Changes, "changes", 20, "changes of each kind timed (p50 and p95 over them)")
+	flag.StringVar(&opts.IPTables, "iptables", "", "iptables mode's binaries for both sides: the host's (default), legacy or nft")
 	flag.StringVar(&output, "o", "table", "table or json")
 	flag.BoolVar(&quiet, "quiet", false, "no progress on stderr")
 	flag.Parse()
