@@ -174,9 +174,10 @@ bench-upstream: ## svclab's iptables path vs upstream kube-proxy's real proxiers
 SYNC_MODE      ?= iptables
 SYNC_SERVICES  ?= 10000
 SYNC_ENDPOINTS ?= 10
-bench-sync: build ## svclab's proxy vs upstream kube-proxy's proxier of SYNC_MODE (iptables, nftables), each on the real kernel in a netns of its own: event → kernel p50/p95, execs per sync, RSS (svclab bench sync; root)
+SYNC_FLAGS     ?=
+bench-sync: build ## svclab's proxy vs upstream kube-proxy's proxier of SYNC_MODE (iptables, nftables), each on the real kernel in a netns of its own: event → kernel p50/p95, execs per sync, RSS (svclab bench sync; SYNC_FLAGS e.g. "--iptables legacy --changes 20"; root)
 	cd tools/upstream && CGO_ENABLED=0 $(GO) build -o $(CURDIR)/bin/svclab-bench-sync ./cmd/svclab-bench-sync
-	nice ./$(BIN) bench sync --mode $(SYNC_MODE) --services $(SYNC_SERVICES) --endpoints $(SYNC_ENDPOINTS)
+	nice ./$(BIN) bench sync --mode $(SYNC_MODE) --services $(SYNC_SERVICES) --endpoints $(SYNC_ENDPOINTS) $(SYNC_FLAGS)
 
 fuzz-upstream: ## fuzz svclab's iptables tables and nftables table against upstream kube-proxy's, FUZZTIME each (the fuzz build instruments k8s.io/kubernetes: minutes the first time)
 	cd tools/upstream && $(GO) test -run '^$$' -fuzz '^FuzzIPTablesMatchesUpstream$$' -fuzztime $(FUZZTIME) .

@@ -21,7 +21,7 @@ const benchSyncProgram = "svclab-bench-sync"
 // kube-proxy's proxier of one mode, event to kernel, side by side.
 func newBenchSync() *cobra.Command {
 	var (
-		mode, output, program       string
+		mode, output, program, ipt  string
 		services, endpoints, rounds int
 	)
 	cmd := &cobra.Command{
@@ -30,7 +30,7 @@ func newBenchSync() *cobra.Command {
 		Long: "Runs svclab's proxy and upstream kube-proxy v1.36.4's proxier of the same mode, each in a process " +
 			"and a network namespace of its own, against the real kernel (iptables-restore, nft), fed the same generated " +
 			"cluster (N ClusterIP Services of E endpoints each, every tenth a NodePort), one step after the other, " +
-			"the side that goes first alternating: the cold sync, then --changes times each of one endpoint changed, " +
+			"the side that goes first alternating (--iptables legacy|nft makes both run that backend's iptables): the cold sync, then --changes times each of one endpoint changed, " +
 			"one Service added and nothing changed (an update that changes nothing). Each is timed from the event to " +
 			"the change seen in the kernel (iptables -t nat -S of its chain, nft list chain or nft get element): p50 " +
 			"and p95, the programs each proxy ran per sync, and each process's RSS and Go heap. The measurement is " +
@@ -45,7 +45,7 @@ func newBenchSync() *cobra.Command {
 				return err
 			}
 			run := exec.Command(path, "--mode", mode, "--services", strconv.Itoa(services),
-				"--endpoints", strconv.Itoa(endpoints), "--changes", strconv.Itoa(rounds), "-o", output)
+				"--endpoints", strconv.Itoa(endpoints), "--changes", strconv.Itoa(rounds), "--iptables", ipt, "-o", output)
 			run.Stdout, run.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := run.Run(); err != nil {
 				return fmt.Errorf("bench sync: %s: %w", path, err)
@@ -58,6 +58,7 @@ func newBenchSync() *cobra.Command {
 	f.IntVar(&services, "services", 10000, "Services in the generated cluster")
 	f.IntVar(&endpoints, "endpoints", 10, "endpoints per Service")
 	f.IntVar(&rounds, "changes", 20, "changes of each kind timed (p50 and p95 over them)")
+	f.StringVar(&ipt, "iptables", "", "iptables mode's binaries, for both sides: the host's (default), legacy or nft")
 	f.StringVarP(&output, "output", "o", "table", "table or json")
 	f.StringVar(&program, "program", "", "the "+benchSyncProgram+" to run (default: the one next to svclab)")
 	return cmd
