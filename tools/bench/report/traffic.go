@@ -55,6 +55,13 @@ type TrafficRun struct {
 	// cluster IP that the Service's path adds: 1 − RateRatio, per
 	// repetition.
 	ServiceShare Spread `json:"serviceShare"`
+	// ServiceCPUPerConnUs is, per repetition, the client's CPU per
+	// connection through the cluster IP less that to the pod IP: what the
+	// Service's path costs in the client's system calls (the kernel's NAT
+	// and conntrack work for its packets, where the kernel charges softirq
+	// work to the task it interrupted). Less sensitive to other load on
+	// the machine than the rates.
+	ServiceCPUPerConnUs Spread `json:"serviceCPUPerConnUs"`
 	// Notes say what the numbers mean for this row.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -183,16 +190,18 @@ func (r *TrafficRun) Compare(cpus int) {
 	if r.ClusterIP == nil || r.PodIP == nil {
 		return
 	}
-	var ratios, shares []float64
+	var ratios, shares, cpu []float64
 	for i := range min(len(r.ClusterIP.Samples), len(r.PodIP.Samples)) {
-		pod := r.PodIP.Samples[i].ConnsPerSecond
-		if pod <= 0 {
+		c, p := r.ClusterIP.Samples[i], r.PodIP.Samples[i]
+		cpu = append(cpu, c.CPUPerConnUs-p.CPUPerConnUs)
+		if p.ConnsPerSecond <= 0 {
 			continue
 		}
-		ratio := r.ClusterIP.Samples[i].ConnsPerSecond / pod
+		ratio := c.ConnsPerSecond / p.ConnsPerSecond
 		ratios = append(ratios, ratio)
 		shares = append(shares, 1-ratio)
 	}
+	r.ServiceCPUPerConnUs = SpreadOf(cpu)
 	r.RateRatio, r.ServiceShare = SpreadOf(ratios), SpreadOf(shares)
 	if r.Measured() {
 		r.Notes = trafficNotes(*r, cpus)

@@ -12,11 +12,22 @@ func trafficNotes(r TrafficRun, cpus int) []string {
 	case share.N < 2:
 		notes = append(notes, fmt.Sprintf("the Service's path: %s of the time per connection (one repetition: no spread)", fmtShare(share.Median)))
 	case share.Min <= 0 && share.Max >= 0:
-		notes = append(notes, fmt.Sprintf("the Service's path: no difference beyond the spread (cluster IP at %s the pod IP's rate, %s over %d repetitions)",
+		notes = append(notes, fmt.Sprintf("the Service's path: no difference in rate beyond the spread (cluster IP at %s the pod IP's rate, %s over %d repetitions)",
+			fmtRatio(r.RateRatio.Median), fmtRatioRange(r.RateRatio), share.N))
+	case share.Max < 0:
+		notes = append(notes, fmt.Sprintf("the cluster IP ran faster than the pod IP in every repetition (%s, %s over %d): the machine's other load, not the Service's path, set these rates",
 			fmtRatio(r.RateRatio.Median), fmtRatioRange(r.RateRatio), share.N))
 	default:
 		notes = append(notes, fmt.Sprintf("the Service's path: %s of the time per connection (%s–%s over %d repetitions)",
 			fmtShare(share.Median), fmtShare(share.Min), fmtShare(share.Max), share.N))
+	}
+	if sc := r.ServiceCPUPerConnUs; sc.N > 0 {
+		spread := "one repetition"
+		if sc.N > 1 {
+			spread = fmt.Sprintf("%s to %s over %d repetitions", fmtSignedUs(sc.Min), fmtSignedUs(sc.Max), sc.N)
+		}
+		notes = append(notes, fmt.Sprintf("the Service's path in the client's CPU: %s per connection (%s), the kernel's NAT and conntrack work for its packets in its system calls",
+			fmtSignedUs(sc.Median), spread))
 	}
 	c, p := r.ClusterIP, r.PodIP
 	client := fmt.Sprintf("the client's own CPU: %s per connection through the cluster IP (%s of it system), %s to the pod IP (%s system); it kept %.2f of %d CPUs busy",
@@ -52,4 +63,12 @@ func (p *TrafficPath) deadlineExceeded() int {
 		}
 	}
 	return n
+}
+
+// fmtSignedUs is fmtUs with a sign: +12µs, -3µs.
+func fmtSignedUs(us float64) string {
+	if us < 0 {
+		return "-" + fmtUs(-us)
+	}
+	return "+" + fmtUs(us)
 }

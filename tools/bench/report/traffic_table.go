@@ -26,7 +26,7 @@ func WriteTrafficJSON(w io.Writer, r *TrafficResult) error {
 func WriteTrafficTable(w io.Writer, r *TrafficResult) error {
 	var rows bytes.Buffer
 	tw := tabwriter.NewWriter(&rows, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODE\tPAR\tCLUSTER IP conn/s\tPOD IP conn/s\tRATIO\tSERVICE SHARE\tCONNECT p50/p99 (cluster IP)\t(pod IP)\tCLIENT CPU/conn (cluster IP)\t(pod IP)\tCLIENT CPUs\tNOTE")
+	fmt.Fprintln(tw, "MODE\tPAR\tCLUSTER IP conn/s\tPOD IP conn/s\tRATIO\tSERVICE SHARE\tSERVICE CPU/conn\tCONNECT p50/p99 (cluster IP)\t(pod IP)\tCLIENT CPU/conn (cluster IP)\t(pod IP)\tCLIENT CPUs\tNOTE")
 	for _, run := range r.Runs {
 		fmt.Fprintln(tw, trafficRow(run))
 	}
@@ -52,7 +52,7 @@ func WriteTrafficTable(w io.Writer, r *TrafficResult) error {
 		fmt.Fprintf(&b, "stopped early: %s\n", r.Stopped)
 	}
 	b.WriteString("Each number: the median over the repetitions (min–max). conn/s: new connections per second, each an HTTP GET answered by the one server pod; " +
-		"RATIO: cluster IP conn/s over pod IP conn/s, paired per repetition; SERVICE SHARE: 1 − RATIO, the share of the time per connection the Service's path adds; " +
+		"RATIO: cluster IP conn/s over pod IP conn/s, paired per repetition; SERVICE SHARE: 1 − RATIO, the share of the time per connection the Service's path adds; SERVICE CPU/conn: the client's CPU per connection through the cluster IP less to the pod IP, paired per repetition (the kernel's work for the Service in the client's system calls: steadier than the rates on a busy machine); " +
 		"CONNECT: dial to established, gonum empirical quantiles; CLIENT CPU/conn: the traffic process's user+system time, less its start-up's (a one-connection run's), over its connections; CLIENT CPUs: that time over the run's wall time\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -60,7 +60,7 @@ func WriteTrafficTable(w io.Writer, r *TrafficResult) error {
 
 func trafficRow(run TrafficRun) string {
 	cells := []string{run.Mode, fmt.Sprint(run.Parallelism)}
-	const columns = 9 // the measured columns
+	const columns = 10 // the measured columns
 	switch {
 	case run.Skipped != "":
 		cells = append(append(cells, dashes(columns)...), "skipped: "+run.Skipped)
@@ -72,6 +72,7 @@ func trafficRow(run TrafficRun) string {
 			fmtRate(c.ConnsPerSecond), fmtRate(p.ConnsPerSecond),
 			fmtSpread(run.RateRatio, func(f float64) string { return fmt.Sprintf("%.2f", f) }),
 			fmtSpread(run.ServiceShare, fmtShare),
+			fmtSpread(run.ServiceCPUPerConnUs, fmtSignedUs),
 			fmtConnect(c), fmtConnect(p),
 			fmtSpread(c.CPUPerConnUs, fmtUs), fmtSpread(p.CPUPerConnUs, fmtUs),
 			fmtSpread(c.ClientCores, func(f float64) string { return fmt.Sprintf("%.2f", f) }),

@@ -154,8 +154,8 @@ func TestTrafficNotesSayWhatDominates(t *testing.T) {
 		want []string
 	}{
 		{runs[0], []string{"the Service's path: 16.7% of the time per connection (14.3%–17.4% over 3 repetitions)", "180µs per connection through the cluster IP (90µs of it system), 170µs to the pod IP (85µs system)"}},
-		{runs[1], []string{"no difference beyond the spread (cluster IP at 0.98× the pod IP's rate", "CPU-bound", "failed connections: 2 through the cluster IP, 0 to the pod IP", "1 of 6 runs stopped at the run deadline"}},
-		{runs[2], []string{"(one repetition: no spread)"}},
+		{runs[1], []string{"no difference in rate beyond the spread (cluster IP at 0.98× the pod IP's rate", "the Service's path in the client's CPU: +10µs per connection (+4µs to +16µs over 3 repetitions)", "CPU-bound", "failed connections: 2 through the cluster IP, 0 to the pod IP", "1 of 6 runs stopped at the run deadline"}},
+		{runs[2], []string{"(one repetition: no spread)", "the Service's path in the client's CPU: +10µs per connection (one repetition)"}},
 	} {
 		got := strings.Join(tc.run.Notes, "; ")
 		for _, w := range tc.want {
@@ -166,5 +166,25 @@ func TestTrafficNotesSayWhatDominates(t *testing.T) {
 	}
 	if runs[0].Notes != nil && strings.Contains(strings.Join(runs[0].Notes, ";"), "CPU-bound") {
 		t.Errorf("parallelism 1 at 0.36 CPUs called CPU-bound: %q", runs[0].Notes)
+	}
+}
+
+// TestTrafficNotesBlameTheMachine checks a run whose cluster IP beat the
+// pod IP in every repetition: the notes say the machine's load set the
+// rates, not that the Service's path took a negative share.
+func TestTrafficNotesBlameTheMachine(t *testing.T) {
+	path := func(rates ...float64) *TrafficPath {
+		p := &TrafficPath{}
+		for _, r := range rates {
+			p.Samples = append(p.Samples, TrafficSample{Attempted: 100, Succeeded: 100, ElapsedMs: 1e5 / r, ConnsPerSecond: r, CPUPerConnUs: 100})
+		}
+		p.Summarize()
+		return p
+	}
+	r := TrafficRun{Mode: "nftables", Parallelism: 1, ClusterIP: path(2600, 2700, 1700), PodIP: path(1400, 1500, 1450)}
+	r.Compare(2)
+	got := strings.Join(r.Notes, "; ")
+	if !strings.Contains(got, "the cluster IP ran faster than the pod IP in every repetition (1.80×, 1.17–1.86 over 3)") || strings.Contains(got, "of the time per connection") {
+		t.Errorf("notes %q", got)
 	}
 }
