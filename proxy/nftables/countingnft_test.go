@@ -27,12 +27,17 @@ func (c kernelCalls) Listings() int { return c.ListAlls + c.Lists + c.ListElemen
 // and can fail the next Run.
 type countingNFT struct {
 	knftables.Interface
-	calls   kernelCalls
-	failRun bool
+	calls       kernelCalls
+	failRun     bool
+	failListAll bool
 }
 
-// errInjected is the error of a Run failed by failNextRun.
+// errInjected is the error of a call failed by failNextRun or
+// failNextListAll.
 var errInjected = errors.New("injected nft failure")
+
+// failNextListAll makes the next ListAll fail.
+func (c *countingNFT) failNextListAll() { c.failListAll = true }
 
 // failNextRun makes the next Run fail without reaching the kernel.
 func (c *countingNFT) failNextRun() { c.failRun = true }
@@ -56,6 +61,10 @@ func (c *countingNFT) Run(ctx context.Context, tx *knftables.Transaction) error 
 
 func (c *countingNFT) ListAll(ctx context.Context) (map[string][]string, error) {
 	c.calls.ListAlls++
+	if c.failListAll {
+		c.failListAll = false
+		return nil, errInjected
+	}
 	return c.Interface.ListAll(ctx)
 }
 

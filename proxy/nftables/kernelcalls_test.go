@@ -109,6 +109,27 @@ func TestAfterAnErrorTheNextSyncReadsTheKernel(t *testing.T) {
 	}
 }
 
+// TestUnlistedFullSyncIsFollowedByAFullOne: a full sync that could not
+// list the table cannot know its stale chains; the next sync is a full one
+// that lists it again.
+func TestUnlistedFullSyncIsFollowedByAFullOne(t *testing.T) {
+	s, counter := newCountingSyncer(t, newClock())
+	counter.failNextListAll()
+	if res := mustSync(t, s, cluster(20, 2, 0)); !res.Full {
+		t.Fatal("the first sync is not a full one")
+	}
+	counter.take()
+	if res := mustSync(t, s, cluster(20, 2, 0)); !res.Full {
+		t.Error("the sync after an unlisted full sync is not a full one")
+	}
+	if calls := counter.take(); calls.ListAlls != 1 {
+		t.Errorf("the sync after an unlisted full sync: %+v, want the table listed", calls)
+	}
+	if res := mustSync(t, s, cluster(20, 2, 0)); res.Full {
+		t.Error("full syncs go on after a successful listing")
+	}
+}
+
 // TestFullSyncReadsTheKernelEveryPeriod: the hourly full sync (and one a
 // caller forces) lists the table again and rewrites everything.
 func TestFullSyncReadsTheKernelEveryPeriod(t *testing.T) {
