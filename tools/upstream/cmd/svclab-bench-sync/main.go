@@ -9,6 +9,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -33,7 +34,11 @@ func main() {
 	flag.StringVar(&opts.IPTables, "iptables", "", "iptables mode's binaries for both sides: the host's (default), legacy or nft")
 	flag.StringVar(&output, "o", "table", "table or json")
 	flag.BoolVar(&quiet, "quiet", false, "no progress on stderr")
+	tableFrom := flag.String("table-from", "", "print the table of a run saved with -o json, and measure nothing")
 	flag.Parse()
+	if *tableFrom != "" {
+		os.Exit(printTable(*tableFrom))
+	}
 	if output != "table" && output != "json" {
 		fmt.Fprintf(os.Stderr, "-o %q: want table or json\n", output)
 		os.Exit(2)
@@ -72,6 +77,25 @@ func worker(args []string) int {
 	}
 	if err := upstream.RunSyncWorker(args[0], args[1], services, endpoints, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintf(os.Stderr, "worker %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+// printTable prints the table of the JSON result in file.
+func printTable(file string) int {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var res upstream.SyncBenchResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", file, err)
+		return 1
+	}
+	if err := upstream.WriteSyncBenchTable(os.Stdout, &res); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
