@@ -330,6 +330,17 @@ func desiredIPVS(d *Desired) []string {
 
 func checkKernelState(t *testing.T, ns string, k *kernel.Netlink, ipt iptkernel.Runner, d *Desired) {
 	t.Helper()
+	checkIPVSState(t, ns, k, d)
+	saved := saveAll(t, ipt)
+	if !strings.Contains(saved, "--match-set KUBE-CLUSTER-IP dst,dst") {
+		t.Errorf("iptables-save lacks the KUBE-CLUSTER-IP rules:\n%s", saved)
+	}
+}
+
+// checkIPVSState checks the kernel's IPVS services, ipsets and kube-ipvs0
+// against d (checkKernelState without iptables, which execs).
+func checkIPVSState(t *testing.T, ns string, k *kernel.Netlink, d *Desired) {
+	t.Helper()
 	if got, want := ipvsadmSave(t, ns), desiredIPVS(d); !slices.Equal(got, want) {
 		t.Errorf("IPVS state:\n  got  %q\n  want %q", got, want)
 	}
@@ -358,10 +369,6 @@ func checkKernelState(t *testing.T, ns string, k *kernel.Netlink, ipt iptkernel.
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("%s addresses %q, want %q", DummyDevice, got, want)
-	}
-	saved := saveAll(t, ipt)
-	if !strings.Contains(saved, "--match-set KUBE-CLUSTER-IP dst,dst") {
-		t.Errorf("iptables-save lacks the KUBE-CLUSTER-IP rules:\n%s", saved)
 	}
 }
 
