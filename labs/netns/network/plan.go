@@ -19,6 +19,11 @@ type Plan struct {
 	// Hosts are the nodes, then the clients, in file order.
 	Hosts []Host
 	Steps []Step
+	// meshFrom is where the nodes' overlay steps begin in Steps, and
+	// meshEnds where each node's ends: each node's touch its own
+	// namespace only, so Build runs them side by side.
+	meshFrom int
+	meshEnds []int
 }
 
 // Router is the lab's edge router: one bridge per distinct host subnet.
@@ -134,6 +139,44 @@ func createdNamespaces(steps []Step) []string {
 // PlanLab resolves a lab into its plan: underlay, then each node's pod
 // attachment, then the overlay between nodes. It is pure.
 func PlanLab(lab *topology.Lab) (*Plan, error) {
+	p, err := planHosts(lab)
+	if err != nil {
+		return nil, err
+	}
+	att, ov, err := parts(lab.Spec.CNI)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.Hosts {
+		if h := &p.Hosts[i]; h.Node != nil {
+			p.Steps = append(p.Steps, att.nodeSteps(h)...)
+		}
+	}
+	var nodes []*Host
+	for i := range p.Hosts {
+		if p.Hosts[i].Node != nil {
+			nodes = append(nodes, &p.Hosts[i])
+		}
+	}
+	p.meshFrom = len(p.Steps)
+	for _, self := range nodes {
+		var peers []*Host
+		for _, other := range nodes {
+			if other != self {
+				peers = append(peers, other)
+			}
+		}
+		p.Steps = append(p.Steps, ov.nodeSteps(lab, self, peers)...)
+		p.meshEnds = append(p.meshEnds, len(p.Steps))
+	}
+	return p, nil
+}
+
+// planHosts is the lab's plan up to its hosts: the underlay's steps and
+// every host's facts (a node's pod network), without the nodes' pod
+// attachment and overlay steps. A pod's plan needs no more; the overlay
+// alone is 3·n·(n−1) steps, too many to make again for every pod.
+func planHosts(lab *topology.Lab) (*Plan, error) {
 	if err := lab.Validate(); err != nil {
 		return nil, err
 	}
@@ -157,26 +200,6 @@ func PlanLab(lab *topology.Lab) (*Plan, error) {
 			VTEP:    ov.vtep(n),
 		}
 		att.node(h)
-	}
-	for i := range p.Hosts {
-		if h := &p.Hosts[i]; h.Node != nil {
-			p.Steps = append(p.Steps, att.nodeSteps(h)...)
-		}
-	}
-	var nodes []*Host
-	for i := range p.Hosts {
-		if p.Hosts[i].Node != nil {
-			nodes = append(nodes, &p.Hosts[i])
-		}
-	}
-	for _, self := range nodes {
-		var peers []*Host
-		for _, other := range nodes {
-			if other != self {
-				peers = append(peers, other)
-			}
-		}
-		p.Steps = append(p.Steps, ov.nodeSteps(lab, self, peers)...)
 	}
 	return p, nil
 }
