@@ -36,7 +36,7 @@ func buildPlan(plan *Plan) error {
 			return fmt.Errorf("build lab %q: it already exists (namespace %s); destroy it first", plan.Lab, ns)
 		}
 	}
-	if err := execute(plan.Steps); err != nil {
+	if err := executePlan(plan); err != nil {
 		return fmt.Errorf("build lab %q: %w", plan.Lab, err)
 	}
 	return nil
