@@ -110,17 +110,17 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 	}
 	crashPoint("update:intent")
 	// New pods first, so that a Service's new endpoints answer before the
-	// proxies send traffic to them; a pod that fails to start undoes the
-	// ones started before it, and nothing of the change is stored.
-	for i, pod := range made {
-		err := l.startPod(ctx, pod, opts)
-		if ctx.Err() != nil {
-			err = fmt.Errorf("lab %s: %s interrupted: %w", l.Name(), op, ctx.Err())
-		}
-		if err != nil {
-			return l.rollBack(ctx, op, cur, made[:i+1], false, err, opts)
-		}
-		crashPoint("update:pod-started")
+	// proxies send traffic to them; they start side by side (startPods),
+	// and a pod that fails to start undoes them all: nothing of the change
+	// is stored.
+	err := l.startPods(ctx, made, opts)
+	if ctx.Err() != nil {
+		err = fmt.Errorf("lab %s: %s interrupted: %w", l.Name(), op, ctx.Err())
+	}
+	if err != nil {
+		return l.rollBack(ctx, op, cur, made, false, err, opts)
+	}
+	for _, pod := range made {
 		fmt.Fprintf(opts.Out, "pod/%s created on %s with IP %s\n", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
 	}
 	var goneNames []string
