@@ -197,7 +197,9 @@ func TestIntegrationDeleteInterruptedBeforeTheProxies(t *testing.T) {
 	if !strings.Contains(log.String(), "pod/slow terminating (") {
 		t.Errorf("the next command's recover did not send the interrupted delete's SIGTERM:\n%s", log.String())
 	}
-	waitServerStopped(t, lab, "slow")
+	// The supervisor's pid read before: the apply may have reaped the pod
+	// already (its server stops at once), pid file and all.
+	pollUntil(t, "pod slow's server stopped", func() bool { return !process.Alive(server) })
 	if err := lab.Apply(context.Background(), writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), opts); err != nil {
 		t.Fatal(err)
 	}
