@@ -45,3 +45,14 @@ func TestRefusesASizeOverTheMemoryFloor(t *testing.T) {
 		t.Errorf("a size needing ten times what is free was not refused: %q", why)
 	}
 }
+
+func TestLongErrorsAreShortened(t *testing.T) {
+	long := strings.Repeat("pod/x removed, ", 1000)
+	got := shorten(long)
+	if len(got) > maxErrorLen+40 || !strings.HasPrefix(got, long[:maxErrorLen]) || !strings.Contains(got, "more bytes") {
+		t.Errorf("shorten kept %d bytes: %q…", len(got), got[:80])
+	}
+	if shorten("short") != "short" {
+		t.Error("a short error was changed")
+	}
+}

@@ -152,9 +152,20 @@ func measure(parent context.Context, o Options, s *Size) (stopped string) {
 		if stopped != "" {
 			err = fmt.Errorf("%s: %w", stopped, err)
 		}
-		s.Error = err.Error()
+		s.Error = shorten(err.Error())
 	}
 	return stopped
+}
+
+// maxErrorLen bounds an error in the result: a rolled-back apply of a
+// thousand pods names every one.
+const maxErrorLen = 600
+
+func shorten(s string) string {
+	if len(s) <= maxErrorLen {
+		return s
+	}
+	return s[:maxErrorLen] + fmt.Sprintf("… (%d more bytes)", len(s)-maxErrorLen)
 }
 
 // measureLab is the lab's create, its workload, its footprint and the
