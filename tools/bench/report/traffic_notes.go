@@ -1,6 +1,9 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // trafficNotes say, for a measured run, what share of the time per
 // connection the Service's path takes and how much of the rate is the
@@ -65,9 +68,13 @@ func (p *TrafficPath) deadlineExceeded() int {
 	return n
 }
 
-// fmtSignedUs is fmtUs with a sign: +12µs, -3µs.
+// fmtSignedUs is fmtUs with a sign: +12µs, -3µs; 0µs for what rounds
+// to zero (never "-0µs").
 func fmtSignedUs(us float64) string {
-	if us < 0 {
+	switch {
+	case math.Abs(us) < 0.5:
+		return "0µs"
+	case us < 0:
 		return "-" + fmtUs(-us)
 	}
 	return "+" + fmtUs(us)

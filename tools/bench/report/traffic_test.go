@@ -188,3 +188,11 @@ func TestTrafficNotesBlameTheMachine(t *testing.T) {
 		t.Errorf("notes %q", got)
 	}
 }
+
+func TestFmtSignedUs(t *testing.T) {
+	for us, want := range map[float64]string{12.4: "+12µs", -3: "-3µs", -0.3: "0µs", 0.2: "0µs", 0: "0µs", 1500: "+1.50ms"} {
+		if got := fmtSignedUs(us); got != want {
+			t.Errorf("fmtSignedUs(%g) = %q, want %q", us, got, want)
+		}
+	}
+}
