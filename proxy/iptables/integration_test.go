@@ -121,8 +121,11 @@ func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 
 			// Full sync.
 			res, err := iptables.Sync(runner, r, c.snapshot())
-			if err != nil || !res.FullSync {
-				t.Fatalf("first sync: full=%v err=%v", res.FullSync, err)
+			if err != nil {
+				t.Fatalf("first sync: %v", err)
+			}
+			if !res.FullSync {
+				t.Fatal("first sync was partial, want a full sync")
 			}
 			if _, err := iptables.Sync(fake, fakeRenderer, c.snapshot()); err != nil {
 				t.Fatal(err)
@@ -149,8 +152,11 @@ func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 			// Partial sync after one endpoint changed.
 			c.slices[0].Endpoints[1].Addresses = []string{"10.244.2.99"}
 			res, err = iptables.Sync(runner, r, c.snapshot())
-			if err != nil || res.FullSync || res.ChangedServicePorts != 1 {
-				t.Fatalf("second sync: full=%v changed=%d err=%v, want a partial sync of one service port", res.FullSync, res.ChangedServicePorts, err)
+			if err != nil {
+				t.Fatalf("second sync: %v", err)
+			}
+			if res.FullSync || res.ChangedServicePorts != 1 {
+				t.Fatalf("second sync: full=%v changed=%d, want a partial sync of one service port", res.FullSync, res.ChangedServicePorts)
 			}
 			if _, err := iptables.Sync(fake, fakeRenderer, c.snapshot()); err != nil {
 				t.Fatal(err)
@@ -202,8 +208,10 @@ func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.Reset()
-			if res, err = iptables.Sync(runner, r, c.snapshot()); err != nil || !res.FullSync {
-				t.Fatalf("forced full sync: full=%v err=%v", res.FullSync, err)
+			if res, err = iptables.Sync(runner, r, c.snapshot()); err != nil {
+				t.Fatalf("forced full sync: %v", err)
+			} else if !res.FullSync {
+				t.Fatal("forced sync was partial, want a full sync")
 			}
 			saved = saveTables(t, runner)
 			if strings.Contains(saved, "KUBE-SVC-STALESTALESTALE1") || !strings.Contains(saved, ":MY-OWN-CHAIN") {
