@@ -21,6 +21,9 @@ import (
 // benchmark by Timeout.
 type TrafficOptions struct {
 	Modes []Mode
+	// Services is how many ClusterIP Services the lab holds, all with the
+	// server as their endpoint; the target is the last (default 1).
+	Services int
 	// Connections is how many new connections one run makes (default
 	// DefaultTrafficConnections).
 	Connections int
@@ -78,6 +81,9 @@ func (o TrafficOptions) withDefaults() (TrafficOptions, error) {
 	if len(o.Modes) == 0 {
 		return o, errors.New("bench traffic: no modes to measure")
 	}
+	if o.Services == 0 {
+		o.Services = 1
+	}
 	if o.Connections == 0 {
 		o.Connections = DefaultTrafficConnections
 	}
@@ -94,6 +100,8 @@ func (o TrafficOptions) withDefaults() (TrafficOptions, error) {
 		o.Timeout = 15 * time.Minute
 	}
 	switch {
+	case o.Services < 1 || o.Services > MaxServices:
+		return o, fmt.Errorf("--services %d: want 1 to %d", o.Services, MaxServices)
 	case o.Connections < 1 || o.Connections > MaxTrafficConnections:
 		return o, fmt.Errorf("--connections %d: want 1 to %d", o.Connections, MaxTrafficConnections)
 	case o.Repetitions < 1 || o.Repetitions > MaxRepetitions:
@@ -121,7 +129,7 @@ func RunTraffic(ctx context.Context, o TrafficOptions) (*report.TrafficResult, e
 	}
 	start := time.Now()
 	res := &report.TrafficResult{Machine: machine(), Config: report.TrafficConfig{
-		Connections: o.Connections, Parallelism: o.Parallelism, Repetitions: o.Repetitions,
+		Services: o.Services, Connections: o.Connections, Parallelism: o.Parallelism, Repetitions: o.Repetitions,
 		RunDeadlineMs: ms(o.RunDeadline), TimeoutMs: ms(o.Timeout)}}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -188,7 +196,7 @@ func measureTraffic(ctx context.Context, o TrafficOptions, binary string, m Mode
 		return fail(err)
 	}
 	defer netns.Delete(lab.Name()) //nolint:errcheck // best effort; `svclab get leftovers` shows a lab left behind
-	t, err := setUpTrafficLab(ctx, lab, dir, m, labOptions(ctx, o.Lab))
+	t, err := setUpTrafficLab(ctx, lab, dir, m, o.Services, labOptions(ctx, o.Lab))
 	if err != nil {
 		return fail(err)
 	}

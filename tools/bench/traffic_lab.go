@@ -40,15 +40,24 @@ func createTrafficLab(ctx context.Context, dir string, m Mode, opts netns.Option
 	return lab, err
 }
 
-// setUpTrafficLab applies the server, the client and the Service (and,
-// for nftables, the mode through the kube-proxy ConfigMap, restarting the
-// proxy as a user switches modes), finds the pods, and lets the client
-// reuse its TIME_WAIT ports (repetitions to the same target).
-func setUpTrafficLab(ctx context.Context, lab *netns.Lab, dir string, m Mode, opts netns.Options) (*trafficLab, error) {
-	if err := applyTrafficObjects(ctx, lab, dir, m, opts); err != nil {
+// setUpTrafficLab applies the server and the client (and, for nftables,
+// the mode through the kube-proxy ConfigMap, restarting the proxy as a
+// user switches modes), then n generated Services whose endpoint is the
+// server — the target is the last, late in the proxy's KUBE-SERVICES
+// chain —, finds the pods, and lets the client reuse its TIME_WAIT ports
+// (repetitions to the same target).
+func setUpTrafficLab(ctx context.Context, lab *netns.Lab, dir string, m Mode, n int, opts netns.Options) (*trafficLab, error) {
+	if err := applyTrafficPods(ctx, lab, dir, m, opts); err != nil {
 		return nil, err
 	}
-	t := &trafficLab{lab: lab, clusterIP: netip.AddrPortFrom(serviceIP(0), servicePort)}
+	svcs, err := decodeServices(n)
+	if err != nil {
+		return nil, err
+	}
+	if err := lab.ApplyManifests(ctx, svcs, "generated Services", opts); err != nil {
+		return nil, err
+	}
+	t := &trafficLab{lab: lab, clusterIP: addrPort(n - 1)}
 	st, _, err := lab.Store.ReadObjects()
 	if err != nil {
 		return nil, err
@@ -74,10 +83,10 @@ func setUpTrafficLab(ctx context.Context, lab *netns.Lab, dir string, m Mode, op
 	return t, nil
 }
 
-// applyTrafficObjects applies trafficObjectsYAML, with the mode's
-// ConfigMap for nftables, and waits for the proxy to program it.
-func applyTrafficObjects(ctx context.Context, lab *netns.Lab, dir string, m Mode, opts netns.Options) error {
-	manifest := trafficObjectsYAML()
+// applyTrafficPods applies trafficPodsYAML, with the mode's ConfigMap for
+// nftables (then restarts the proxy).
+func applyTrafficPods(ctx context.Context, lab *netns.Lab, dir string, m Mode, opts netns.Options) error {
+	manifest := trafficPodsYAML()
 	if m.ProxyMode == "nftables" {
 		cm, err := modeConfigMap(lab, m.ProxyMode)
 		if err != nil {
@@ -85,7 +94,7 @@ func applyTrafficObjects(ctx context.Context, lab *netns.Lab, dir string, m Mode
 		}
 		manifest += "---\n" + cm
 	}
-	file := filepath.Join(dir, "traffic.yaml")
+	file := filepath.Join(dir, "pods.yaml")
 	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
 		return err
 	}

@@ -2,20 +2,18 @@ package bench
 
 import "fmt"
 
-// The traffic benchmark's objects: one server pod, one client pod, and
-// one ClusterIP Service whose only endpoint is that server, so that the
-// cluster IP and the pod IP lead to the same process and differ only by
-// the Service's path through the node.
+// The traffic benchmark's pods: one server, labelled as the data-plane
+// benchmark's servers so that the generated Services (servicesYAML)
+// select it, and one client. Every Service's only endpoint is that
+// server, so that the cluster IP and the pod IP lead to the same process
+// and differ only by the Service's path through the node.
 const (
-	trafficServerApp = "traffic-server"
+	trafficServerApp = serverApp
 	trafficClientApp = "traffic-client"
-	trafficService   = "traffic"
 )
 
-// trafficObjectsYAML are the server and client Deployments and the
-// Service, cluster IP serviceIP(0), port servicePort to the server's
-// serverPort.
-func trafficObjectsYAML() string {
+// trafficPodsYAML are the server and client Deployments.
+func trafficPodsYAML() string {
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -51,17 +49,5 @@ spec:
         image: svclab/netexec:dev
         ports:
         - containerPort: 8081
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: %[4]s
-spec:
-  clusterIP: %[5]s
-  selector: {app: %[1]s}
-  ports:
-  - name: http
-    port: %[6]d
-    targetPort: %[3]d
-`, trafficServerApp, trafficClientApp, serverPort, trafficService, serviceIP(0), servicePort)
+`, trafficServerApp, trafficClientApp, serverPort)
 }

@@ -30,7 +30,7 @@ func TestTrafficOptionsDefaultsAndBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Connections != DefaultTrafficConnections || !slices.Equal(o.Parallelism, DefaultParallelism) || o.Repetitions != DefaultRepetitions ||
+	if o.Services != 1 || o.Connections != DefaultTrafficConnections || !slices.Equal(o.Parallelism, DefaultParallelism) || o.Repetitions != DefaultRepetitions ||
 		o.RunDeadline != time.Minute || o.Timeout != 15*time.Minute || o.Lab.Out == nil {
 		t.Errorf("defaults: %+v", o)
 	}
@@ -39,6 +39,7 @@ func TestTrafficOptionsDefaultsAndBounds(t *testing.T) {
 		want string
 	}{
 		{TrafficOptions{}, "no modes"},
+		{TrafficOptions{Modes: Modes[:1], Services: MaxServices + 1}, "--services 50001: want 1 to 50000"},
 		{TrafficOptions{Modes: Modes[:1], Connections: MaxTrafficConnections + 1}, "--connections 100001: want 1 to 100000"},
 		{TrafficOptions{Modes: Modes[:1], Connections: -1}, "--connections -1"},
 		{TrafficOptions{Modes: Modes[:1], Repetitions: MaxRepetitions + 1}, "--repetitions 21: want 1 to 20"},
@@ -50,16 +51,22 @@ func TestTrafficOptionsDefaultsAndBounds(t *testing.T) {
 	}
 }
 
-// TestTrafficObjectsApply applies the benchmark's objects on the lab's
-// in-memory state: the Service gets the first generated cluster IP and
-// exactly one endpoint, the server pod's IP on the server port, so the
-// cluster IP and the pod IP lead to the same process.
+// TestTrafficObjectsApply applies the benchmark's pods and three
+// generated Services on the lab's in-memory state: the last Service (the
+// target) has the last generated cluster IP and exactly one endpoint, the
+// server pod's IP on the server port, so the cluster IP and the pod IP
+// lead to the same process.
 func TestTrafficObjectsApply(t *testing.T) {
-	m, err := workload.Decode([]byte(trafficObjectsYAML()), "traffic")
+	const n = 3
+	pods, err := workload.Decode([]byte(trafficPodsYAML()), "pods")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lab, err := topology.Parse([]byte(topologyYAML("dpbench-test", Modes[0])), "lab")
+	svcs, err := decodeServices(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab, err := topology.Parse([]byte(topologyYAML("trbench-test", Modes[0])), "lab")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +74,16 @@ func TestTrafficObjectsApply(t *testing.T) {
 	for _, node := range lab.Spec.Nodes {
 		c.Nodes = append(c.Nodes, workload.Node{Name: node.Name, PodCIDR: node.PodCIDR})
 	}
-	st, err := c.Apply(&labstore.State{}, m, "traffic")
+	st, err := c.Apply(&labstore.State{}, pods, "pods")
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := st.Service(namespace, trafficService)
-	if svc == nil || svc.Spec.ClusterIP != serviceIP(0).String() {
-		t.Fatalf("Service %v, want cluster IP %s", svc, serviceIP(0))
+	if st, err = c.Apply(st, svcs, "services"); err != nil {
+		t.Fatal(err)
+	}
+	target := st.Service(namespace, serviceName(n-1))
+	if target == nil || target.Spec.ClusterIP != addrPort(n-1).Addr().String() {
+		t.Fatalf("Service %v, want cluster IP %s", target, addrPort(n-1).Addr())
 	}
 	var server string
 	for _, p := range st.Pods {
@@ -83,7 +93,7 @@ func TestTrafficObjectsApply(t *testing.T) {
 	}
 	var endpoints []string
 	for _, s := range st.EndpointSlices {
-		if s.Labels["kubernetes.io/service-name"] != trafficService {
+		if s.Labels["kubernetes.io/service-name"] != serviceName(n-1) {
 			continue
 		}
 		for _, e := range s.Endpoints {

@@ -19,10 +19,10 @@ func newBenchTraffic() *cobra.Command {
 		opts                       bench.TrafficOptions
 	)
 	cmd := &cobra.Command{
-		Use:   "traffic [--modes MODE,…] [--connections N] [--parallelism P,…] [--repetitions R] [-o table|json] [--timeout D]",
+		Use:   "traffic [--modes MODE,…] [--services N] [--connections N] [--parallelism P,…] [--repetitions R] [-o table|json] [--timeout D]",
 		Short: "Measure new connections per second through a ClusterIP and straight to its pod, and the client's own CPU per connection, per mode",
-		Long: "For every mode, builds a one-node lab of its own with one server pod, one client pod and a ClusterIP Service whose " +
-			"only endpoint is that server, and runs svclab's traffic generator in the client pod (new TCP connections, each an " +
+		Long: "For every mode, builds a one-node lab of its own with one server pod, one client pod and --services ClusterIP Services whose " +
+			"only endpoint is that server (the last one is measured), and runs svclab's traffic generator in the client pod (new TCP connections, each an " +
 			"HTTP GET): --connections per run, at every --parallelism, to the cluster IP and to the server's pod IP (the same " +
 			"server without any Service rule: the client's, the server's and the kernel's own cost), alternately, --repetitions " +
 			"times, each run on an emptied conntrack table. It reports per mode and parallelism the connections per second, the " +
@@ -33,6 +33,7 @@ func newBenchTraffic() *cobra.Command {
 			"iptables-legacy, iptables-nft, nftables, ipvs (needs IPVS in the kernel: run under `svclab vm run` where the host " +
 			"has none).",
 		Example: "  sudo svclab bench traffic --modes iptables,nftables --connections 20000 --parallelism 1,2,4,8 --repetitions 3\n" +
+			"  sudo svclab bench traffic --modes iptables,nftables --services 5000 --parallelism 1,4\n" +
 			"  sudo svclab bench traffic --modes nftables --parallelism 1 --repetitions 5 -o json",
 		Args: cobra.NoArgs,
 		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
@@ -64,6 +65,7 @@ func newBenchTraffic() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&modes, "modes", "iptables,nftables,ipvs", "modes to measure: iptables, iptables-legacy, iptables-nft, nftables, ipvs")
+	f.IntVar(&opts.Services, "services", 1, "ClusterIP Services in the lab, all to the one server: the last one is measured (late in iptables' KUBE-SERVICES chain)")
 	f.StringVar(&parallelism, "parallelism", "1,2,4,8", "connections open at once, comma-separated: one row each")
 	f.IntVar(&opts.Connections, "connections", bench.DefaultTrafficConnections, "new connections per run")
 	f.IntVar(&opts.Repetitions, "repetitions", bench.DefaultRepetitions, "runs per mode, parallelism and target: the spread is over them")

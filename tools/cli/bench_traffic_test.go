@@ -16,6 +16,7 @@ func TestBenchTrafficRefusesBadFlags(t *testing.T) {
 		{[]string{"--parallelism", "1,0"}, `--parallelism: "0": want a number of connections at once from 1 to 64`},
 		{[]string{"--modes", "iptables", "-o", "yaml"}, `-o "yaml": want table or json`},
 		{[]string{"--modes", "iptables", "--connections", "-1"}, `--connections -1: want 1 to 100000`},
+		{[]string{"--modes", "iptables", "--services", "-1"}, `--services -1: want 1 to 50000`},
 		{[]string{"--modes", "iptables", "--repetitions", "21"}, `--repetitions 21: want 1 to 20`},
 		{[]string{"--modes", "iptables", "--run-deadline", "-1s"}, `must not be negative`},
 	} {

@@ -23,6 +23,9 @@ type TrafficResult struct {
 // TrafficConfig is what the traffic benchmark was asked to do.
 type TrafficConfig struct {
 	Modes []string `json:"modes"`
+	// Services is how many ClusterIP Services the lab held (all to the
+	// one server); the cluster IP measured is the last one's.
+	Services int `json:"services"`
 	// Connections is how many new connections one traffic run makes.
 	Connections int   `json:"connections"`
 	Parallelism []int `json:"parallelism"`

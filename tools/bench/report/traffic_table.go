@@ -46,8 +46,8 @@ func WriteTrafficTable(w io.Writer, r *TrafficResult) error {
 	if r.Machine.IPTables != "" {
 		fmt.Fprintf(&b, ", %s", r.Machine.IPTables)
 	}
-	fmt.Fprintf(&b, "; %d connections per run, %d repetitions, each run bounded by %s; took %s\n",
-		r.Config.Connections, r.Config.Repetitions, fmtMs(r.Config.RunDeadlineMs), fmtMs(r.ElapsedMs))
+	fmt.Fprintf(&b, "; the last of %d Service%s; %d connections per run, %d repetitions, each run bounded by %s; took %s\n",
+		r.Config.Services, plural(r.Config.Services), r.Config.Connections, r.Config.Repetitions, fmtMs(r.Config.RunDeadlineMs), fmtMs(r.ElapsedMs))
 	if r.Stopped != "" {
 		fmt.Fprintf(&b, "stopped early: %s\n", r.Stopped)
 	}
@@ -122,4 +122,11 @@ func fmtConnect(p TrafficPath) string {
 		s += fmt.Sprintf(" (%d failed)", p.Failed)
 	}
 	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -39,7 +39,7 @@ func trafficSample() *TrafficResult {
 	const svc, pod = "10.96.16.0:80", "10.244.1.3:8080"
 	res := &TrafficResult{
 		Machine: Machine{CPUs: 2, Kernel: "6.18.44", IPTables: "iptables v1.8.9 (nf_tables)"},
-		Config: TrafficConfig{Modes: []string{"iptables", "nftables", "ipvs"}, Connections: 20000, Parallelism: []int{1, 8},
+		Config: TrafficConfig{Modes: []string{"iptables", "nftables", "ipvs"}, Services: 1000, Connections: 20000, Parallelism: []int{1, 8},
 			Repetitions: 3, RunDeadlineMs: 60000, TimeoutMs: 600000},
 		Runs: []TrafficRun{
 			run("iptables", 1,
