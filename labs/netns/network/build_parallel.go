@@ -7,9 +7,10 @@ import (
 	"sync"
 )
 
-// executePlan applies a lab's plan all-or-nothing, as execute does: the
-// steps up to the overlay in order, then every node's overlay steps (3
-// per peer: 3·n·(n−1) in all) side by side, each node's in order. They
+// executePlan applies a lab's plan all-or-nothing (on failure the
+// namespaces it made are deleted again): the steps up to the overlay in
+// order, then every node's overlay steps (3 per peer: 3·n·(n−1) in all)
+// side by side, each node's in order. They
 // touch only their own node's namespace, made before them; the kernel
 // serialises what it must (its RTNL lock), the rest (encoding, the
 // round trips, iptables-restore's exec) overlaps.

@@ -114,17 +114,3 @@ func (x *executor) undo() error {
 	}
 	return nil
 }
-
-// execute applies steps all-or-nothing: on failure the namespaces the
-// steps created are deleted again.
-func execute(steps []Step) error {
-	x := newExecutor()
-	if err := x.run(steps); err != nil {
-		if uerr := x.undo(); uerr != nil {
-			return fmt.Errorf("%w (and %v)", err, uerr)
-		}
-		return err
-	}
-	x.close()
-	return nil
-}
