@@ -29,7 +29,9 @@ func newBenchTraffic() *cobra.Command {
 			"connect time's p50/p99 (dial to established), the client's CPU time per connection (the generator's rusage) and " +
 			"how many CPUs it kept busy, each as median (min–max) over the repetitions; and the share of the time per " +
 			"connection the Service's path adds (1 − the paired rate ratio). Each run is bounded by --connections and " +
-			"--run-deadline, the whole benchmark by --timeout; the lab is deleted after each mode. Modes: iptables, " +
+			"--run-deadline, the whole benchmark by --timeout; the lab is deleted after each mode. In iptables mode the pod IP's " +
+			"first packet walks the nat table's KUBE-SERVICES chain too (every new connection through the node does), so with " +
+			"many --services the rules' cost shows in both columns; nftables' service-ips map is one lookup either way. Modes: iptables, " +
 			"iptables-legacy, iptables-nft, nftables, ipvs (needs IPVS in the kernel: run under `svclab vm run` where the host " +
 			"has none).",
 		Example: "  sudo svclab bench traffic --modes iptables,nftables --connections 20000 --parallelism 1,2,4,8 --repetitions 3\n" +
