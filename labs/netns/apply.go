@@ -111,16 +111,17 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 	crashPoint("update:intent")
 	// New pods first, so that a Service's new endpoints answer before the
 	// proxies send traffic to them; they start side by side (startPods),
-	// each reported as it comes up, and a pod that fails to start undoes
-	// them all: nothing of the change is stored.
-	err := l.startPods(ctx, made, opts, func(pod *corev1.Pod) {
-		fmt.Fprintf(opts.Out, "pod/%s created on %s with IP %s\n", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
-	})
+	// and a pod that fails to start undoes them all: nothing of the change
+	// is stored.
+	err := l.startPods(ctx, made, opts)
 	if ctx.Err() != nil {
 		err = fmt.Errorf("lab %s: %s interrupted: %w", l.Name(), op, ctx.Err())
 	}
 	if err != nil {
 		return l.rollBack(ctx, op, cur, made, false, err, opts)
+	}
+	for _, pod := range made {
+		fmt.Fprintf(opts.Out, "pod/%s created on %s with IP %s\n", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
 	}
 	var goneNames []string
 	for _, p := range gone {
