@@ -111,17 +111,16 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 	crashPoint("update:intent")
 	// New pods first, so that a Service's new endpoints answer before the
 	// proxies send traffic to them; they start side by side (startPods),
-	// and a pod that fails to start undoes them all: nothing of the change
-	// is stored.
-	err := l.startPods(ctx, made, opts)
+	// each reported as it comes up, and a pod that fails to start undoes
+	// them all: nothing of the change is stored.
+	err := l.startPods(ctx, made, opts, func(pod *corev1.Pod) {
+		fmt.Fprintf(opts.Out, "pod/%s created on %s with IP %s\n", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
+	})
 	if ctx.Err() != nil {
 		err = fmt.Errorf("lab %s: %s interrupted: %w", l.Name(), op, ctx.Err())
 	}
 	if err != nil {
 		return l.rollBack(ctx, op, cur, made, false, err, opts)
-	}
-	for _, pod := range made {
-		fmt.Fprintf(opts.Out, "pod/%s created on %s with IP %s\n", pod.Name, pod.Spec.NodeName, pod.Status.PodIP)
 	}
 	var goneNames []string
 	for _, p := range gone {
@@ -159,7 +158,11 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 	}
 	reportCreated(opts.Out, cur, next)
 	reportDeleted(opts.Out, cur, next)
-	l.reportServicesCreated(opts.Out, cur, next)
+	for _, svc := range next.Services {
+		if old := cur.Service(svc.Namespace, svc.Name); old == nil {
+			fmt.Fprintf(opts.Out, "service/%s created: %s\n", svc.Name, l.describeService(svc))
+		}
+	}
 	// Deleted pods get SIGTERM once the proxies show them terminating.
 	l.signalTerminating(cur, next, opts.Out)
 	// Gone pods last: the proxies have stopped sending them new traffic.

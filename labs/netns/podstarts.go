@@ -15,15 +15,19 @@ import (
 func parallelPodStarts() int { return 4 * runtime.NumCPU() }
 
 // startPods starts pods, at most parallelPodStarts at once, as the
-// kubelets of many nodes start theirs side by side. The first failure
-// stops the starts still under way and begins no more; startPods returns
-// it once every start it began has ended. The caller undoes them all (the
+// kubelets of many nodes start theirs side by side, and calls started
+// for each as it comes up (one call at a time). The first failure stops
+// the starts still under way and begins no more; startPods returns it
+// once every start it began has ended. The caller undoes them all (the
 // journal names every one, started or not).
-func (l *Lab) startPods(ctx context.Context, pods []*corev1.Pod, opts Options) error {
+func (l *Lab) startPods(ctx context.Context, pods []*corev1.Pod, opts Options, started func(*corev1.Pod)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	slots := make(chan struct{}, parallelPodStarts())
-	var wg sync.WaitGroup
+	var (
+		wg     sync.WaitGroup
+		report sync.Mutex
+	)
 	for _, pod := range pods {
 		select {
 		case slots <- struct{}{}:
@@ -41,6 +45,9 @@ func (l *Lab) startPods(ctx context.Context, pods []*corev1.Pod, opts Options) e
 				return
 			}
 			crashPoint("update:pod-started")
+			report.Lock()
+			started(pod)
+			report.Unlock()
 		}()
 	}
 	wg.Wait()
