@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/labs/agents/netexec"
@@ -114,14 +115,21 @@ func (l *Lab) stopPod(name string) error {
 // listenSet are the TCP and UDP ports a pod's server listens on.
 type listenSet struct{ tcp, udp []int }
 
-// waitListening waits until the pod's server listens on every port, read
-// from /proc/<pid>/net/{tcp,udp} of its supervisor (the files show the
-// socket table of the process's network namespace, which the supervisor
-// shares with the server). A server that crash-loops ends the wait at once.
+// waitListening waits until the pod's server listens on every port, asked
+// of sock_diag in the pod's namespace (listening), or read from
+// /proc/<pid>/net/{tcp,udp} of its supervisor, which shares the server's
+// namespace. A server that crash-loops ends the wait at once.
 func (l *Lab) waitListening(ctx context.Context, pod string, pid int, ports listenSet, timeout time.Duration, log string) error {
 	deadline := time.Now().Add(timeout)
-	for {
-		tcp, udp := listeningPorts(pid, "tcp", "0A"), listeningPorts(pid, "udp", "07") // TCP_LISTEN; UDP's unconnected state
+	for poll := listenPollFirst; ; poll = min(poll*3/2, listenPollMax) {
+		var tcp, udp map[int]bool
+		ns := network.NamespaceName(l.Name(), pod)
+		if len(ports.tcp) > 0 {
+			tcp = listening(ns, pid, unix.IPPROTO_TCP, stateListen, "tcp", "0A")
+		}
+		if len(ports.udp) > 0 {
+			udp = listening(ns, pid, unix.IPPROTO_UDP, stateClose, "udp", "07")
+		}
 		missing := 0
 		for _, p := range ports.tcp {
 			if !tcp[p] {
@@ -146,8 +154,26 @@ func (l *Lab) waitListening(ctx context.Context, pod string, pid int, ports list
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			return fmt.Errorf("server of pod %s (supervisor pid %d) does not listen on TCP %v and UDP %v after %s\n%s", pod, pid, ports.tcp, ports.udp, timeout, tail(log, 10))
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(poll)
 	}
+}
+
+// A pod's server is looked for every listenPollFirst at first, then less
+// and less often, up to listenPollMax: many pods start side by side.
+const (
+	listenPollFirst = 5 * time.Millisecond
+	listenPollMax   = 50 * time.Millisecond
+)
+
+// listening are the local ports of the sockets of a protocol in a state
+// in the pod's namespace, from sock_diag, or from /proc/PID/net of its
+// supervisor (the file named by procName, the state as procState) where
+// sock_diag cannot answer (a kernel without its inet_diag module).
+func listening(namespace string, pid int, protocol, state uint8, procName, procState string) map[int]bool {
+	if ports, err := socketPorts(namespace, protocol, state); err == nil {
+		return ports
+	}
+	return listeningPorts(pid, procName, procState)
 }
 
 // listeningPorts are the local ports of the sockets of a protocol (tcp
