@@ -17,8 +17,10 @@ func WriteSyncBenchJSON(w io.Writer, res *SyncBenchResult) error {
 }
 
 // WriteSyncBenchTable writes res as a Markdown table: per step, each
-// side's event → kernel p50 and p95, svclab/upstream of the p50s, and the
-// programs each side ran per sync; then each process's memory.
+// side's event → kernel p50 and p95, svclab/upstream of the p50s, each
+// side's event → sync returned p50 (the rest is the check's own command,
+// seconds for nft on a large table), and the programs each side ran per
+// sync; then each process's memory.
 func WriteSyncBenchTable(w io.Writer, res *SyncBenchResult) error {
 	var b strings.Builder
 	mode := res.Mode
@@ -27,19 +29,20 @@ func WriteSyncBenchTable(w io.Writer, res *SyncBenchResult) error {
 	}
 	fmt.Fprintf(&b, "%s mode, %d Services × %d endpoints: svclab vs upstream kube-proxy %s, each in a network namespace of its own, interleaved; %d changes of each kind\n\n",
 		mode, res.Services, res.Endpoints, res.Upstream, res.Changes)
-	b.WriteString("| step | upstream p50 | upstream p95 | svclab p50 | svclab p95 | svclab/upstream p50 | upstream execs per sync | svclab execs per sync |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| step | upstream p50 | upstream p95 | svclab p50 | svclab p95 | svclab/upstream p50 | sync returned p50: upstream | svclab | upstream execs per sync | svclab execs per sync |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, st := range res.Steps {
 		u, s := st.Sides[SideUpstream], st.Sides[SideSvclab]
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", st.Step,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", st.Step,
 			fmtMS(u.VisibleP50MS), fmtMS(u.VisibleP95MS), fmtMS(s.VisibleP50MS), fmtMS(s.VisibleP95MS),
-			ratio(s.VisibleP50MS, u.VisibleP50MS), fmtExecs(u.ExecsPerSync), fmtExecs(s.ExecsPerSync))
+			ratio(s.VisibleP50MS, u.VisibleP50MS), fmtMS(u.SyncP50MS), fmtMS(s.SyncP50MS),
+			fmtExecs(u.ExecsPerSync), fmtExecs(s.ExecsPerSync))
 	}
 	u, s := res.Memory[SideUpstream], res.Memory[SideSvclab]
 	if u != nil && s != nil {
-		fmt.Fprintf(&b, "| RSS after the run (peak) | %s (%s) | | %s (%s) | | %s | | |\n",
+		fmt.Fprintf(&b, "| RSS after the run (peak) | %s (%s) | | %s (%s) | | %s | | | | |\n",
 			mib(u.RSSBytes), mib(u.PeakRSSBytes), mib(s.RSSBytes), mib(s.PeakRSSBytes), ratio(float64(s.RSSBytes), float64(u.RSSBytes)))
-		fmt.Fprintf(&b, "| Go heap in use after GC | %s | | %s | | %s | | |\n",
+		fmt.Fprintf(&b, "| Go heap in use after GC | %s | | %s | | %s | | | | |\n",
 			mib(u.HeapBytes), mib(s.HeapBytes), ratio(float64(s.HeapBytes), float64(u.HeapBytes)))
 	}
 	b.WriteString("\n")
