@@ -96,6 +96,8 @@ var dynamicSites = map[string]struct {
 	"tools/cli/node.go:newNodeRun":                               {why: "`svclab node run -- CMD`: the user's command, in a kind node's root"},
 	"tools/cli/exec.go:newExec":                                  {why: "`svclab exec HOST -- CMD`: the user's command in a lab namespace"},
 	"tools/cli/bench_sync.go:newBenchSync":                       {why: "svclab-bench-sync, built beside svclab by make bench-sync (tools/upstream), by its path"},
+	"tools/upstream/syncbench.go:startSyncWorker":                {why: "svclab-bench-sync itself (/proc/self/exe) as a worker; in its tests, the test binary"},
+	"tools/upstream/syncbench.go:iptablesPath":                   {programs: []string{IPTablesLegacy, IPTablesLegacySave, IPTablesLegacyRestore, IPTablesNFT, IPTablesNFTSave, IPTablesNFTRestore}, why: "LookPath of --iptables legacy|nft's binaries, linked into the workers' PATH"},
 }
 
 // notLookedUp says why a resolved program is not one of the host's: svclab
