@@ -158,11 +158,7 @@ func (l *Lab) commit(ctx context.Context, opts Options, op string, cur, next *la
 	}
 	reportCreated(opts.Out, cur, next)
 	reportDeleted(opts.Out, cur, next)
-	for _, svc := range next.Services {
-		if old := cur.Service(svc.Namespace, svc.Name); old == nil {
-			fmt.Fprintf(opts.Out, "service/%s created: %s\n", svc.Name, l.describeService(svc))
-		}
-	}
+	l.reportServicesCreated(opts.Out, cur, next)
 	// Deleted pods get SIGTERM once the proxies show them terminating.
 	l.signalTerminating(cur, next, opts.Out)
 	// Gone pods last: the proxies have stopped sending them new traffic.
