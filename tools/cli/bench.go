@@ -12,12 +12,15 @@ import (
 	"github.com/svclab/svclab/tools/bench/report"
 )
 
-// newBench is `svclab bench`: measurements on labs of its own.
+// newBench is `svclab bench`: measurements on labs and network namespaces
+// of its own.
 func newBench() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "bench",
-		Short:   "Measure the data plane on labs of its own",
-		Example: "  sudo svclab bench dataplane --services 100,2000 --modes iptables,nftables --svg plot.svg",
+		Use:   "bench",
+		Short: "Measure the proxy's syncs, the data plane, applies, lab bring-up and traffic, on labs of its own",
+		Example: "  sudo svclab bench dataplane --services 100,2000 --modes iptables,nftables --svg plot.svg\n" +
+			"  sudo svclab bench sync --mode nftables --services 1000 --endpoints 10\n" +
+			"  sudo svclab bench labs --nodes 10,50 --pods-per-node 10",
 	}
 	cmd.AddCommand(newBenchDataplane())
 	cmd.AddCommand(newBenchApply())
