@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/svclab/svclab/labs/netns/workload"
+	"github.com/svclab/svclab/tools/bench/manifests"
 )
 
 // The benchmark's lab: one node, one outside client, flannel's VXLAN CNI,
@@ -59,42 +60,8 @@ spec:
 // podsYAML are the pods of a measurement: the servers every Service
 // selects, and the client pod that dials them.
 func podsYAML() string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[1]s
-spec:
-  replicas: %[2]d
-  selector:
-    matchLabels: {app: %[1]s}
-  template:
-    metadata:
-      labels: {app: %[1]s}
-    spec:
-      containers:
-      - name: server
-        image: svclab/netexec:dev
-        ports:
-        - containerPort: %[3]d
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[4]s
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: %[4]s}
-  template:
-    metadata:
-      labels: {app: %[4]s}
-    spec:
-      containers:
-      - name: client
-        image: svclab/netexec:dev
-        ports:
-        - containerPort: 8081
-`, serverApp, serverReplicas, serverPort, clientApp)
+	return manifests.NetexecDeployment(serverApp, "server", serverReplicas, serverPort) + "---\n" +
+		manifests.NetexecDeployment(clientApp, "client", 1, 8081)
 }
 
 // serviceName is the name of Service i; names sort as the Services are

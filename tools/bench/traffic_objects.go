@@ -1,6 +1,6 @@
 package bench
 
-import "fmt"
+import "github.com/svclab/svclab/tools/bench/manifests"
 
 // The traffic benchmark's pods: one server, labelled as the data-plane
 // benchmark's servers so that the generated Services (servicesYAML)
@@ -14,40 +14,6 @@ const (
 
 // trafficPodsYAML are the server and client Deployments.
 func trafficPodsYAML() string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[1]s
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: %[1]s}
-  template:
-    metadata:
-      labels: {app: %[1]s}
-    spec:
-      containers:
-      - name: server
-        image: svclab/netexec:dev
-        ports:
-        - containerPort: %[3]d
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[2]s
-spec:
-  replicas: 1
-  selector:
-    matchLabels: {app: %[2]s}
-  template:
-    metadata:
-      labels: {app: %[2]s}
-    spec:
-      containers:
-      - name: client
-        image: svclab/netexec:dev
-        ports:
-        - containerPort: 8081
-`, trafficServerApp, trafficClientApp, serverPort)
+	return manifests.NetexecDeployment(trafficServerApp, "server", 1, serverPort) + "---\n" +
+		manifests.NetexecDeployment(trafficClientApp, "client", 1, 8081)
 }

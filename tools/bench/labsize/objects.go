@@ -3,6 +3,8 @@ package labsize
 import (
 	"fmt"
 	"strings"
+
+	"github.com/svclab/svclab/tools/bench/manifests"
 )
 
 // The measured workload: one Deployment whose pods each listen on
@@ -55,25 +57,7 @@ spec:
 // scheduler spreads them evenly over the nodes) and a Service on port
 // selecting them.
 func workloadYAML(pods int) string {
-	return fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[1]s
-spec:
-  replicas: %[2]d
-  selector:
-    matchLabels: {app: %[1]s}
-  template:
-    metadata:
-      labels: {app: %[1]s}
-    spec:
-      containers:
-      - name: server
-        image: svclab/netexec:dev
-        ports:
-        - containerPort: %[3]d
----
-`, serverApp, pods, serverPort) + serviceYAML(servicePort)
+	return manifests.NetexecDeployment(serverApp, "server", pods, serverPort) + "---\n" + serviceYAML(servicePort)
 }
 
 // serviceYAML is the workload's Service on port: applied again with
