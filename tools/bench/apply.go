@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"time"
 
@@ -76,23 +75,11 @@ func RunApply(ctx context.Context, o ApplyOptions) ([]ApplyRun, error) {
 // measureApply builds one lab, fills it with n Services, and times the applies.
 func measureApply(ctx context.Context, o ApplyOptions, m Mode, n int) ApplyRun {
 	run := ApplyRun{Mode: m.Name, Services: n}
-	if why := unsupported(m); why != "" {
-		run.Skipped = why
-		return run
-	}
-	dir, err := os.MkdirTemp("", "svclab-bench-apply-")
+	skipped, err := onLabOfItsOwn(ctx, m, o.Lab, func(lab *netns.Lab, dir string) error {
+		return applyOn(ctx, lab, dir, o, m, n, &run)
+	})
+	run.Skipped = skipped
 	if err != nil {
-		run.Error = err.Error()
-		return run
-	}
-	defer os.RemoveAll(dir)
-	lab, err := createLab(ctx, dir, m, o.Lab)
-	if err != nil {
-		run.Error = err.Error()
-		return run
-	}
-	defer netns.Delete(lab.Name()) //nolint:errcheck // best effort; `svclab get leftovers` shows a lab left behind
-	if err := applyOn(ctx, lab, dir, o, m, n, &run); err != nil {
 		run.Error = err.Error()
 	}
 	return run

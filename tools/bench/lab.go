@@ -82,3 +82,24 @@ func modeConfigMap(lab *netns.Lab, mode string) (string, error) {
 	}
 	return configMapWithMode(cm.Data["config.conf"], mode)
 }
+
+// onLabOfItsOwn builds a lab of its own for mode m in a temporary folder,
+// runs measure on it, and deletes the lab and the folder. It returns why
+// the mode cannot be measured here (skipped), or the error of the
+// building or of measure.
+func onLabOfItsOwn(ctx context.Context, m Mode, opts netns.Options, measure func(lab *netns.Lab, dir string) error) (skipped string, err error) {
+	if why := unsupported(m); why != "" {
+		return why, nil
+	}
+	dir, err := os.MkdirTemp("", "svclab-bench-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	lab, err := createLab(ctx, dir, m, opts)
+	if err != nil {
+		return "", err
+	}
+	defer netns.Delete(lab.Name()) //nolint:errcheck // best effort; `svclab get leftovers` shows a lab left behind
+	return "", measure(lab, dir)
+}

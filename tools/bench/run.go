@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
 	"time"
 
 	"github.com/svclab/svclab/labs/netns"
@@ -95,23 +94,13 @@ func stopReason(ctx context.Context, timeout time.Duration) string {
 // built, measured and deleted.
 func measure(ctx context.Context, o Options, m Mode, n int) report.Run {
 	run := report.Run{Mode: m.Name, Services: n}
-	if why := unsupported(m); why != "" {
-		run.Skipped = why
-		return run
-	}
-	dir, err := os.MkdirTemp("", "svclab-bench-")
-	if err != nil {
-		run.Error = err.Error()
-		return run
-	}
-	defer os.RemoveAll(dir)
-	lab, err := createLab(ctx, dir, m, o.Lab)
-	if err != nil {
-		run.Error = err.Error()
-		return run
-	}
-	defer netns.Delete(lab.Name()) //nolint:errcheck // best effort; `svclab get leftovers` shows a lab left behind
-	if err := measureOn(ctx, lab, dir, o, m, n, &run); err != nil {
+	skipped, err := onLabOfItsOwn(ctx, m, o.Lab, func(lab *netns.Lab, dir string) error {
+		return measureOn(ctx, lab, dir, o, m, n, &run)
+	})
+	switch {
+	case skipped != "":
+		run.Skipped = skipped
+	case err != nil:
 		if skip := notImplemented(m, err); skip != "" {
 			run.Skipped = skip
 		} else {
