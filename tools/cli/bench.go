@@ -51,14 +51,8 @@ func newBenchDataplane() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if opts.Services, err = bench.ParseServiceCounts(services); err != nil {
+			if opts.Services, opts.Modes, err = parseBenchLabFlags(services, modes, output); err != nil {
 				return err
-			}
-			if opts.Modes, err = bench.ParseModes(modes); err != nil {
-				return err
-			}
-			if output != "table" && output != "json" {
-				return fmt.Errorf("-o %q: want table or json", output)
 			}
 			opts.Lab.Out = cmd.ErrOrStderr()
 			res, err := bench.Run(cmd.Context(), opts)
@@ -119,4 +113,21 @@ func failedRuns(res *report.Result) error {
 		return fmt.Errorf("bench dataplane: stopped early: %s", res.Stopped)
 	}
 	return nil
+}
+
+// parseBenchLabFlags reads the flags the benchmarks on labs of N Services
+// share: --services, --modes and -o (table or json).
+func parseBenchLabFlags(services, modes, output string) ([]int, []bench.Mode, error) {
+	counts, err := bench.ParseServiceCounts(services)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := bench.ParseModes(modes)
+	if err != nil {
+		return nil, nil, err
+	}
+	if output != "table" && output != "json" {
+		return nil, nil, fmt.Errorf("-o %q: want table or json", output)
+	}
+	return counts, ms, nil
 }

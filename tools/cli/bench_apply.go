@@ -33,14 +33,8 @@ func newBenchApply() *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: labChange(func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if opts.Services, err = bench.ParseServiceCounts(services); err != nil {
+			if opts.Services, opts.Modes, err = parseBenchLabFlags(services, modes, output); err != nil {
 				return err
-			}
-			if opts.Modes, err = bench.ParseModes(modes); err != nil {
-				return err
-			}
-			if output != "table" && output != "json" {
-				return fmt.Errorf("-o %q: want table or json", output)
 			}
 			opts.Lab.Out = cmd.ErrOrStderr()
 			runs, err := bench.RunApply(cmd.Context(), opts)
