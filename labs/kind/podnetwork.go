@@ -5,8 +5,8 @@ import (
 	"net/netip"
 	"slices"
 
-	"github.com/svclab/svclab/labs/kind/internal/calico"
 	"github.com/svclab/svclab/labs/kind/cni"
+	"github.com/svclab/svclab/labs/kind/internal/calico"
 	"github.com/svclab/svclab/labs/kind/internal/flannel"
 )
 

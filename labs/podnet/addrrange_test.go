@@ -30,4 +30,3 @@ func TestAddrRangePrefixesCoverExactly(t *testing.T) {
 		t.Errorf("the whole space: %v", got)
 	}
 }
-
