@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	kubeproxyconfigv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
 
 	"github.com/svclab/svclab/proxy/config"
@@ -16,6 +17,10 @@ import (
 
 // Options are the IPVS mode's settings from the kube-proxy configuration.
 type Options struct {
+	// Family is the IP family this proxier programs: "" or IPv4 (today's
+	// behaviour), or IPv6 for the second proxier of a dual-stack node, as
+	// upstream's metaproxier runs one IPVS proxier per family.
+	Family corev1.IPFamily
 	// Scheduler is ipvs.scheduler ("" means rr).
 	Scheduler string
 	// ExcludeCIDRs is ipvs.excludeCIDRs (IPv4 ones; upstream gives the
