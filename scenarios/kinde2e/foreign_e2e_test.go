@@ -1,6 +1,7 @@
 package kinde2e
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/xml"
 	"fmt"
@@ -239,24 +240,45 @@ func (f foreignCluster) asAJob(ref, junit string) {
 	}
 }
 
-// jobFinished polls a Job's conditions (with a bound) until one says it
-// ended: Complete is nil, Failed is an error with the conditions.
+// jobFinished watches a Job's conditions (`kubectl get -w`, one line per
+// change, the first for the state it starts from) until one says it ended:
+// Complete is nil, Failed is an error with the conditions. The watch ends by
+// itself after bound (--request-timeout), so the kubectl inside the node
+// never outlives the test.
 func (f foreignCluster) jobFinished(ns, name string, bound time.Duration) error {
-	deadline := time.Now().Add(bound)
-	for {
-		ended, err := f.kubectl("", "-n", ns, "get", "job", name, "-o", `jsonpath={.status.conditions[?(@.status=="True")].type}`)
-		types := strings.Fields(ended)
+	node := f.c.Name + "-control-plane"
+	cmd := exec.Command("docker", "exec", node, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf",
+		"--request-timeout="+bound.String(), "-n", ns, "get", "job", name, "--watch",
+		"-o", `jsonpath={.status.conditions[?(@.status=="True")].type}{"\n"}`)
+	cmd.Env = os.Environ()
+	if f.c.DockerHost != "" {
+		cmd.Env = append(cmd.Env, "DOCKER_HOST="+f.c.DockerHost)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer cmd.Wait()         //nolint:errcheck // the watch was killed below
+	defer cmd.Process.Kill() //nolint:errcheck // it may have ended already
+	lines := bufio.NewScanner(stdout)
+	last := ""
+	for lines.Scan() {
+		last = lines.Text()
+		types := strings.Fields(last)
 		switch {
-		case err == nil && slices.Contains(types, "Complete"):
+		case slices.Contains(types, "Complete"):
 			return nil
-		case err == nil && slices.Contains(types, "Failed"):
+		case slices.Contains(types, "Failed"):
 			conds, _ := f.kubectl("", "-n", ns, "get", "job", name, "-o", "jsonpath={.status.conditions}")
 			return fmt.Errorf("job %s/%s failed: %s", ns, name, conds)
-		case time.Now().After(deadline):
-			return fmt.Errorf("job %s/%s not finished after %s (conditions %q, %v)", ns, name, bound, ended, err)
 		}
-		time.Sleep(5 * time.Second) // the poll's period; the Job runs for minutes
 	}
+	return fmt.Errorf("job %s/%s not finished: the watch ended (bound %s, last conditions %q): %s", ns, name, bound, last, strings.TrimSpace(stderr.String()))
 }
 
 // junitIn is the JUnit document in a log: from its XML declaration or
