@@ -37,45 +37,54 @@ const (
 // Program names, as looked up in PATH. Call sites may use these instead of
 // string literals; the test that finds executed programs reads both.
 const (
-	IP                    = "ip"
-	Bridge                = "bridge"
-	IPTables              = "iptables"
-	IPTablesSave          = "iptables-save"
-	IPTablesRestore       = "iptables-restore"
-	IPTablesLegacy        = "iptables-legacy"
-	IPTablesLegacySave    = "iptables-legacy-save"
-	IPTablesLegacyRestore = "iptables-legacy-restore"
-	IPTablesNFT           = "iptables-nft"
-	IPTablesNFTSave       = "iptables-nft-save"
-	IPTablesNFTRestore    = "iptables-nft-restore"
-	NFT                   = "nft"
-	Conntrack             = "conntrack"
-	IPSet                 = "ipset"
-	IPVSAdm               = "ipvsadm"
-	Modprobe              = "modprobe"
-	Depmod                = "depmod"
-	Curl                  = "curl"
-	Getent                = "getent"
-	Sysctl                = "sysctl"
-	Sh                    = "sh"
-	Cat                   = "cat"
-	Chroot                = "chroot"
-	Tar                   = "tar"
-	Ldd                   = "ldd"
-	NSEnter               = "nsenter"
-	Unshare               = "unshare"
-	Debootstrap           = "debootstrap"
-	Docker                = "docker"
-	Dockerd               = "dockerd"
-	JQ                    = "jq"
-	Go                    = "go"
-	GCC                   = "gcc"
-	QEMU                  = "qemu-system-x86_64"
-	XZ                    = "xz"
-	Zstd                  = "zstd"
-	AptGet                = "apt-get"
-	DpkgDeb               = "dpkg-deb"
-	Chromium              = "chromium"
+	IP                     = "ip"
+	Bridge                 = "bridge"
+	IPTables               = "iptables"
+	IPTablesSave           = "iptables-save"
+	IPTablesRestore        = "iptables-restore"
+	IPTablesLegacy         = "iptables-legacy"
+	IPTablesLegacySave     = "iptables-legacy-save"
+	IPTablesLegacyRestore  = "iptables-legacy-restore"
+	IPTablesNFT            = "iptables-nft"
+	IPTablesNFTSave        = "iptables-nft-save"
+	IPTablesNFTRestore     = "iptables-nft-restore"
+	IP6Tables              = "ip6tables"
+	IP6TablesSave          = "ip6tables-save"
+	IP6TablesRestore       = "ip6tables-restore"
+	IP6TablesLegacy        = "ip6tables-legacy"
+	IP6TablesLegacySave    = "ip6tables-legacy-save"
+	IP6TablesLegacyRestore = "ip6tables-legacy-restore"
+	IP6TablesNFT           = "ip6tables-nft"
+	IP6TablesNFTSave       = "ip6tables-nft-save"
+	IP6TablesNFTRestore    = "ip6tables-nft-restore"
+	NFT                    = "nft"
+	Conntrack              = "conntrack"
+	IPSet                  = "ipset"
+	IPVSAdm                = "ipvsadm"
+	Modprobe               = "modprobe"
+	Depmod                 = "depmod"
+	Curl                   = "curl"
+	Getent                 = "getent"
+	Sysctl                 = "sysctl"
+	Sh                     = "sh"
+	Cat                    = "cat"
+	Chroot                 = "chroot"
+	Tar                    = "tar"
+	Ldd                    = "ldd"
+	NSEnter                = "nsenter"
+	Unshare                = "unshare"
+	Debootstrap            = "debootstrap"
+	Docker                 = "docker"
+	Dockerd                = "dockerd"
+	JQ                     = "jq"
+	Go                     = "go"
+	GCC                    = "gcc"
+	QEMU                   = "qemu-system-x86_64"
+	XZ                     = "xz"
+	Zstd                   = "zstd"
+	AptGet                 = "apt-get"
+	DpkgDeb                = "dpkg-deb"
+	Chromium               = "chromium"
 )
 
 // Program is one external program svclab runs on the host.
@@ -105,6 +114,15 @@ var Programs = []Program{
 	{IPTablesNFT, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
 	{IPTablesNFTSave, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
 	{IPTablesNFTRestore, "iptables", []Use{Lab}, "the proxy with iptablesBackend: nft"},
+	{IP6Tables, "iptables", []Use{Lab, Proxy}, "the proxy's IPv6 version probe and chain checks (an ipv6 or dual lab)"},
+	{IP6TablesSave, "iptables", []Use{Lab, Proxy}, "the proxy reads its IPv6 rules back"},
+	{IP6TablesRestore, "iptables", []Use{Lab, Proxy}, "the proxy writes its IPv6 rules in one ip6tables-restore --noflush call"},
+	{IP6TablesLegacy, "iptables", []Use{Lab}, "the IPv6 proxy with iptablesBackend: legacy"},
+	{IP6TablesLegacySave, "iptables", []Use{Lab}, "the IPv6 proxy with iptablesBackend: legacy"},
+	{IP6TablesLegacyRestore, "iptables", []Use{Lab}, "the IPv6 proxy with iptablesBackend: legacy"},
+	{IP6TablesNFT, "iptables", []Use{Lab}, "the IPv6 proxy with iptablesBackend: nft"},
+	{IP6TablesNFTSave, "iptables", []Use{Lab}, "the IPv6 proxy with iptablesBackend: nft"},
+	{IP6TablesNFTRestore, "iptables", []Use{Lab}, "the IPv6 proxy with iptablesBackend: nft"},
 	{NFT, "nftables", []Use{Lab, Proxy, Workshop}, "the proxy in nftables mode writes its table through knftables, which runs nft; `svclab get leftovers` and --cleanup list and delete it; the conformance scenarios check kind nodes; seed-002's lesson lists the table"},
 	{Conntrack, "conntrack", []Use{Workshop}, "conntrack -L: the lessons show the connections"},
 	{IPSet, "ipset", []Use{Test, Workshop}, "the tests list the ipvs mode's sets (the proxy itself uses netlink)"},

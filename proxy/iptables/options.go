@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 )
 
@@ -14,6 +16,12 @@ const DefaultMasqueradeBit = 14
 // Options are the renderer's fixed settings, the rendering-relevant subset
 // of kube-proxy's configuration.
 type Options struct {
+	// Family is the address family the renderer programs, as upstream runs
+	// one proxier per family: IPv6 writes ip6tables rules (no localhost
+	// node ports, no KUBE-FIREWALL rule, ICMPv6 rejects). The zero value
+	// is IPv4.
+	Family corev1.IPFamily
+
 	// ClusterCIDR is the pod network, e.g. "10.244.0.0/16". Traffic to a
 	// cluster IP from outside it is masqueraded, and pod traffic to an
 	// external destination of an externalTrafficPolicy Local service
@@ -122,13 +130,36 @@ func (o *Options) localDetector() (*localtraffic.Detector, error) {
 	return localtraffic.ByCIDR(o.ClusterCIDR)
 }
 
+// family is Family with the zero value spelled IPv4.
+func (o *Options) family() corev1.IPFamily {
+	if o.Family == "" {
+		return corev1.IPv4Protocol
+	}
+	return o.Family
+}
+
+// isIPv6 reports whether the renderer programs IPv6.
+func (o *Options) isIPv6() bool { return o.Family == corev1.IPv6Protocol }
+
+// ofFamily reports whether a is an address of the renderer's family.
+func (o *Options) ofFamily(a netip.Addr) bool {
+	a = a.Unmap()
+	if o.isIPv6() {
+		return a.Is6()
+	}
+	return a.Is4()
+}
+
 func (o *Options) validate() error {
+	if o.Family != "" && o.Family != corev1.IPv4Protocol && o.Family != corev1.IPv6Protocol {
+		return fmt.Errorf("IP family %q: want IPv4 or IPv6", o.Family)
+	}
 	if o.MasqueradeBit < 0 || o.MasqueradeBit > 31 {
 		return fmt.Errorf("masquerade bit %d: must be within 0..31", o.MasqueradeBit)
 	}
 	for _, a := range append([]netip.Addr{o.NodeIP}, o.NodePortAddresses...) {
-		if a.IsValid() && !a.Is4() {
-			return fmt.Errorf("address %s: only IPv4 is rendered", a)
+		if a.IsValid() && !o.ofFamily(a) {
+			return fmt.Errorf("address %s: not of the rendered family %s", a, o.family())
 		}
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/internal/hostprog"
 )
 
@@ -48,6 +50,10 @@ func (b Backend) binary(tool string) string {
 	return strings.Replace(tool, "iptables", "iptables-"+string(b), 1)
 }
 
+// ip6 is the IPv6 spelling of an iptables tool's name: ip6tables,
+// ip6tables-legacy-save, ip6tables-nft-restore...
+func ip6(tool string) string { return strings.Replace(tool, "iptables", "ip6tables", 1) }
+
 // waitArgs make iptables wait up to 5 seconds for the xtables lock instead
 // of failing. Upstream: WaitString and WaitSecondsValue.
 var waitArgs = []string{"-w", "5"}
@@ -55,6 +61,7 @@ var waitArgs = []string{"-w", "5"}
 // ExecRunner is the Runner that runs the iptables binaries.
 type ExecRunner struct {
 	backend Backend
+	family  corev1.IPFamily
 	netns   string
 	version Version
 }
@@ -62,6 +69,10 @@ type ExecRunner struct {
 // ExecOptions configure an ExecRunner.
 type ExecOptions struct {
 	Backend Backend
+	// Family selects the binaries of an address family: IPv6 runs
+	// ip6tables, ip6tables-save and ip6tables-restore (or their -legacy and
+	// -nft variants); the zero value and IPv4 run iptables.
+	Family corev1.IPFamily
 	// NetNS, when set, runs every command inside that named network
 	// namespace (`ip netns exec NAME ...`).
 	NetNS string
@@ -70,7 +81,10 @@ type ExecOptions struct {
 // NewExecRunner checks that the backend's iptables runs and reads its
 // version.
 func NewExecRunner(opts ExecOptions) (*ExecRunner, error) {
-	r := &ExecRunner{backend: opts.Backend, netns: opts.NetNS}
+	if opts.Family != "" && opts.Family != corev1.IPv4Protocol && opts.Family != corev1.IPv6Protocol {
+		return nil, fmt.Errorf("iptables runner: IP family %q: want IPv4 or IPv6", opts.Family)
+	}
+	r := &ExecRunner{backend: opts.Backend, family: opts.Family, netns: opts.NetNS}
 	if err := hostprog.Check(r.programs()...); err != nil {
 		return nil, err
 	}
@@ -82,6 +96,25 @@ func NewExecRunner(opts ExecOptions) (*ExecRunner, error) {
 	return r, nil
 }
 
+// Family is the address family whose binaries the runner runs (IPv4 for
+// the zero ExecOptions.Family).
+func (r *ExecRunner) Family() corev1.IPFamily {
+	if r.family == corev1.IPv6Protocol {
+		return corev1.IPv6Protocol
+	}
+	return corev1.IPv4Protocol
+}
+
+// binary is the name of the runner's tool ("iptables", "iptables-save" or
+// "iptables-restore") for its backend and family.
+func (r *ExecRunner) binary(tool string) string {
+	name := r.backend.binary(tool)
+	if r.family == corev1.IPv6Protocol {
+		return ip6(name)
+	}
+	return name
+}
+
 // DetectMode reports whether the backend's iptables drives legacy x_tables
 // or nf_tables, from `iptables --version`.
 func DetectMode(backend Backend) (Mode, error) {
@@ -91,9 +124,9 @@ func DetectMode(backend Backend) (Mode, error) {
 }
 
 func (r *ExecRunner) detectVersion() (Version, error) {
-	out, err := r.command(r.backend.binary("iptables"), "--version").CombinedOutput()
+	out, err := r.command(r.binary("iptables"), "--version").CombinedOutput()
 	if err != nil {
-		return Version{}, fmt.Errorf("%s --version: %w: %s", r.backend.binary("iptables"), err, bytes.TrimSpace(out))
+		return Version{}, fmt.Errorf("%s --version: %w: %s", r.binary("iptables"), err, bytes.TrimSpace(out))
 	}
 	return ParseVersion(string(out))
 }
@@ -110,7 +143,7 @@ func (r *ExecRunner) HasRandomFully() bool { return r.version.HasRandomFully() }
 // Restore implements Runner with one `iptables-restore --noflush --counters
 // -w 5` call for the whole payload.
 func (r *ExecRunner) Restore(payload []byte) error {
-	bin := r.backend.binary("iptables-restore")
+	bin := r.binary("iptables-restore")
 	cmd := r.command(bin, slices.Concat(waitArgs, []string{"--noflush", "--counters"})...)
 	cmd.Stdin = bytes.NewReader(payload)
 	out, err := cmd.CombinedOutput()
@@ -124,7 +157,7 @@ func (r *ExecRunner) Restore(payload []byte) error {
 // as Restore, with the payload's parts streamed to its stdin (joined only
 // to name the offending line when it is rejected).
 func (r *ExecRunner) RestoreStream(p StreamedPayload) error {
-	bin := r.backend.binary("iptables-restore")
+	bin := r.binary("iptables-restore")
 	cmd := r.command(bin, slices.Concat(waitArgs, []string{"--noflush", "--counters"})...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -148,7 +181,7 @@ func (r *ExecRunner) RestoreStream(p StreamedPayload) error {
 
 // Save implements Runner.
 func (r *ExecRunner) Save(table string) ([]byte, error) {
-	bin := r.backend.binary("iptables-save")
+	bin := r.binary("iptables-save")
 	cmd := r.command(bin, "-t", table)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -206,7 +239,7 @@ func (r *ExecRunner) ruleExists(table, chain string, args []string) (bool, error
 
 // iptables runs the backend's iptables with the wait flag.
 func (r *ExecRunner) iptables(args ...string) ([]byte, error) {
-	bin := r.backend.binary("iptables")
+	bin := r.binary("iptables")
 	out, err := r.command(bin, slices.Concat(waitArgs, args)...).CombinedOutput()
 	if err != nil {
 		return out, &commandError{cmd: bin + " " + strings.Join(args, " "), output: string(bytes.TrimSpace(out)), err: err}
@@ -216,7 +249,7 @@ func (r *ExecRunner) iptables(args ...string) ([]byte, error) {
 
 // programs are the host programs the runner runs.
 func (r *ExecRunner) programs() []string {
-	p := []string{r.backend.binary("iptables"), r.backend.binary("iptables-save"), r.backend.binary("iptables-restore")}
+	p := []string{r.binary("iptables"), r.binary("iptables-save"), r.binary("iptables-restore")}
 	if r.netns != "" {
 		p = append(p, hostprog.IP)
 	}
