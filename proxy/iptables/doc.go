@@ -25,11 +25,18 @@
 // every syncPeriod (one command, as upstream's Monitor) and forces a full
 // resync when someone flushed it away.
 //
-// What upstream has and this package leaves out: IPv6 (the renderer writes
-// IPv4 forms such as "127.0.0.0/8"; proxy/model already builds IPv6
-// snapshots), topology-aware routing, nfacct counters, and the conntrack
-// cleanup of stale UDP entries after a sync (the sync loop's, for every
-// mode: proxy/staleudp.go). Load
+// One Renderer programs one IP family (Options.Family), as upstream runs one
+// proxier per family under its metaproxier: it renders the snapshot of
+// that family (model.NewTracker(family, node) keeps only the family's
+// cluster IPs, external IPs, source ranges and EndpointSlices). An IPv6
+// Renderer writes ip6tables-restore input with upstream's IPv6
+// differences: no localhost node ports (no KUBE-FIREWALL rule, the
+// node-port tail call leaves out ::1/128), IPv6 addresses in upstream's
+// forms ("-d fd00:10:96::a", "--to-destination [fd00:10:244::5]:8080").
+//
+// What upstream has and this package leaves out: topology-aware routing,
+// nfacct counters, and the conntrack cleanup of stale UDP entries after a
+// sync (the sync loop's, for every mode: proxy/staleudp.go). Load
 // balancer IPs, source ranges (KUBE-FW chains), health check node ports,
 // external IPs, session affinity and both traffic policies are rendered.
 package iptables

@@ -12,7 +12,7 @@ func (r *Renderer) writeFixedSections() {
 	for _, c := range []string{chains.Services, chains.ExternalServices, chains.Forward, chains.NodePorts, chains.ProxyFirewall} {
 		h.chainLine(c)
 	}
-	if r.opts.LocalhostNodePorts {
+	if r.opts.LocalhostNodePorts { // IPv4 only: see localhostNodePortsInEffect
 		// Kubelet writes the same rule; it blocks the security hole
 		// route_localnet opens (https://issue.k8s.io/90259).
 		h.chainLine(chains.KubeletFirewall)
@@ -56,12 +56,17 @@ func (r *Renderer) writeFixedSections() {
 	const comment = `"kubernetes service nodeports; NOTE: this must be the last rule in this chain"`
 	if r.opts.nodePortsOnAllAddresses() {
 		t.words("-A", chains.Services, "-m", "comment", "--comment", comment, "-m", "addrtype", "--dst-type", "LOCAL")
-		if !r.opts.LocalhostNodePorts {
+		// Localhost node ports never work on IPv6, and on IPv4 only with
+		// route_localnet.
+		if r.opts.isIPv6() {
+			t.words("!", "-d", "::1/128")
+		} else if !r.opts.LocalhostNodePorts {
 			t.words("!", "-d", "127.0.0.0/8")
 		}
 		t.line("-j", chains.NodePorts)
 	} else {
 		for _, ip := range r.opts.NodePortAddresses {
+			// LocalhostNodePorts is never in effect for IPv6.
 			if ip.IsLoopback() && !r.opts.LocalhostNodePorts {
 				continue
 			}

@@ -44,7 +44,7 @@ type Options struct {
 	// Runner.HasRandomFully.
 	RandomFully bool
 
-	// NodeIP is this node's primary address. A load balancer whose source
+	// NodeIP is this node's primary address of Family. A load balancer whose source
 	// ranges include it also accepts packets sourced from its own VIPs (the
 	// node reaching the VIP through a local route).
 	NodeIP netip.Addr
@@ -88,27 +88,32 @@ var ipv4Loopback = netip.MustParseAddr("127.0.0.0")
 
 // nodePortsOnAllAddresses reports whether node ports answer on every local
 // address (the addrtype LOCAL rule) rather than on NodePortAddresses.
-// Upstream: NodePortAddresses.MatchAll.
+// Upstream: NodePortAddresses.MatchAll, of the CIDRs of the renderer's
+// family (none of them means every address).
 func (o *Options) nodePortsOnAllAddresses() bool {
 	if len(o.NodePortCIDRs) == 0 {
 		return len(o.NodePortAddresses) == 0
 	}
-	v4 := 0
+	ofFamily := 0
 	for _, p := range o.NodePortCIDRs {
-		if !p.Addr().Is4() {
+		if !o.ofFamily(p.Addr()) {
 			continue
 		}
-		v4++
+		ofFamily++
 		if p.Bits() == 0 {
 			return true
 		}
 	}
-	return v4 == 0
+	return ofFamily == 0
 }
 
 // localhostNodePortsInEffect is LocalhostNodePorts as upstream's NewProxier
-// settles it: off when the node-port CIDRs leave out 127.0.0.0/8.
+// settles it: off when the node-port CIDRs leave out 127.0.0.0/8, and
+// always off for IPv6 (whose node-port CIDRs never hold an IPv4 loopback).
 func (o *Options) localhostNodePortsInEffect() bool {
+	if o.isIPv6() {
+		return false
+	}
 	if !o.LocalhostNodePorts || len(o.NodePortCIDRs) == 0 || o.nodePortsOnAllAddresses() {
 		return o.LocalhostNodePorts
 	}
@@ -126,6 +131,13 @@ func (o *Options) localDetector() (*localtraffic.Detector, error) {
 	}
 	if o.ClusterCIDR == "" {
 		return &localtraffic.Detector{}, nil
+	}
+	p, err := netip.ParsePrefix(o.ClusterCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("cluster CIDR %q: %w", o.ClusterCIDR, err)
+	}
+	if !o.ofFamily(p.Addr()) {
+		return nil, fmt.Errorf("cluster CIDR %q: not of the rendered family %s", o.ClusterCIDR, o.family())
 	}
 	return localtraffic.ByCIDR(o.ClusterCIDR)
 }

@@ -5,17 +5,22 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 )
 
 func TestNewRendererRejectsBadOptions(t *testing.T) {
 	for name, opts := range map[string]iptables.Options{
-		"bad cluster CIDR":   {ClusterCIDR: "10.244.0.0/33"},
-		"IPv6 cluster CIDR":  {ClusterCIDR: "fd00::/64"},
-		"masquerade bit 32":  {MasqueradeBit: 32},
-		"IPv6 node IP":       {NodeIP: netip.MustParseAddr("fd00::1")},
-		"IPv6 nodeport addr": {NodePortAddresses: []netip.Addr{netip.MustParseAddr("fd00::1")}},
+		"bad cluster CIDR":                      {ClusterCIDR: "10.244.0.0/33"},
+		"IPv6 cluster CIDR":                     {ClusterCIDR: "fd00::/64"},
+		"masquerade bit 32":                     {MasqueradeBit: 32},
+		"IPv6 node IP":                          {NodeIP: netip.MustParseAddr("fd00::1")},
+		"IPv6 nodeport addr":                    {NodePortAddresses: []netip.Addr{netip.MustParseAddr("fd00::1")}},
+		"IPv4 cluster CIDR of an IPv6 renderer": {Family: corev1.IPv6Protocol, ClusterCIDR: "10.244.0.0/16"},
+		"IPv4 node IP of an IPv6 renderer":      {Family: corev1.IPv6Protocol, NodeIP: netip.MustParseAddr("10.0.0.1")},
+		"family IPv5":                           {Family: "IPv5"},
 	} {
 		if _, err := iptables.NewRenderer(opts); err == nil {
 			t.Errorf("%s: NewRenderer must fail", name)
@@ -76,6 +81,33 @@ func TestOptionsShapeTheFixedRules(t *testing.T) {
 			`-A KUBE-FIREWALL -m comment --comment "block incoming localnet connections" -d 127.0.0.0/8 ! -s 127.0.0.0/8 -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP`,
 			"-m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
 		},
+	}, {
+		// Upstream: localhost node ports never work on IPv6; the
+		// addrtype LOCAL tail call leaves ::1 out and there is no
+		// KUBE-FIREWALL rule, whatever LocalhostNodePorts says.
+		name: "IPv6 leaves out localhost node ports",
+		opts: iptables.Options{Family: corev1.IPv6Protocol, LocalhostNodePorts: true},
+		contains: []string{
+			`-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS`,
+		},
+		forbidden: []string{"127.0.0.0/8", "KUBE-FIREWALL"},
+	}, {
+		name: "IPv6 node port addresses skip loopback",
+		opts: iptables.Options{Family: corev1.IPv6Protocol, LocalhostNodePorts: true,
+			NodePortCIDRs:     []netip.Prefix{netip.MustParsePrefix("fd00:10::/64"), netip.MustParsePrefix("::1/128"), netip.MustParsePrefix("127.0.0.0/8")},
+			NodePortAddresses: []netip.Addr{netip.MustParseAddr("fd00:10::2"), netip.MustParseAddr("::1")}},
+		contains: []string{
+			`-A KUBE-SERVICES -m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -d fd00:10::2 -j KUBE-NODEPORTS`,
+		},
+		forbidden: []string{"-d ::1 -j", "KUBE-FIREWALL", "--dst-type LOCAL"},
+	}, {
+		name:     "IPv6 node port CIDRs of IPv4 only mean every address",
+		opts:     iptables.Options{Family: corev1.IPv6Protocol, NodePortCIDRs: []netip.Prefix{netip.MustParsePrefix("192.168.0.0/24")}},
+		contains: []string{"-m addrtype --dst-type LOCAL ! -d ::1/128 -j KUBE-NODEPORTS"},
+	}, {
+		name:     "IPv6 cluster CIDR detector",
+		opts:     iptables.Options{Family: corev1.IPv6Protocol, ClusterCIDR: "fd00:10:244::/56"},
+		contains: []string{"! -s fd00:10:244::/56 -j KUBE-MARK-MASQ"},
 	}, {
 		name:     "interface prefix detector",
 		opts:     iptables.Options{ClusterCIDR: "10.244.0.0/16", LocalDetector: localtraffic.ByInterfaceNamePrefix("veth")},

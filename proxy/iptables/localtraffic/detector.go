@@ -23,14 +23,11 @@ type Detector struct {
 // Detector is upstream's no-op detector.
 func (d *Detector) Implemented() bool { return d != nil && len(d.IfLocal) > 0 }
 
-// ByCIDR treats traffic from cidr as pod traffic.
+// ByCIDR treats traffic from cidr, of either family, as pod traffic: the
+// matches carry cidr as written, as upstream's ("fd00:10:244::/56").
 func ByCIDR(cidr string) (*Detector, error) {
-	p, err := netip.ParsePrefix(cidr)
-	if err != nil {
+	if _, err := netip.ParsePrefix(cidr); err != nil {
 		return nil, fmt.Errorf("cluster CIDR %q: %w", cidr, err)
-	}
-	if !p.Addr().Is4() {
-		return nil, fmt.Errorf("cluster CIDR %q: only IPv4 is rendered", cidr)
 	}
 	return &Detector{IfLocal: []string{"-s", cidr}, IfNotLocal: []string{"!", "-s", cidr}}, nil
 }

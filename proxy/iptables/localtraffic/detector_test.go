@@ -11,7 +11,11 @@ func TestDetectors(t *testing.T) {
 	if err != nil || !d.Implemented() || !slices.Equal(d.IfLocal, []string{"-s", "10.244.0.0/16"}) || !slices.Equal(d.IfNotLocal, []string{"!", "-s", "10.244.0.0/16"}) {
 		t.Errorf("ByCIDR = %+v, %v", d, err)
 	}
-	for _, bad := range []string{"10.244.0.0", "fd00::/64"} {
+	d, err = ByCIDR("fd00:10:244::/56")
+	if err != nil || !slices.Equal(d.IfNotLocal, []string{"!", "-s", "fd00:10:244::/56"}) {
+		t.Errorf("ByCIDR(IPv6) = %+v, %v", d, err)
+	}
+	for _, bad := range []string{"10.244.0.0", "fd00::1"} {
 		if _, err := ByCIDR(bad); err == nil {
 			t.Errorf("ByCIDR(%q) accepted", bad)
 		}
