@@ -104,8 +104,14 @@ func (ix *Index) lookup(name string) *node {
 	return ix.podRecord(name)
 }
 
-// podRecord answers <a>-<b>-<c>-<d>.<ns>.pod.<zone> with A a.b.c.d, for any
-// namespace and address (specification 2.6; CoreDNS's "pods insecure").
+// podRecord answers the pod records of specification 2.6 for any
+// namespace and address (CoreDNS's "pods insecure"): <a>-<b>-<c>-<d>.<ns>.pod.<zone>
+// has A a.b.c.d, and an IPv6 address with its colons as dashes
+// (fd00-10-244-1--5.<ns>.pod.<zone>) has its AAAA record. As CoreDNS's
+// findPods reads the name: three dashes and no "--" is IPv4, anything else
+// is tried as IPv6; an IPv4-mapped IPv6 address answers A. A name that is
+// no address does not exist; asked the other family's type, one that is
+// answers NODATA.
 func (ix *Index) podRecord(name string) *node {
 	rest, ok := strings.CutSuffix(name, ".pod."+ix.Zone)
 	if !ok {
@@ -115,15 +121,30 @@ func (ix *Index) podRecord(name string) *node {
 	if !ok || !isLabel(ns) || strings.Contains(ns, ".") {
 		return nil
 	}
-	ip, err := netip.ParseAddr(strings.ReplaceAll(host, "-", "."))
-	if err != nil || !ip.Is4() || strings.Count(host, "-") != 3 {
+	ip, ok := podAddress(host)
+	if !ok {
 		return nil
 	}
-	return &node{rrs: []dns.RR{&dns.A{Hdr: hdr(dns.TypeA, TTL), A: ip.AsSlice()}}}
+	return &node{rrs: []dns.RR{addressRR(ip)}}
 }
 
-// additional holds the A records of the SRV targets and of the NS name
-// server the answer names, when the zone has them.
+// podAddress is the address a pod record's first label spells.
+func podAddress(label string) (netip.Addr, bool) {
+	var text string
+	if strings.Count(label, "-") == 3 && !strings.Contains(label, "--") {
+		text = strings.ReplaceAll(label, "-", ".")
+	} else {
+		text = strings.ReplaceAll(label, "-", ":")
+	}
+	ip, err := netip.ParseAddr(text)
+	if err != nil || ip.Zone() != "" {
+		return netip.Addr{}, false
+	}
+	return ip.Unmap(), true
+}
+
+// additional holds the A and AAAA records of the SRV targets and of the
+// NS name server the answer names, when the zone has them.
 func (ix *Index) additional(answer []dns.RR) []dns.RR {
 	var extra []dns.RR
 	seen := map[string]bool{}
@@ -143,7 +164,7 @@ func (ix *Index) additional(answer []dns.RR) []dns.RR {
 		seen[target] = true
 		if n, ok := ix.names[asciiLower(target)]; ok {
 			for _, a := range n.rrs {
-				if a.Header().Rrtype == dns.TypeA {
+				if t := a.Header().Rrtype; t == dns.TypeA || t == dns.TypeAAAA {
 					extra = append(extra, ix.owned(a, target))
 				}
 			}

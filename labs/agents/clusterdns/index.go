@@ -46,9 +46,6 @@ type Index struct {
 	Zone   string
 	Serial uint32
 	names  map[string]*node
-	// dnsIP is kube-system/kube-dns's ClusterIP, the address of the zone's
-	// name server (ns.dns.<zone>), when that Service exists.
-	dnsIP netip.Addr
 }
 
 // node is one name with its records, whose owner names are set when they
@@ -90,10 +87,10 @@ func NewIndex(zone string, objs Objects) *Index {
 		}
 		ix.addService(svc, readyEndpoints(svc, slices[svc.Namespace+"/"+svc.Name]))
 	}
-	// ns.dns.<zone>: the name server the SOA and NS records name.
-	if ip, ok := ix.dnsServiceIP(services); ok {
-		ix.dnsIP = ip
-		ix.add("ns.dns."+zone, &dns.A{Hdr: hdr(dns.TypeA, TTL), A: ip.AsSlice()})
+	// ns.dns.<zone>: the name server the SOA and NS records name, at
+	// every ClusterIP of kube-dns (CoreDNS's nsAddrs: A and AAAA).
+	for _, ip := range dnsServiceIPs(services) {
+		ix.add("ns.dns."+zone, addressRR(ip))
 	}
 	ix.add(zone, &dns.NS{Hdr: hdr(dns.TypeNS, TTL), Ns: "ns.dns." + zone})
 	return ix
@@ -105,14 +102,15 @@ const (
 	DNSServiceName      = "kube-dns"
 )
 
-func (ix *Index) dnsServiceIP(services []*corev1.Service) (netip.Addr, bool) {
+// dnsServiceIPs are kube-system/kube-dns's ClusterIPs, primary first
+// (none when the Service does not exist or is headless).
+func dnsServiceIPs(services []*corev1.Service) []netip.Addr {
 	for _, svc := range services {
 		if svc.Namespace == DNSServiceNamespace && svc.Name == DNSServiceName {
-			ip, err := netip.ParseAddr(svc.Spec.ClusterIP)
-			return ip, err == nil && ip.Is4()
+			return clusterIPs(svc)
 		}
 	}
-	return netip.Addr{}, false
+	return nil
 }
 
 func (ix *Index) soa(zone string) dns.RR {
@@ -128,7 +126,10 @@ func (ix *Index) soa(zone string) dns.RR {
 	}
 }
 
-// addService adds the records of one Service (specification 2.3 to 2.5).
+// addService adds the records of one Service (specification 2.3 to 2.5),
+// in both families: an A record for each IPv4 address, an AAAA record for
+// each IPv6 one (spec.clusterIPs; a headless Service's endpoints from its
+// IPv4 and IPv6 EndpointSlices).
 func (ix *Index) addService(svc *corev1.Service, eps []endpoint) {
 	base := svc.Name + "." + svc.Namespace + ".svc." + ix.Zone
 	switch {
@@ -142,36 +143,79 @@ func (ix *Index) addService(svc *corev1.Service, eps []endpoint) {
 		if len(eps) == 0 {
 			return // no ready endpoints: the name does not exist (2.4.1)
 		}
+		targets := make([]string, 0, len(eps))
 		for _, ep := range eps {
-			ix.add(base, &dns.A{Hdr: hdr(dns.TypeA, TTL), A: ep.ip.AsSlice()})
+			ix.add(base, addressRR(ep.ip))
+			targets = append(targets, ep.hostname+"."+base)
 		}
-		ix.addEndpoints(svc, base, eps)
-		ix.addSRV(svc, base, eps)
+		ix.addEndpoints(base, eps)
+		ix.addSRV(svc, base, targets)
 	default:
-		ip, err := netip.ParseAddr(svc.Spec.ClusterIP)
-		if err != nil || !ip.Is4() {
+		ips := clusterIPs(svc)
+		if len(ips) == 0 {
 			return
 		}
-		ix.add(base, &dns.A{Hdr: hdr(dns.TypeA, TTL), A: ip.AsSlice()})
-		ix.add(reverseName(ip), &dns.PTR{Hdr: hdr(dns.TypePTR, TTL), Ptr: base})
-		ix.addEndpoints(svc, base, eps)
-		ix.addSRV(svc, base, nil)
+		targets := make([]string, 0, len(ips))
+		for _, ip := range ips {
+			ix.add(base, addressRR(ip))
+			ix.add(reverseName(ip), &dns.PTR{Hdr: hdr(dns.TypePTR, TTL), Ptr: base})
+			targets = append(targets, base)
+		}
+		ix.addEndpoints(base, eps)
+		ix.addSRV(svc, base, targets)
 	}
 }
 
-// addEndpoints adds <hostname>.<svc>… A records and the endpoints' PTR
-// records (CoreDNS answers both for the endpoints of any Service).
-func (ix *Index) addEndpoints(svc *corev1.Service, base string, eps []endpoint) {
+// clusterIPs are a Service's ClusterIPs, primary first: spec.clusterIPs,
+// or spec.clusterIP when the list is empty (CoreDNS's object.Service does
+// the same). Addresses that do not parse are left out; none for a
+// headless Service.
+func clusterIPs(svc *corev1.Service) []netip.Addr {
+	list := svc.Spec.ClusterIPs
+	if len(list) == 0 {
+		list = []string{svc.Spec.ClusterIP}
+	}
+	var ips []netip.Addr
+	for _, s := range list {
+		if ip, err := netip.ParseAddr(s); err == nil && ip.Zone() == "" {
+			ips = append(ips, ip.Unmap())
+		}
+	}
+	return ips
+}
+
+// addressRR is the A record of an IPv4 address, the AAAA record of an
+// IPv6 one.
+func addressRR(ip netip.Addr) dns.RR {
+	if ip.Is4() {
+		return &dns.A{Hdr: hdr(dns.TypeA, TTL), A: ip.AsSlice()}
+	}
+	return &dns.AAAA{Hdr: hdr(dns.TypeAAAA, TTL), AAAA: ip.AsSlice()}
+}
+
+// addEndpoints adds <hostname>.<svc>… A and AAAA records and the
+// endpoints' PTR records, in in-addr.arpa and ip6.arpa (CoreDNS answers
+// both for the endpoints of any Service).
+func (ix *Index) addEndpoints(base string, eps []endpoint) {
 	for _, ep := range eps {
 		name := ep.hostname + "." + base
-		ix.add(name, &dns.A{Hdr: hdr(dns.TypeA, TTL), A: ep.ip.AsSlice()})
+		ix.add(name, addressRR(ep.ip))
 		ix.add(reverseName(ep.ip), &dns.PTR{Hdr: hdr(dns.TypePTR, TTL), Ptr: name})
 	}
 }
 
-// addSRV adds _<port>._<proto>.<svc>… for every named port: one record
-// pointing at the Service (eps nil) or one per endpoint (headless).
-func (ix *Index) addSRV(svc *corev1.Service, base string, eps []endpoint) {
+// addSRV adds _<port>._<proto>.<svc>… for every named port, one record
+// per distinct target: targets holds one entry per address the name has
+// (the Service's name once per ClusterIP; a headless Service's endpoint
+// names, one per endpoint address). As CoreDNS's plugin.SRV, every
+// address counts in the weight (100 split over them) and a target named
+// twice (a dual-stack ClusterIP, an endpoint hostname with an address in
+// each family) gets one record.
+func (ix *Index) addSRV(svc *corev1.Service, base string, targets []string) {
+	weight := uint16(100 / len(targets))
+	if weight == 0 {
+		weight = 1
+	}
 	for _, p := range svc.Spec.Ports {
 		if p.Name == "" || !isLabel(p.Name) {
 			continue // unnamed ports have no SRV record
@@ -181,16 +225,12 @@ func (ix *Index) addSRV(svc *corev1.Service, base string, eps []endpoint) {
 			proto = "tcp"
 		}
 		name := "_" + p.Name + "._" + proto + "." + base
-		if eps == nil {
-			ix.add(name, srv(base, uint16(p.Port), 100))
-			continue
-		}
-		weight := uint16(100 / len(eps))
-		if weight == 0 {
-			weight = 1
-		}
-		for _, ep := range eps {
-			ix.add(name, srv(ep.hostname+"."+base, uint16(p.Port), weight))
+		seen := map[string]bool{}
+		for _, target := range targets {
+			if !seen[target] {
+				seen[target] = true
+				ix.add(name, srv(target, uint16(p.Port), weight))
+			}
 		}
 	}
 }
@@ -246,16 +286,17 @@ func inZone(name, zone string) bool {
 	return name == zone || strings.HasSuffix(name, "."+zone) && !strings.HasSuffix(name, `\.`+zone)
 }
 
-// readyEndpoints are the addresses DNS publishes for svc: the ready ones
-// (Conditions.Ready unset counts as ready, as the EndpointSlice API says),
-// or all of them with spec.publishNotReadyAddresses. Sorted by hostname,
-// then IP; one per address.
+// readyEndpoints are the addresses DNS publishes for svc, from its IPv4
+// and IPv6 EndpointSlices: the ready ones (Conditions.Ready unset counts
+// as ready, as the EndpointSlice API says), or all of them with
+// spec.publishNotReadyAddresses. Sorted by hostname, then IP (IPv4
+// first); one per address.
 func readyEndpoints(svc *corev1.Service, slices []*discoveryv1.EndpointSlice) []endpoint {
 	seen := map[netip.Addr]bool{}
 	var out []endpoint
 	for _, s := range slices {
-		if s.AddressType != discoveryv1.AddressTypeIPv4 {
-			continue
+		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue // FQDN slices publish no address
 		}
 		for _, e := range s.Endpoints {
 			ready := e.Conditions.Ready == nil || *e.Conditions.Ready
@@ -263,12 +304,12 @@ func readyEndpoints(svc *corev1.Service, slices []*discoveryv1.EndpointSlice) []
 				continue
 			}
 			for _, a := range e.Addresses {
-				ip, err := netip.ParseAddr(a)
-				if err != nil || !ip.Is4() || seen[ip] {
+				ip, ok := sliceAddress(s.AddressType, a)
+				if !ok || seen[ip] {
 					continue
 				}
 				seen[ip] = true
-				host := strings.ReplaceAll(ip.String(), ".", "-")
+				host := dashed(ip)
 				if e.Hostname != nil && isLabel(*e.Hostname) {
 					host = strings.ToLower(*e.Hostname)
 				}
@@ -283,6 +324,34 @@ func readyEndpoints(svc *corev1.Service, slices []*discoveryv1.EndpointSlice) []
 		return out[i].ip.Less(out[j].ip)
 	})
 	return out
+}
+
+// sliceAddress parses an endpoint address of a slice of addressType: an
+// address of the slice's family, else not ok.
+func sliceAddress(addressType discoveryv1.AddressType, s string) (netip.Addr, bool) {
+	ip, err := netip.ParseAddr(s)
+	if err != nil || ip.Zone() != "" {
+		return netip.Addr{}, false
+	}
+	if addressType == discoveryv1.AddressTypeIPv4 {
+		return ip, ip.Is4()
+	}
+	return ip, ip.Is6() && !ip.Is4In6()
+}
+
+// dashed is the name an endpoint without a hostname has in DNS, as
+// CoreDNS's endpointHostname spells it: an IPv4 address with its dots as
+// dashes (10-244-1-3), an IPv6 address with its colons as dashes and a 0
+// after a trailing one (fd00-10-244-1--3, fd00---0 for fd00::).
+func dashed(ip netip.Addr) string {
+	if ip.Is4() {
+		return strings.ReplaceAll(ip.String(), ".", "-")
+	}
+	host := strings.ReplaceAll(ip.String(), ":", "-")
+	if strings.HasSuffix(host, "-") {
+		host += "0"
+	}
+	return host
 }
 
 func slicesByService(all []*discoveryv1.EndpointSlice) map[string][]*discoveryv1.EndpointSlice {
@@ -300,7 +369,8 @@ func slicesByService(all []*discoveryv1.EndpointSlice) map[string][]*discoveryv1
 	return out
 }
 
-// reverseName is the in-addr.arpa name of an IPv4 address.
+// reverseName is the in-addr.arpa name of an IPv4 address, the ip6.arpa
+// name of an IPv6 one.
 func reverseName(ip netip.Addr) string {
 	name, _ := dns.ReverseAddr(ip.String())
 	return name
