@@ -6,8 +6,10 @@
 // what cluster DNS answers for a Service's name: the ClusterIP, a headless
 // Service's endpoints, an ExternalName Service's CNAME.
 //
-// It asks exactly the type it is given (A, or CNAME, as `dig CNAME` does)
-// and chases nothing, so what it returns is what the server said.
+// It asks exactly the type it is given (A, AAAA for a Service's or pod's
+// IPv6 addresses, or CNAME, as `dig CNAME` does) and chases nothing, so
+// what it returns is what the server said: a name without records of the
+// asked family (AAAA of an IPv4-only Service) is an answer with none.
 package dnslookup
 
 import (
@@ -25,7 +27,7 @@ import (
 const ResolvConf = "/etc/resolv.conf"
 
 // Types are the query types Lookup asks.
-var Types = map[string]uint16{"A": dns.TypeA, "CNAME": dns.TypeCNAME}
+var Types = map[string]uint16{"A": dns.TypeA, "AAAA": dns.TypeAAAA, "CNAME": dns.TypeCNAME}
 
 // Answer is what a resolver said about one name.
 type Answer struct {
@@ -38,10 +40,10 @@ type Answer struct {
 
 // Record is one resource record of an answer.
 type Record struct {
-	// Type is A or CNAME.
+	// Type is A, AAAA or CNAME.
 	Type string `json:"type"`
-	// Value is the address (A) or the target name, fully qualified with
-	// its trailing dot (CNAME).
+	// Value is the address (A, AAAA) or the target name, fully qualified
+	// with its trailing dot (CNAME).
 	Value string `json:"value"`
 }
 
@@ -58,8 +60,8 @@ func (a Answer) Values() []string {
 // `options timeout:5` does.
 const timeout = 5 * time.Second
 
-// Lookup asks the resolver of ResolvConf for name's records of qtype (A
-// or CNAME).
+// Lookup asks the resolver of ResolvConf for name's records of qtype (A,
+// AAAA or CNAME).
 func Lookup(ctx context.Context, name, qtype string) (Answer, error) {
 	conf, err := dns.ClientConfigFromFile(ResolvConf)
 	if err != nil {
@@ -72,7 +74,7 @@ func Lookup(ctx context.Context, name, qtype string) (Answer, error) {
 func LookupWith(ctx context.Context, conf *dns.ClientConfig, name, qtype string) (Answer, error) {
 	t, ok := Types[strings.ToUpper(qtype)]
 	if !ok {
-		return Answer{}, fmt.Errorf("lookup %s: query type %q: want A or CNAME", name, qtype)
+		return Answer{}, fmt.Errorf("lookup %s: query type %q: want A, AAAA or CNAME", name, qtype)
 	}
 	if len(conf.Servers) == 0 {
 		return Answer{}, fmt.Errorf("lookup %s: the resolver configuration names no server", name)
@@ -126,6 +128,10 @@ func answerOf(name string, t uint16, r *dns.Msg) Answer {
 		case *dns.A:
 			if t == dns.TypeA {
 				a.Records = append(a.Records, Record{Type: "A", Value: v.A.String()})
+			}
+		case *dns.AAAA:
+			if t == dns.TypeAAAA {
+				a.Records = append(a.Records, Record{Type: "AAAA", Value: v.AAAA.String()})
 			}
 		case *dns.CNAME:
 			if t == dns.TypeCNAME {

@@ -10,14 +10,17 @@ import (
 	"github.com/miekg/dns"
 )
 
-// zone is a tiny cluster DNS: web (a ClusterIP), headless (two endpoints),
-// ext (an ExternalName's CNAME) in namespace demo; everything else in
+// zone is a tiny cluster DNS: web (a dual-stack ClusterIP), legacy (an
+// IPv4-only one), headless (two endpoints in each family), ext (an
+// ExternalName's CNAME) in namespace demo; everything else in
 // cluster.local is NXDOMAIN, and anything outside it REFUSED, as the lab's
 // server answers.
 var zone = map[string][]dns.RR{
-	"web.demo.svc.cluster.local.":      {mustRR("web.demo.svc.cluster.local. 5 IN A 10.96.0.11")},
-	"headless.demo.svc.cluster.local.": {mustRR("headless.demo.svc.cluster.local. 5 IN A 10.244.1.4"), mustRR("headless.demo.svc.cluster.local. 5 IN A 10.244.1.3")},
-	"ext.demo.svc.cluster.local.":      {mustRR("ext.demo.svc.cluster.local. 5 IN CNAME foo.example.com.")},
+	"web.demo.svc.cluster.local.":    {mustRR("web.demo.svc.cluster.local. 5 IN A 10.96.0.11"), mustRR("web.demo.svc.cluster.local. 5 IN AAAA fd00:10:96::b")},
+	"legacy.demo.svc.cluster.local.": {mustRR("legacy.demo.svc.cluster.local. 5 IN A 10.96.0.12")},
+	"headless.demo.svc.cluster.local.": {mustRR("headless.demo.svc.cluster.local. 5 IN A 10.244.1.4"), mustRR("headless.demo.svc.cluster.local. 5 IN A 10.244.1.3"),
+		mustRR("headless.demo.svc.cluster.local. 5 IN AAAA fd00:10:244:1::4"), mustRR("headless.demo.svc.cluster.local. 5 IN AAAA fd00:10:244:1::3")},
+	"ext.demo.svc.cluster.local.": {mustRR("ext.demo.svc.cluster.local. 5 IN CNAME foo.example.com.")},
 }
 
 func mustRR(s string) dns.RR {
@@ -71,6 +74,9 @@ func TestLookupFollowsTheSearchListAndAsksTheGivenType(t *testing.T) {
 		{"ext", "CNAME", "ext.demo.svc.cluster.local.", []string{"foo.example.com."}},
 		{"ext.demo.svc.cluster.local.", "A", "ext.demo.svc.cluster.local.", []string{}}, // NODATA: the CNAME is not an A record, and is not chased
 		{"web.demo", "A", "web.demo.svc.cluster.local.", []string{"10.96.0.11"}},
+		{"web", "AAAA", "web.demo.svc.cluster.local.", []string{"fd00:10:96::b"}},
+		{"headless", "aaaa", "headless.demo.svc.cluster.local.", []string{"fd00:10:244:1::4", "fd00:10:244:1::3"}},
+		{"legacy", "AAAA", "legacy.demo.svc.cluster.local.", []string{}}, // NODATA: IPv4 only
 	} {
 		got, err := LookupWith(context.Background(), conf, tt.name, tt.qtype)
 		if err != nil {
@@ -87,7 +93,7 @@ func TestLookupSaysWhyNothingAnswered(t *testing.T) {
 	conf := serve(t)
 	for _, tt := range []struct{ name, qtype, want string }{
 		{"nope", "A", "REFUSED"}, // NXDOMAIN in every search domain, then "nope." outside the zone
-		{"web", "AAAA", `query type "AAAA"`},
+		{"web", "MX", `query type "MX"`},
 	} {
 		_, err := LookupWith(context.Background(), conf, tt.name, tt.qtype)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

@@ -10,7 +10,7 @@ type Lookup struct {
 	// Name is the name to look up, expanded with the resolver's search
 	// list.
 	Name string
-	// Type is the query type: A (the default) or CNAME.
+	// Type is the query type: A (the default), AAAA or CNAME.
 	Type string
 }
 
@@ -19,7 +19,7 @@ func (*Lookup) Subcommand() []string { return []string{"lookup"} }
 
 // AddFlags implements Command.
 func (l *Lookup) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&l.Type, "type", "", "query type: A or CNAME (default A)")
+	fs.StringVar(&l.Type, "type", "", "query type: A, AAAA or CNAME (default A)")
 }
 
 // Args implements Positional.
