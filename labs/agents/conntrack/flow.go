@@ -35,6 +35,15 @@ type Flow struct {
 	TCPState uint8
 }
 
+// Family is the entry's address family, as `conntrack -L -o extended`
+// names it: ipv4 or ipv6.
+func (f Flow) Family() string {
+	if f.Orig.Src.Addr().Is6() {
+		return "ipv6"
+	}
+	return "ipv4"
+}
+
 // SrcNAT reports whether the connection's source was translated (SNAT or
 // MASQUERADE), as conntrack's status bit IPS_SRC_NAT says.
 func (f Flow) SrcNAT() bool { return f.Status&StatusSrcNAT != 0 }
@@ -53,7 +62,8 @@ func (f Flow) TCPStateName() string {
 	return fmt.Sprint(f.TCPState)
 }
 
-// String prints the entry in `conntrack -L`'s shape, with the NAT bits.
+// String prints the entry in `conntrack -L`'s shape, with the NAT bits;
+// an IPv6 entry has the same shape, with IPv6 addresses.
 func (f Flow) String() string {
 	var b strings.Builder
 	proto := map[uint8]string{6: "tcp", 17: "udp", 132: "sctp", 1: "icmp"}[f.Proto]

@@ -20,6 +20,8 @@ const (
 
 	ctaIPv4Src = 1
 	ctaIPv4Dst = 2
+	ctaIPv6Src = 3
+	ctaIPv6Dst = 4
 
 	ctaProtoNum     = 1
 	ctaProtoSrcPort = 2
@@ -110,6 +112,10 @@ func parseTuple(b []byte) (Tuple, uint8, error) {
 				src = netip.AddrFrom4([4]byte(a.data))
 			case p.typ == ctaTupleIP && a.typ == ctaIPv4Dst && len(a.data) == 4:
 				dst = netip.AddrFrom4([4]byte(a.data))
+			case p.typ == ctaTupleIP && a.typ == ctaIPv6Src && len(a.data) == 16:
+				src = netip.AddrFrom16([16]byte(a.data))
+			case p.typ == ctaTupleIP && a.typ == ctaIPv6Dst && len(a.data) == 16:
+				dst = netip.AddrFrom16([16]byte(a.data))
 			case p.typ == ctaTupleProto && a.typ == ctaProtoNum && len(a.data) >= 1:
 				proto = a.data[0]
 			case p.typ == ctaTupleProto && a.typ == ctaProtoSrcPort && len(a.data) >= 2:
