@@ -2,7 +2,6 @@ package workload
 
 import (
 	"fmt"
-	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -36,8 +35,9 @@ func (c Cluster) applyService(st *labstore.State, svc *corev1.Service, source st
 	for _, step := range []func() error{
 		a.checkMetadata,
 		a.checkType,
-		a.checkClusterIPs,
-		a.allocateClusterIP,
+		a.admitIPFamilies,
+		a.allocateClusterIPs,
+		a.checkUpgradeDowngrade,
 		a.admitPorts,
 		a.allocateHealthCheckNodePort,
 		a.allocateLoadBalancer,
@@ -88,28 +88,37 @@ func (a *serviceAdmission) checkType() error {
 	return nil
 }
 
-// checkClusterIPs: one cluster IP at most (single-stack IPv4), the same
-// as spec.clusterIP, which it fills in when empty.
-func (a *serviceAdmission) checkClusterIPs() error {
-	spec := &a.svc.Spec
-	switch {
-	case len(spec.ClusterIPs) > 1:
-		return errorf(a.source, "%s: spec.clusterIPs: Too many: %d: a lab is single-stack IPv4 (one cluster IP)", a.where, len(spec.ClusterIPs))
-	case len(spec.ClusterIPs) == 1 && spec.ClusterIP != "" && spec.ClusterIPs[0] != spec.ClusterIP:
-		return errorf(a.source, "%s: spec.clusterIPs[0]: Invalid value: %q: must match spec.clusterIP %q", a.where, spec.ClusterIPs[0], spec.ClusterIP)
-	case len(spec.ClusterIPs) == 1 && spec.ClusterIP == "":
-		spec.ClusterIP = spec.ClusterIPs[0]
+// admitIPFamilies brings the cluster IP fields to what the API server
+// stores: on update, the old Service read as the API server reads it and
+// its allocated cluster IPs kept unless the manifest names others; then
+// clusterIP and clusterIPs in step, and ipFamilyPolicy and ipFamilies
+// defaulted and checked (services_families_init.go).
+func (a *serviceAdmission) admitIPFamilies() error {
+	if a.old != nil {
+		a.old = a.old.DeepCopy()
+		a.defaultOnReadIPFamilies(a.old)
+		patchAllocatedValues(a.svc, a.old)
 	}
-	return nil
+	normalizeClusterIPs(a.svc, a.old)
+	return fieldErrors(a.source, "Service", a.svc.ObjectMeta, a.initIPFamilyFields(a.svc, a.old))
 }
 
-// allocateClusterIP: see assignClusterIP; an ExternalName Service has no
-// cluster IP.
-func (a *serviceAdmission) allocateClusterIP() error {
+// allocateClusterIPs: see assignClusterIPs; an ExternalName Service has
+// no cluster IP.
+func (a *serviceAdmission) allocateClusterIPs() error {
 	if a.svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return nil
 	}
-	return a.assignClusterIP(a.svc, a.old, a.others, a.source, a.where)
+	return a.assignClusterIPs(a.svc, a.others, a.source, a.where)
+}
+
+// checkUpgradeDowngrade is the API server's update validation of cluster
+// IPs and families (after allocation, as the API server validates).
+func (a *serviceAdmission) checkUpgradeDowngrade() error {
+	if a.old == nil {
+		return nil
+	}
+	return fieldErrors(a.source, "Service", a.svc.ObjectMeta, upgradeDowngradeErrors(a.svc, a.old))
 }
 
 // admitPorts checks and defaults each port, and gives it its node port,
@@ -207,56 +216,6 @@ func quoteTarget(tp intstr.IntOrString) string {
 		return fmt.Sprintf("%q", tp.StrVal)
 	}
 	return fmt.Sprint(tp.IntVal)
-}
-
-func (c Cluster) assignClusterIP(svc, old *corev1.Service, others []*corev1.Service, source, where string) error {
-	want := svc.Spec.ClusterIP
-	if want == "" && old != nil {
-		want = old.Spec.ClusterIP
-	}
-	if want == corev1.ClusterIPNone {
-		svc.Spec.ClusterIPs = []string{corev1.ClusterIPNone}
-		return nil
-	}
-	if want != "" {
-		ip, err := netip.ParseAddr(want)
-		if err != nil {
-			return errorf(source, "%s: spec.clusterIP %q: not an IP address", where, want)
-		}
-		if !c.ServiceSubnet.Contains(ip) {
-			return errorf(source, "%s: spec.clusterIP %s: outside the lab's serviceSubnet %s", where, ip, c.ServiceSubnet)
-		}
-		// A scan, not a set of every allocated IP: thousands of Services
-		// with their IPs given (svclab bench dataplane) would build that
-		// set once per Service. Stored cluster IPs are canonical.
-		for _, s := range others {
-			if s.Spec.ClusterIP == ip.String() {
-				return errorf(source, "%s: spec.clusterIP %s: already allocated to another Service", where, ip)
-			}
-		}
-		svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip.String(), []string{ip.String()}
-		return nil
-	}
-	used := map[netip.Addr]bool{}
-	for _, s := range others {
-		if a, err := netip.ParseAddr(s.Spec.ClusterIP); err == nil {
-			used[a] = true
-		}
-	}
-	// Allocate from the tenth address up: .1 is kubernetes, .10 kube-dns by
-	// convention; svclab hands out the lowest free one so labs are repeatable.
-	subnet := c.ServiceSubnet.Masked()
-	ip := subnet.Addr()
-	for i := 0; i < 11; i++ {
-		ip = ip.Next()
-	}
-	for ; subnet.Contains(ip) && subnet.Contains(ip.Next()); ip = ip.Next() {
-		if !used[ip] {
-			svc.Spec.ClusterIP, svc.Spec.ClusterIPs = ip.String(), []string{ip.String()}
-			return nil
-		}
-	}
-	return errorf(source, "%s: spec.clusterIP: the serviceSubnet %s is full", where, subnet)
 }
 
 func (c Cluster) assignNodePort(svc *corev1.Service, i int, old *corev1.Service, others []*corev1.Service, source, where string) error {

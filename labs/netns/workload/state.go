@@ -11,10 +11,15 @@ import (
 )
 
 // Cluster is what the workload logic needs to know of the lab: its nodes and
-// the Service range, and which host names are taken by nodes and clients.
+// the Service ranges, and which host names are taken by nodes and clients.
 type Cluster struct {
-	Nodes         []Node
+	Nodes []Node
+	// ServiceSubnet is the primary Service range (ServiceSubnets[0]).
 	ServiceSubnet netip.Prefix
+	// ServiceSubnets are the Service ranges, one per IP family of the
+	// lab, primary first (the API server's --service-cluster-ip-range);
+	// empty means ServiceSubnet alone.
+	ServiceSubnets []netip.Prefix
 	// LoadBalancerPool is where LoadBalancer Services get their address
 	// (the lab file's spec.loadBalancer.pool); none when it is zero.
 	LoadBalancerPool podnet.AddrRange
@@ -32,8 +37,24 @@ type Cluster struct {
 
 // Node is one lab node as the scheduler and the IP allocator see it.
 type Node struct {
-	Name    string
+	Name string
+	// PodCIDR is the node's primary pod CIDR (PodCIDRs[0]).
 	PodCIDR netip.Prefix
+	// PodCIDRs are the node's pod CIDRs, one per IP family, primary
+	// first (the Node's spec.podCIDRs); empty means PodCIDR alone.
+	PodCIDRs []netip.Prefix
+	// IPs are the node's addresses, primary first: a hostNetwork pod's
+	// IPs. Empty: a hostNetwork pod gets pod IPs like any other pod
+	// (the netns lab runs every pod in a namespace of its own).
+	IPs []netip.Addr
+}
+
+// podCIDRs are the node's pod CIDRs, primary first.
+func (n Node) podCIDRs() []netip.Prefix {
+	if len(n.PodCIDRs) > 0 {
+		return n.PodCIDRs
+	}
+	return []netip.Prefix{n.PodCIDR}
 }
 
 // Labels are the labels the kubelet gives its node: a lab's nodes are

@@ -325,7 +325,7 @@ apiVersion: v1
 kind: Service
 metadata: {name: web}
 spec: {clusterIP: 10.254.0.50, clusterIPs: [10.254.0.51], ports: [{port: 80}]}`,
-			`spec.clusterIPs[0]: Invalid value: "10.254.0.51": must match spec.clusterIP "10.254.0.50"`},
+			"spec.clusterIPs: Invalid value: [\"10.254.0.51\"]: first value must match `clusterIP`"},
 		{"invalid label", `
 apiVersion: v1
 kind: Pod
