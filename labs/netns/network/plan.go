@@ -180,6 +180,9 @@ func planHosts(lab *topology.Lab) (*Plan, error) {
 	if err := lab.Validate(); err != nil {
 		return nil, err
 	}
+	if lab.Spec.HasIPv6() {
+		return nil, fmt.Errorf("lab %s: spec.ipFamily %s: the netns backend builds ipv4 labs only, so far", lab.Name(), lab.Spec.IPFamily)
+	}
 	att, ov, err := parts(lab.Spec.CNI)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"github.com/svclab/svclab/labs/podnet"
 )
@@ -19,7 +20,8 @@ func convert(f *fileLab, p *problems) *Lab {
 		Metadata:   Metadata{Name: f.Metadata.Name},
 		Source:     p.source,
 		Spec: Spec{
-			CNI: CNI(f.Spec.CNI),
+			CNI:      CNI(f.Spec.CNI),
+			IPFamily: IPFamily(f.Spec.IPFamily),
 			Proxy: Proxy{
 				Mode:            ProxyMode(f.Spec.Proxy.Mode),
 				IPTablesBackend: IPTablesBackend(f.Spec.Proxy.IPTablesBackend),
@@ -29,19 +31,25 @@ func convert(f *fileLab, p *problems) *Lab {
 	if lab.Spec.Proxy.Mode == "" {
 		lab.Spec.Proxy.Mode = ProxyModeIPTables
 	}
-	lab.Spec.PodSubnet = parseCIDR(p, "spec.podSubnet", f.Spec.PodSubnet)
-	lab.Spec.ServiceSubnet = parseCIDR(p, "spec.serviceSubnet", f.Spec.ServiceSubnet)
+	lab.Spec.PodSubnets = parseList(p, "spec.podSubnet", f.Spec.PodSubnet, parseCIDR)
+	lab.Spec.PodSubnet = first(lab.Spec.PodSubnets)
+	lab.Spec.ServiceSubnets = parseList(p, "spec.serviceSubnet", f.Spec.ServiceSubnet, parseCIDR)
+	lab.Spec.ServiceSubnet = first(lab.Spec.ServiceSubnets)
 	for i, n := range f.Spec.Nodes {
 		path := fmt.Sprintf("spec.nodes[%d]", i)
-		lab.Spec.Nodes = append(lab.Spec.Nodes, Node{
-			Name:    n.Name,
-			IP:      parseHostIP(p, path+".ip", n.IP),
-			PodCIDR: parseCIDR(p, path+".podCIDR", n.PodCIDR),
-		})
+		node := Node{
+			Name:     n.Name,
+			IPs:      parseList(p, path+".ip", n.IP, parseHostIP),
+			PodCIDRs: parseList(p, path+".podCIDR", n.PodCIDR, parseCIDR),
+		}
+		node.IP, node.PodCIDR = first(node.IPs), first(node.PodCIDRs)
+		lab.Spec.Nodes = append(lab.Spec.Nodes, node)
 	}
 	for i, c := range f.Spec.Clients {
 		path := fmt.Sprintf("spec.clients[%d]", i)
-		lab.Spec.Clients = append(lab.Spec.Clients, Client{Name: c.Name, IP: parseHostIP(p, path+".ip", c.IP)})
+		client := Client{Name: c.Name, IPs: parseList(p, path+".ip", c.IP, parseHostIP)}
+		client.IP = first(client.IPs)
+		lab.Spec.Clients = append(lab.Spec.Clients, client)
 	}
 	if s := f.Spec.LoadBalancer.Pool; s != "" {
 		pool, err := podnet.ParseAddrRange(s)
@@ -59,6 +67,34 @@ func convert(f *fileLab, p *problems) *Lab {
 		lab.Spec.ExternalIPs = append(lab.Spec.ExternalIPs, parseCIDR(p, field, s))
 	}
 	return lab
+}
+
+// parseList parses a field that holds one value per IP family in kind's
+// comma form, "10.244.0.0/16,fd00:10:244::/56", each with parse; ""
+// gives nil, and a value that does not parse stays a zero Prefix in its
+// place. A field of one value parses exactly as parse alone does.
+func parseList(p *problems, field, s string, parse func(*problems, string, string) netip.Prefix) []netip.Prefix {
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	var out []netip.Prefix
+	for _, part := range parts {
+		part = strings.TrimSpace(part)
+		if part == "" && len(parts) > 1 {
+			p.notParsed(field, s, "an empty value in the comma-separated list")
+		}
+		out = append(out, parse(p, field, part))
+	}
+	return out
+}
+
+// first is a list's first (primary) value, or the zero Prefix.
+func first(list []netip.Prefix) netip.Prefix {
+	if len(list) == 0 {
+		return netip.Prefix{}
+	}
+	return list[0]
 }
 
 // parseCIDR parses a CIDR such as 10.244.0.0/16; "" and a CIDR that does

@@ -19,6 +19,7 @@ type fileMetadata struct {
 
 type fileSpec struct {
 	CNI           string       `json:"cni"`
+	IPFamily      string       `json:"ipFamily"`
 	PodSubnet     string       `json:"podSubnet"`
 	ServiceSubnet string       `json:"serviceSubnet"`
 	Proxy         fileProxy    `json:"proxy"`

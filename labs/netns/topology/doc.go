@@ -9,6 +9,7 @@
 //	metadata: {name: basic}
 //	spec:
 //	  cni: flannel-vxlan          # flannel-vxlan | calico-proxyarp | canal
+//	  ipFamily: ipv4              # ipv4 (the default) | ipv6 | dual, kind's field
 //	  podSubnet: 10.244.0.0/16    # the cluster CIDR
 //	  serviceSubnet: 10.96.0.0/16
 //	  proxy: {mode: iptables, iptablesBackend: ""}
@@ -18,6 +19,17 @@
 //	  - {name: client, ip: 192.168.55.230/24}
 //	  loadBalancer: {pool: 192.168.100.10-192.168.100.20}  # optional: LoadBalancer addresses
 //	  externalIPs: [203.0.113.0/24]  # optional: routed to the cluster for spec.externalIPs
+//
+// A dual-stack lab (ipFamily: dual) writes a value per family in kind's
+// comma form, the primary family first ("10.244.0.0/16,fd00:10:244::/56";
+// quote it inside a flow mapping {…}), and may leave out what kind or the
+// lab can supply: IPv6 subnets default to kind's (fd00:10:244::/56 for
+// pods, fd00:10:96::/112 for Services), a host's IPv6 address is derived
+// from its IPv4 one (DeriveIPv6HostIP: fd00::/96 with the IPv4 address in
+// its low bits), and a node's IPv6 pod range is the /64 of the same
+// number as its IPv4 range (kube-controller-manager's default IPv6 node
+// mask). An ipv6 lab takes the same file: its IPv4 values only serve to
+// derive from. complete.go says it precisely.
 //
 // The package is pure: it touches no kernel state. Load and Parse decode
 // strictly (an unknown or misspelt field is an error, and so is a duplicate

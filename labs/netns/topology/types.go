@@ -134,11 +134,23 @@ type Metadata struct {
 // Spec is the lab's network description.
 type Spec struct {
 	CNI CNI
-	// PodSubnet is the cluster CIDR; every node's PodCIDR lies inside it.
+	// IPFamily is spec.ipFamily; empty means IPFamilyIPv4.
+	IPFamily IPFamily
+	// PodSubnet is the cluster CIDR of the primary family (PodSubnets[0]);
+	// every node's PodCIDR lies inside it.
 	PodSubnet netip.Prefix
-	// ServiceSubnet is the range ClusterIPs come from.
+	// PodSubnets are the cluster CIDRs, one per family of the lab, the
+	// primary first (spec.podSubnet in kind's comma form,
+	// "10.244.0.0/16,fd00:10:244::/56"; a family the file leaves out
+	// takes kind's default, except in an ipv4 lab, which must write it).
+	PodSubnets []netip.Prefix
+	// ServiceSubnet is the range ClusterIPs of the primary family come
+	// from (ServiceSubnets[0]).
 	ServiceSubnet netip.Prefix
-	Proxy         Proxy
+	// ServiceSubnets are the Service ranges, one per family, the primary
+	// first, as PodSubnets.
+	ServiceSubnets []netip.Prefix
+	Proxy          Proxy
 	// Nodes are the Kubernetes nodes, in file order; there is at least one.
 	Nodes []Node
 	// Clients are hosts outside the cluster, in file order.
@@ -178,8 +190,18 @@ type Node struct {
 	// IP is the node's address together with its subnet length, e.g.
 	// 192.168.16.73/20: IP.Addr() is the address, IP.Masked() the subnet.
 	IP netip.Prefix
+	// IPs are the node's addresses, one per family of the lab, the
+	// primary first (IPs[0] is IP). The lab file writes them in the ip
+	// field, comma-separated; an IPv6 one it leaves out is derived from
+	// the IPv4 one (DeriveIPv6HostIP).
+	IPs []netip.Prefix
 	// PodCIDR is the node's share of PodSubnet (a network address).
 	PodCIDR netip.Prefix
+	// PodCIDRs are the node's pod ranges, one per family, the primary
+	// first (PodCIDRs[0] is PodCIDR): a /64 of the IPv6 pod subnet, which
+	// the lab file may leave out (derived from the IPv4 range's place in
+	// its subnet, see deriveIPv6PodCIDR).
+	PodCIDRs []netip.Prefix
 }
 
 // Client is a host outside the cluster.
@@ -187,6 +209,9 @@ type Client struct {
 	Name string
 	// IP is the client's address together with its subnet length.
 	IP netip.Prefix
+	// IPs are the client's addresses, one per family, the primary first,
+	// as a node's.
+	IPs []netip.Prefix
 }
 
 // HostRole tells nodes from clients.
@@ -202,6 +227,8 @@ type Host struct {
 	Name string
 	Role HostRole
 	IP   netip.Prefix
+	// IPs are the host's addresses, one per family, primary first.
+	IPs []netip.Prefix
 }
 
 // Name is the lab's name (metadata.name).
@@ -221,10 +248,10 @@ func (l *Lab) Node(name string) (Node, bool) {
 func (l *Lab) Hosts() []Host {
 	hosts := make([]Host, 0, len(l.Spec.Nodes)+len(l.Spec.Clients))
 	for _, n := range l.Spec.Nodes {
-		hosts = append(hosts, Host{Name: n.Name, Role: RoleNode, IP: n.IP})
+		hosts = append(hosts, Host{Name: n.Name, Role: RoleNode, IP: n.IP, IPs: n.IPs})
 	}
 	for _, c := range l.Spec.Clients {
-		hosts = append(hosts, Host{Name: c.Name, Role: RoleClient, IP: c.IP})
+		hosts = append(hosts, Host{Name: c.Name, Role: RoleClient, IP: c.IP, IPs: c.IPs})
 	}
 	return hosts
 }

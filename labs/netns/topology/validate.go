@@ -26,6 +26,7 @@ func validate(l *Lab, p *problems) {
 	v := validator{p}
 	v.header(l)
 	v.cni(l.Spec.CNI)
+	v.complete(&l.Spec)
 	v.addressPlan(&l.Spec)
 	v.proxy(l.Spec.Proxy)
 	hostSubnets := v.hosts(&l.Spec)
@@ -69,28 +70,66 @@ func (v validator) cni(c CNI) {
 	}
 }
 
-// addressPlan checks the cluster's pod and service subnets: IPv4 network
-// addresses, room for kube-dns's Service address, and apart.
+// addressPlan checks the cluster's pod and service subnets, family by
+// family: network addresses, room for the nodes' ranges and for
+// kube-dns's Service address, and apart.
 func (v validator) addressPlan(s *Spec) {
-	v.subnet("spec.podSubnet", s.PodSubnet)
-	if !v.subnet("spec.serviceSubnet", s.ServiceSubnet) {
-		return
+	for _, p := range s.PodSubnets {
+		if v.planSubnet("spec.podSubnet", p) && p.Addr().Is6() {
+			v.podSubnetIPv6(p)
+		}
 	}
-	switch {
-	case s.ServiceSubnet.Bits() > MaxServiceSubnetBits:
-		v.add("spec.serviceSubnet", s.ServiceSubnet.String(), "too small: the lab's kube-dns Service takes its tenth address (kubeadm's DNS IP); want a /%d or larger", MaxServiceSubnetBits)
-	case v.ok("spec.podSubnet") && s.PodSubnet.Overlaps(s.ServiceSubnet):
-		v.add("spec.serviceSubnet", s.ServiceSubnet.String(), "overlaps spec.podSubnet %s", s.PodSubnet)
+	for _, svc := range s.ServiceSubnets {
+		if !v.planSubnet("spec.serviceSubnet", svc) {
+			return
+		}
+		pods := OfFamily(s.PodSubnets, FamilyOf(svc.Addr()))
+		switch {
+		case svc.Bits() > maxServiceSubnetBits(svc):
+			v.add("spec.serviceSubnet", svc.String(), "too small: the lab's kube-dns Service takes its tenth address (kubeadm's DNS IP); want a /%d or larger", maxServiceSubnetBits(svc))
+		case svc.Addr().Is6() && svc.Bits() < MinServiceSubnetBitsIPv6:
+			v.add("spec.serviceSubnet", svc.String(), "too large: kube-apiserver takes an IPv6 Service range of at most 20 bits (a /%d)", MinServiceSubnetBitsIPv6)
+		case v.ok("spec.podSubnet") && pods.Overlaps(svc):
+			v.add("spec.serviceSubnet", svc.String(), "overlaps spec.podSubnet %s", pods)
+		}
 	}
 }
 
+// podSubnetIPv6 checks the size of an IPv6 pod subnet: nodes get /64s of
+// it (kube-controller-manager's default node-cidr-mask-size-ipv6), and
+// kube-controller-manager's range allocator takes at most 16 bits between
+// the cluster's and a node's mask.
+func (v validator) podSubnetIPv6(p netip.Prefix) {
+	switch {
+	case p.Bits() > NodePodCIDRBitsIPv6:
+		v.add("spec.podSubnet", p.String(), "too small: each node gets a /%d of it (kube-controller-manager's node-cidr-mask-size-ipv6)", NodePodCIDRBitsIPv6)
+	case p.Bits() < NodePodCIDRBitsIPv6-16:
+		v.add("spec.podSubnet", p.String(), "too large: kube-controller-manager allows at most 16 bits between it and a node's /%d (want a /%d or longer)", NodePodCIDRBitsIPv6, NodePodCIDRBitsIPv6-16)
+	}
+}
+
+// maxServiceSubnetBits is the longest Service range of p's family.
+func maxServiceSubnetBits(p netip.Prefix) int {
+	if p.Addr().Is6() {
+		return MaxServiceSubnetBitsIPv6
+	}
+	return MaxServiceSubnetBits
+}
+
 // planSubnets are the pod and service subnets that passed their checks,
-// for the checks that nothing else of the lab overlaps them.
+// both families, for the checks that nothing else of the lab overlaps
+// them.
 func (v validator) planSubnets(s *Spec) []declared {
 	var out []declared
-	for _, d := range []declared{{s.PodSubnet, "spec.podSubnet"}, {s.ServiceSubnet, "spec.serviceSubnet"}} {
-		if v.ok(d.field) {
-			out = append(out, d)
+	for _, field := range []struct {
+		name string
+		list []netip.Prefix
+	}{{"spec.podSubnet", s.PodSubnets}, {"spec.serviceSubnet", s.ServiceSubnets}} {
+		if !v.ok(field.name) {
+			continue
+		}
+		for _, p := range field.list {
+			out = append(out, declared{p, field.name})
 		}
 	}
 	return out
@@ -144,12 +183,26 @@ func ValidateLabName(name string) error {
 // subnet checks a required IPv4 network prefix; a field convert could not
 // parse fails without a second problem.
 func (v validator) subnet(field string, p netip.Prefix) bool {
+	return v.networkPrefix(field, p, false)
+}
+
+// planSubnet checks a required network prefix of either family (complete
+// has checked that the lab has its family).
+func (v validator) planSubnet(field string, p netip.Prefix) bool {
+	return v.networkPrefix(field, p, true)
+}
+
+// networkPrefix checks a required network prefix, of IPv4 or, when ipv6
+// is true, of either family.
+func (v validator) networkPrefix(field string, p netip.Prefix, ipv6 bool) bool {
 	switch {
 	case v.cantParse(field), v.reported(field):
 	case !p.IsValid():
 		v.add(field, "", "required (a CIDR such as 10.244.0.0/16)")
-	case !p.Addr().Is4():
+	case !p.Addr().Is4() && !ipv6:
 		v.add(field, p.String(), "only IPv4 is supported")
+	case p.Addr().Is4In6():
+		v.add(field, p.String(), "an IPv4-mapped IPv6 prefix: write the IPv4 one")
 	case p != p.Masked():
 		v.add(field, p.String(), "not a network address (did you mean %s?)", p.Masked())
 	default:
@@ -169,3 +222,12 @@ func list[T ~string](items []T) string {
 // MaxServiceSubnetBits is the longest prefix of a lab's serviceSubnet: a
 // /28 holds the kube-dns Service's tenth address and a few Services more.
 const MaxServiceSubnetBits = 28
+
+// MaxServiceSubnetBitsIPv6 is the longest prefix of an IPv6 serviceSubnet
+// (room for the tenth address, as MaxServiceSubnetBits), and
+// MinServiceSubnetBitsIPv6 the shortest (kube-apiserver refuses an IPv6
+// service-cluster-ip-range of more than 20 bits).
+const (
+	MaxServiceSubnetBitsIPv6 = 124
+	MinServiceSubnetBitsIPv6 = 108
+)

@@ -44,18 +44,37 @@ func (v validator) hosts(s *Spec) *prefixSet {
 		return newPrefixSet(0)
 	}
 	seen := newHostsSeen(n, len(s.Nodes))
-	for i, node := range s.Nodes {
+	for i := range s.Nodes {
+		node := &s.Nodes[i]
 		path := fmt.Sprintf("spec.nodes[%d]", i)
 		v.hostName(seen, path+".name", node.Name)
-		v.hostAddress(seen, s, path+".ip", node.IP)
-		v.podCIDR(seen, s, path+".podCIDR", node.PodCIDR)
+		v.completeNode(s, node, path)
+		for _, ip := range orPrimary(node.IPs, node.IP) {
+			v.hostAddress(seen, s, path+".ip", ip)
+		}
+		for _, cidr := range orPrimary(node.PodCIDRs, node.PodCIDR) {
+			v.podCIDR(seen, s, path+".podCIDR", cidr)
+		}
 	}
-	for i, client := range s.Clients {
+	for i := range s.Clients {
+		client := &s.Clients[i]
 		path := fmt.Sprintf("spec.clients[%d]", i)
 		v.hostName(seen, path+".name", client.Name)
-		v.hostAddress(seen, s, path+".ip", client.IP)
+		v.completeClient(s, client, path)
+		for _, ip := range orPrimary(client.IPs, client.IP) {
+			v.hostAddress(seen, s, path+".ip", ip)
+		}
 	}
 	return seen.subnets
+}
+
+// orPrimary is a completed list, or the single value of a lab too big to
+// complete.
+func orPrimary(list []netip.Prefix, primary netip.Prefix) []netip.Prefix {
+	if len(list) == 0 {
+		return []netip.Prefix{primary}
+	}
+	return list
 }
 
 // hostName checks a node's or client's name: a DNS label, not the
@@ -106,7 +125,7 @@ func (v validator) hostAddress(seen *hostsSeen, s *Spec, field string, ip netip.
 	// goes past the usable addresses: the next would repeat one, or be
 	// the network or broadcast address).
 	seen.perSubnet[subnet]++
-	switch hosts, usable := seen.perSubnet[subnet], 1<<(32-subnet.Bits())-2; {
+	switch hosts, usable := seen.perSubnet[subnet], usableAddrs(subnet); {
 	case hosts == MaxHostsPerSubnet+1:
 		v.add(field, ip.String(), "subnet %s has more than %d hosts: each is a port of the router's bridge for that subnet, and a Linux bridge has at most %d ports", subnet, MaxHostsPerSubnet, MaxHostsPerSubnet)
 	case hosts == usable:
@@ -114,16 +133,31 @@ func (v validator) hostAddress(seen *hostsSeen, s *Spec, field string, ip netip.
 	}
 }
 
-// hostIP checks a node or client address: IPv4, with a subnet that leaves
-// room for the router's gateway, and not the subnet's network or broadcast
-// address.
+// usableAddrs is how many host addresses a subnet has (an IPv4 subnet's
+// network and broadcast addresses are not, nor an IPv6 subnet's
+// Subnet-Router anycast address), at most 1<<20.
+func usableAddrs(subnet netip.Prefix) int {
+	hostBits := subnet.Addr().BitLen() - subnet.Bits()
+	switch {
+	case hostBits > 20:
+		return 1 << 20
+	case subnet.Addr().Is4():
+		return 1<<hostBits - 2
+	default:
+		return 1<<hostBits - 1
+	}
+}
+
+// hostIP checks a node or client address (complete has checked that the
+// lab has its family), with a subnet that leaves room for the router's
+// gateway, and not the subnet's network or broadcast address.
 func (v validator) hostIP(field string, p netip.Prefix) bool {
 	switch {
 	case v.cantParse(field), v.reported(field):
 	case !p.IsValid():
 		v.add(field, "", "required (an address with its prefix length, e.g. 192.168.16.73/20)")
-	case !p.Addr().Is4():
-		v.add(field, p.String(), "only IPv4 is supported")
+	case p.Addr().Is6():
+		return v.hostIPv6(field, p)
 	case p.Bits() > 30:
 		v.add(field, p.String(), "prefix too long: at most /30, the router needs an address on this subnet")
 	case p.Addr() == p.Masked().Addr():
@@ -136,18 +170,40 @@ func (v validator) hostIP(field string, p netip.Prefix) bool {
 	return false
 }
 
+// hostIPv6 checks a node's or client's IPv6 address: a global unicast
+// (or unique local) address, not IPv4-mapped, with room on its subnet for
+// the router's gateway, and not the Subnet-Router anycast address.
+func (v validator) hostIPv6(field string, p netip.Prefix) bool {
+	switch {
+	case p.Addr().Is4In6():
+		v.add(field, p.String(), "an IPv4-mapped IPv6 address: write the IPv4 one")
+	case !p.Addr().IsGlobalUnicast():
+		v.add(field, p.String(), "not a unicast address a host may have (link-local, multicast, loopback or unspecified)")
+	case p.Bits() > 126:
+		v.add(field, p.String(), "prefix too long: at most /126, the router needs an address on this subnet")
+	case p.Addr() == p.Masked().Addr():
+		v.add(field, p.String(), "is the subnet's Subnet-Router anycast address")
+	default:
+		return true
+	}
+	return false
+}
+
 // podCIDR checks a node's pod range: a network address inside podSubnet
 // (when that passed its checks), with room for the overlay address (.0),
 // the gateway (.1) and pods, overlapping no earlier node's.
 func (v validator) podCIDR(seen *hostsSeen, s *Spec, field string, p netip.Prefix) {
-	if !v.subnet(field, p) {
+	if !v.planSubnet(field, p) {
 		return
 	}
+	pods := OfFamily(orPrimary(s.PodSubnets, s.PodSubnet), FamilyOf(p.Addr()))
 	switch {
-	case p.Bits() > 30:
+	case p.Addr().Is4() && p.Bits() > 30:
 		v.add(field, p.String(), "too small: at most /30")
-	case v.ok("spec.podSubnet") && (p.Bits() < s.PodSubnet.Bits() || !s.PodSubnet.Contains(p.Addr())):
-		v.add(field, p.String(), "not inside spec.podSubnet %s", s.PodSubnet)
+	case p.Addr().Is6() && p.Bits() > 126:
+		v.add(field, p.String(), "too small: at most /126")
+	case v.ok("spec.podSubnet") && (p.Bits() < pods.Bits() || !pods.Contains(p.Addr())):
+		v.add(field, p.String(), "not inside spec.podSubnet %s", pods)
 	default:
 		if other, clash := seen.podCIDRs.overlap(p); clash {
 			v.add(field, p.String(), "overlaps %s %s", other.field, other.prefix)
