@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,67 +19,130 @@ import (
 
 // EndpointSlicesFor computes what the EndpointSlice controller would write
 // for each Service with a selector (a selector-less Service gets none: its
-// slices are written by hand): the pods it selects, terminating ones
-// included with their conditions (endpointFor), grouped by the
-// ports they resolve to (a named targetPort can mean different numbers on
-// different pods, which is why upstream groups endpoints by port mapping).
-// Slice names are stable (<service>-<hash of the port mapping>) so an
-// unchanged Service keeps its slices across applies.
+// slices are written by hand): per address type of the Service (one per
+// IP family, in the order of its ipFamilies, as upstream's reconciler),
+// the pods it selects with an address of that family, terminating ones
+// included with their conditions (endpointFor), grouped by the ports they
+// resolve to (a named targetPort can mean different numbers on different
+// pods, which is why upstream groups endpoints by port mapping). Slice
+// names are stable (<service>-<hash of the port mapping, and of the
+// address type but IPv4's>) so an unchanged Service keeps its slices
+// across applies.
 func EndpointSlicesFor(services []*corev1.Service, pods []*corev1.Pod) []*discoveryv1.EndpointSlice {
 	var out []*discoveryv1.EndpointSlice
 	for _, svc := range services {
 		if svc.Spec.Selector == nil || svc.Spec.Type == corev1.ServiceTypeExternalName {
 			continue // the controller gives an ExternalName Service no endpoints
 		}
-		sel := labels.SelectorFromSet(svc.Spec.Selector)
-		groups := map[string]*discoveryv1.EndpointSlice{}
-		for _, pod := range pods {
-			if pod.Namespace != svc.Namespace || !sel.Matches(labels.Set(pod.Labels)) || pod.Status.PodIP == "" {
-				continue
-			}
-			ports := resolvePorts(svc, pod)
-			key := portKey(ports)
-			slice, ok := groups[key]
-			if !ok {
-				slice = newSlice(svc, ports, key)
-				groups[key] = slice
-			}
-			slice.Endpoints = append(slice.Endpoints, endpointFor(svc, pod))
-			if w, ok := pod.Annotations[WeightAnnotation]; ok {
-				setWeight(slice, pod.Status.PodIP, w)
-			}
-		}
-		if len(groups) == 0 {
-			// The controller keeps one empty slice with the Service's ports.
-			ports := resolvePorts(svc, nil)
-			groups[""] = newSlice(svc, ports, "")
-		}
-		keys := make([]string, 0, len(groups))
-		for k := range groups {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			slice := groups[k]
-			sort.Slice(slice.Endpoints, func(i, j int) bool { return slice.Endpoints[i].Addresses[0] < slice.Endpoints[j].Addresses[0] })
-			out = append(out, slice)
+		for _, addrType := range addressTypesOf(svc) {
+			out = append(out, slicesOfAddressType(svc, pods, addrType)...)
 		}
 	}
 	return out
 }
 
-func newSlice(svc *corev1.Service, ports []discoveryv1.EndpointPort, key string) *discoveryv1.EndpointSlice {
+// slicesOfAddressType are a Service's slices of one address type.
+func slicesOfAddressType(svc *corev1.Service, pods []*corev1.Pod, addrType discoveryv1.AddressType) []*discoveryv1.EndpointSlice {
+	sel := labels.SelectorFromSet(svc.Spec.Selector)
+	groups := map[string]*discoveryv1.EndpointSlice{}
+	for _, pod := range pods {
+		if pod.Namespace != svc.Namespace || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		addrs := podAddressesOf(pod, addrType)
+		if len(addrs) == 0 {
+			continue
+		}
+		ports := resolvePorts(svc, pod)
+		key := portKey(ports)
+		slice, ok := groups[key]
+		if !ok {
+			slice = newSlice(svc, ports, key, addrType)
+			groups[key] = slice
+		}
+		slice.Endpoints = append(slice.Endpoints, endpointFor(svc, pod, addrs))
+		if w, ok := pod.Annotations[WeightAnnotation]; ok {
+			setWeight(slice, addrs[0], w)
+		}
+	}
+	if len(groups) == 0 {
+		// The controller keeps one empty slice with the Service's ports.
+		ports := resolvePorts(svc, nil)
+		groups[""] = newSlice(svc, ports, "", addrType)
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []*discoveryv1.EndpointSlice
+	for _, k := range keys {
+		slice := groups[k]
+		sort.Slice(slice.Endpoints, func(i, j int) bool { return slice.Endpoints[i].Addresses[0] < slice.Endpoints[j].Addresses[0] })
+		out = append(out, slice)
+	}
+	return out
+}
+
+// addressTypesOf is upstream's getAddressTypesForService: the Service's
+// ipFamilies, else the family of its cluster IP, else (headless, written
+// before dual-stack) IPv4.
+func addressTypesOf(svc *corev1.Service) []discoveryv1.AddressType {
+	var out []discoveryv1.AddressType
+	for _, f := range svc.Spec.IPFamilies {
+		switch f {
+		case corev1.IPv4Protocol:
+			out = append(out, discoveryv1.AddressTypeIPv4)
+		case corev1.IPv6Protocol:
+			out = append(out, discoveryv1.AddressTypeIPv6)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	if ip := svc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone && familyOf(ip) == corev1.IPv6Protocol {
+		return []discoveryv1.AddressType{discoveryv1.AddressTypeIPv6}
+	}
+	return []discoveryv1.AddressType{discoveryv1.AddressTypeIPv4}
+}
+
+// podAddressesOf is upstream's getEndpointAddresses: the pod's IPs of the
+// address type (status.podIPs; status.podIP for a pod stored without
+// them).
+func podAddressesOf(pod *corev1.Pod, addrType discoveryv1.AddressType) []string {
+	ips := pod.Status.PodIPs
+	if len(ips) == 0 && pod.Status.PodIP != "" {
+		ips = []corev1.PodIP{{IP: pod.Status.PodIP}}
+	}
+	var out []string
+	for _, ip := range ips {
+		a, err := netip.ParseAddr(ip.IP)
+		if err != nil {
+			continue
+		}
+		if (familyOfAddr(a) == corev1.IPv6Protocol) == (addrType == discoveryv1.AddressTypeIPv6) {
+			out = append(out, a.Unmap().String())
+		}
+	}
+	return out
+}
+
+func newSlice(svc *corev1.Service, ports []discoveryv1.EndpointPort, key string, addrType discoveryv1.AddressType) *discoveryv1.EndpointSlice {
+	hashed := svc.Name + "/" + key
+	if addrType != discoveryv1.AddressTypeIPv4 {
+		hashed = svc.Name + "/" + string(addrType) + "/" + key
+	}
 	return &discoveryv1.EndpointSlice{
 		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: svc.Namespace,
-			Name:      svc.Name + "-" + hashOf(svc.Name + "/" + key)[:5],
+			Name:      svc.Name + "-" + hashOf(hashed)[:5],
 			Labels: map[string]string{
 				discoveryv1.LabelServiceName: svc.Name,
 				discoveryv1.LabelManagedBy:   controllerManagedBy,
 			},
 		},
-		AddressType: discoveryv1.AddressTypeIPv4,
+		AddressType: addrType,
 		Ports:       ports,
 	}
 }
@@ -133,20 +197,21 @@ func portKey(ports []discoveryv1.EndpointPort) string {
 	return strings.Join(parts, ",")
 }
 
-// endpointFor is the endpoint of a pod as upstream's controller writes it
+// endpointFor is the endpoint of a pod (at addrs, its addresses of the
+// slice's type) as upstream's controller writes it
 // (pkg/controller/util/endpointslice): serving is the pod's Ready
 // condition, terminating whether it is being deleted, ready is serving and
 // not terminating — unless the Service publishes not-ready addresses, when
 // it is always true. A pod with a hostname in the Service's subdomain (a
 // StatefulSet's pod and its governing Service) gives the endpoint its
 // hostname.
-func endpointFor(svc *corev1.Service, pod *corev1.Pod) discoveryv1.Endpoint {
+func endpointFor(svc *corev1.Service, pod *corev1.Pod, addrs []string) discoveryv1.Endpoint {
 	serving := podReady(pod)
 	terminating := pod.DeletionTimestamp != nil
 	ready := svc.Spec.PublishNotReadyAddresses || (serving && !terminating)
 	node := pod.Spec.NodeName
 	ep := discoveryv1.Endpoint{
-		Addresses:  []string{pod.Status.PodIP},
+		Addresses:  addrs,
 		Conditions: discoveryv1.EndpointConditions{Ready: &ready, Serving: &serving, Terminating: &terminating},
 		NodeName:   &node,
 		TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name},

@@ -132,7 +132,7 @@ func TestEndpointConditions(t *testing.T) {
 			if tc.terminating {
 				pod.DeletionTimestamp = &now
 			}
-			c := endpointFor(svc, pod).Conditions
+			c := endpointFor(svc, pod, []string{pod.Status.PodIP}).Conditions
 			if got := [3]bool{*c.Ready, *c.Serving, *c.Terminating}; got != tc.want {
 				t.Errorf("ready, serving, terminating = %v, want %v", got, tc.want)
 			}

@@ -1,9 +1,7 @@
 package workload
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,15 +60,15 @@ func (c Cluster) applyPod(st *labstore.State, pod *corev1.Pod, source string) er
 	if err != nil {
 		return err
 	}
-	ip, err := podIP(pod, node, st.Pods, c.leaving, source)
+	ips, err := podIPs(pod, node, st.Pods, c.leaving, source)
 	if err != nil {
 		return err
 	}
 	pod.Spec.NodeName = node.Name
 	pod.Status = corev1.PodStatus{
 		Phase:  corev1.PodRunning,
-		PodIP:  ip.String(),
-		PodIPs: []corev1.PodIP{{IP: ip.String()}},
+		PodIP:  ips[0].IP,
+		PodIPs: ips,
 		Conditions: []corev1.PodCondition{
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue},
 		},
@@ -135,68 +133,6 @@ func (c Cluster) nodeNames() []string {
 		names = append(names, n.Name)
 	}
 	return names
-}
-
-// CalicoIPAddrsAnnotation asks Calico's IPAM for a fixed pod IP (a JSON list
-// of addresses); svclab honours it on every CNI variant, so a lab can give a
-// pod the very address an article shows.
-const CalicoIPAddrsAnnotation = "cni.projectcalico.org/ipAddrs"
-
-// podIP is the address a new pod gets: the one its annotation asks for, or
-// the next free one of its node's pod CIDR, not taken by pods nor by the
-// leaving ones (pods of the state before the change: they hold their
-// address until the lab has started the new pods and stopped them).
-func podIP(pod *corev1.Pod, node Node, pods, leaving []*corev1.Pod, source string) (netip.Addr, error) {
-	where := fmt.Sprintf("Pod %s/%s", pod.Namespace, pod.Name)
-	raw, ok := pod.Annotations[CalicoIPAddrsAnnotation]
-	if !ok {
-		ip, err := nextPodIP(node.PodCIDR, append(slices.Clip(pods), leaving...))
-		if err != nil {
-			return ip, errorf(source, "%s: node %s: %v", where, node.Name, err)
-		}
-		return ip, nil
-	}
-	field := "metadata.annotations[" + CalicoIPAddrsAnnotation + "]"
-	var addrs []string
-	if err := json.Unmarshal([]byte(raw), &addrs); err != nil || len(addrs) != 1 {
-		return netip.Addr{}, errorf(source, "%s: %s %q: want a JSON list of one IPv4 address", where, field, raw)
-	}
-	ip, err := netip.ParseAddr(addrs[0])
-	if err != nil || !ip.Is4() {
-		return netip.Addr{}, errorf(source, "%s: %s %q: not an IPv4 address", where, field, addrs[0])
-	}
-	cidr := node.PodCIDR.Masked()
-	if !cidr.Contains(ip) || ip == cidr.Addr() || ip == cidr.Addr().Next() || !cidr.Contains(ip.Next()) {
-		return netip.Addr{}, errorf(source, "%s: %s %s: not a pod address of node %s (its pod CIDR %s, less the network, gateway and broadcast addresses)", where, field, ip, node.Name, cidr)
-	}
-	for _, p := range pods {
-		if p.Status.PodIP == ip.String() {
-			return netip.Addr{}, errorf(source, "%s: %s %s: already the IP of pod %s", where, field, ip, p.Name)
-		}
-	}
-	return ip, nil
-}
-
-// nextPodIP is host-local IPAM: the lowest free address from .2 (the .1 is
-// the node's pod gateway), never the network or broadcast address.
-func nextPodIP(cidr netip.Prefix, pods []*corev1.Pod) (netip.Addr, error) {
-	used := map[netip.Addr]bool{}
-	for _, p := range pods {
-		if a, err := netip.ParseAddr(p.Status.PodIP); err == nil {
-			used[a] = true
-		}
-	}
-	cidr = cidr.Masked()
-	ip := cidr.Addr().Next().Next()
-	for ; cidr.Contains(ip); ip = ip.Next() {
-		if !cidr.Contains(ip.Next()) { // the broadcast address
-			break
-		}
-		if !used[ip] {
-			return ip, nil
-		}
-	}
-	return netip.Addr{}, fmt.Errorf("pod CIDR %s has no free address", cidr)
 }
 
 func checkContainerPorts(source string, pod *corev1.Pod) error {
