@@ -21,7 +21,7 @@ import (
 // local destination, as in the seeds' iptables-save output.
 func TestDefaultConfigRulesGolden(t *testing.T) {
 	sys := &fakeSysctls{values: map[string]int{sysctlRouteLocalnet: 0, sysctlNFConntrackTCPBeLiberal: 0}}
-	opts, err := setUpIPTablesKernel(parseConfig(t, ""), sys, slog.New(slog.DiscardHandler))
+	opts, err := setUpIPTablesKernel(parseConfig(t, ""), "", sys, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/config"
 	"github.com/svclab/svclab/proxy/iptables"
 	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
@@ -19,16 +21,22 @@ type iptablesBackend struct {
 	log      *slog.Logger
 }
 
-func newIPTablesBackend(cfg config.Config, backend string, log *slog.Logger) (Backend, error) {
+// newIPTablesBackend is iptables mode for one IP family: iptables for
+// IPv4, ip6tables for IPv6.
+func newIPTablesBackend(cfg config.Config, backend string, family corev1.IPFamily, log *slog.Logger) (Backend, error) {
 	b, err := iptkernel.ParseBackend(backend)
 	if err != nil {
 		return nil, err
 	}
-	runner, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: b})
+	eo := iptkernel.ExecOptions{Backend: b}
+	if family == corev1.IPv6Protocol {
+		eo.Family = family
+	}
+	runner, err := iptkernel.NewExecRunner(eo)
 	if err != nil {
 		return nil, err
 	}
-	opts, err := setUpIPTablesKernel(cfg, procSys{}, log)
+	opts, err := setUpIPTablesKernel(cfg, family, procSys{}, log)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package proxy
 import (
 	"log/slog"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/config"
 	"github.com/svclab/svclab/proxy/iptables"
 )
@@ -31,12 +33,18 @@ const routeLocalnetMessage = "Setting route_localnet=1 to allow node-ports on lo
 //     rule that drops INVALID packets.
 //
 // RandomFully is left for the caller, who knows the iptables binary.
-func setUpIPTablesKernel(cfg config.Config, sys sysctls, log *slog.Logger) (iptables.Options, error) {
+//
+// For the IPv6 proxier (family IPv6) there are no localhost node ports and
+// no route_localnet, as upstream's IPv6 proxier.
+func setUpIPTablesKernel(cfg config.Config, family corev1.IPFamily, sys sysctls, log *slog.Logger) (iptables.Options, error) {
 	opts := iptables.Options{
-		ClusterCIDR:        ipv4ClusterCIDR(cfg),
+		ClusterCIDR:        clusterCIDROf(cfg, family),
 		MasqueradeBit:      cfg.MasqueradeBit,
 		MasqueradeAll:      cfg.MasqueradeAll,
-		LocalhostNodePorts: cfg.IPv4LocalhostNodePorts(),
+		LocalhostNodePorts: family != corev1.IPv6Protocol && cfg.IPv4LocalhostNodePorts(),
+	}
+	if family == corev1.IPv6Protocol {
+		opts.Family = family
 	}
 	if opts.LocalhostNodePorts {
 		log.Info(routeLocalnetMessage)
@@ -51,14 +59,14 @@ func setUpIPTablesKernel(cfg config.Config, sys sysctls, log *slog.Logger) (ipta
 	return opts, nil
 }
 
-// ipv4ClusterCIDR is the IPv4 one of cfg's cluster CIDRs ("" if none): the
-// renderer writes IPv4 rules only.
-func ipv4ClusterCIDR(cfg config.Config) string {
-	var cidr string
-	for _, c := range cfg.ClusterCIDRs {
-		if c.Addr().Is4() {
-			cidr = c.String()
-		}
+// clusterCIDROf is cfg's cluster CIDR of family ("" if none): the
+// renderer of a family detects local traffic by its own family's CIDR.
+func clusterCIDROf(cfg config.Config, family corev1.IPFamily) string {
+	if family == "" {
+		family = corev1.IPv4Protocol
 	}
-	return cidr
+	if cidrs := clusterCIDRsOf(cfg, family); len(cidrs) > 0 {
+		return cidrs[0].String()
+	}
+	return ""
 }

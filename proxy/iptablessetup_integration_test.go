@@ -48,7 +48,7 @@ func setUpIn(t *testing.T, ns, body string) {
 	}
 	defer h.Close()
 	err = nsthread.Do(ns, h, func() error {
-		_, err := setUpIPTablesKernel(cfg, procSys{}, slog.New(slog.DiscardHandler))
+		_, err := setUpIPTablesKernel(cfg, "", procSys{}, slog.New(slog.DiscardHandler))
 		return err
 	})
 	if err != nil {

@@ -74,7 +74,7 @@ func TestSetUpIPTablesKernel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sys := &fakeSysctls{values: tt.before}
 			var logBuf bytes.Buffer
-			opts, err := setUpIPTablesKernel(parseConfig(t, tt.body), sys, slog.New(slog.NewTextHandler(&logBuf, nil)))
+			opts, err := setUpIPTablesKernel(parseConfig(t, tt.body), "", sys, slog.New(slog.NewTextHandler(&logBuf, nil)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestSetUpIPTablesKernel(t *testing.T) {
 // stops the proxy with upstream's message.
 func TestSetUpIPTablesKernelFailure(t *testing.T) {
 	sys := &fakeSysctls{values: map[string]int{sysctlRouteLocalnet: 0}, failSet: errors.New("read-only file system")}
-	_, err := setUpIPTablesKernel(parseConfig(t, ""), sys, slog.New(slog.DiscardHandler))
+	_, err := setUpIPTablesKernel(parseConfig(t, ""), "", sys, slog.New(slog.DiscardHandler))
 	want := "can't set sysctl net/ipv4/conf/all/route_localnet to 1: read-only file system"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)

@@ -3,15 +3,18 @@ package proxy
 import (
 	"log/slog"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/config"
 	"github.com/svclab/svclab/proxy/ipvs"
 	"github.com/svclab/svclab/proxy/model"
 )
 
-// newBackend builds the Backend of the configured mode.
-func newBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (Backend, error) {
+// newBackend builds the Backend of the configured mode for one IP family.
+// The IPVS mode is IPv4 only (see ipvsFamilies).
+func newBackend(cfg config.Config, iptablesBackend string, family corev1.IPFamily, log *slog.Logger) (Backend, error) {
 	if cfg.Mode == config.ModeNFTables {
-		return newNFTablesBackend(cfg, log)
+		return newNFTablesBackend(cfg, family, log)
 	}
 	if cfg.Mode == config.ModeIPVS {
 		b, err := ipvs.NewBackend(cfg, iptablesBackend, log)
@@ -20,7 +23,7 @@ func newBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (Ba
 		}
 		return ipvsBackend{b}, nil
 	}
-	return newIPTablesBackend(cfg, iptablesBackend, log)
+	return newIPTablesBackend(cfg, iptablesBackend, family, log)
 }
 
 // ipvsBackend adapts the IPVS mode to the loop's Backend (package ipvs

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -19,15 +20,46 @@ type Outcome struct {
 	Duration   time.Duration
 	Stats      SyncStats
 	Err        error
-	// HealthChecks are the health check node ports the synced snapshot
-	// asks for (nil when the sync failed).
+	// HealthChecks are the health check node ports the primary family's
+	// synced snapshot asks for (nil when a family's sync failed); each
+	// family's are in Families.
+	HealthChecks map[int32]server.ServiceHealthCheck
+	// Families are the outcomes of each IP family's sync, primary first;
+	// Stats is their sum and Err their errors joined.
+	Families []FamilyOutcome
+}
+
+// FamilyOutcome is one IP family's part of a sync.
+type FamilyOutcome struct {
+	Family   corev1.IPFamily
+	Duration time.Duration
+	Stats    SyncStats
+	Err      error
+	// HealthChecks are the health check node ports the family's snapshot
+	// asks for, with its local endpoints of this family (upstream runs a
+	// service health server per family); nil when the sync failed.
 	HealthChecks map[int32]server.ServiceHealthCheck
 }
 
-// Loop is the proxy's sync loop.
+// FamilyBackend is the Backend of one IP family.
+type FamilyBackend struct {
+	Family  corev1.IPFamily
+	Backend Backend
+}
+
+// Loop is the proxy's sync loop. Like upstream's metaproxier it runs one
+// tracker and one backend per IP family the proxy serves: Backend for the
+// primary family (Family), and Secondary for the other one on a
+// dual-stack node. Every change goes to both trackers; every sync syncs
+// both, primary first, each on its own (one family's failure does not
+// stop the other's sync).
 type Loop struct {
-	Source        sources.Source
-	Backend       Backend
+	Source  sources.Source
+	Backend Backend
+	// Family is Backend's IP family; empty means IPv4.
+	Family corev1.IPFamily
+	// Secondary is the other family's backend (nil: single-stack).
+	Secondary     *FamilyBackend
 	NodeName      string
 	MinSyncPeriod time.Duration
 	SyncPeriod    time.Duration
@@ -46,18 +78,43 @@ type Loop struct {
 	// CleanConntrack, if set, runs after every successful sync with its
 	// snapshot and returns how many conntrack entries it deleted:
 	// CleanStaleUDPFlows in a proxy (staleudp.go); nil in tests whose
-	// process shares the host's conntrack table.
+	// process shares the host's conntrack table. It is called once per
+	// family, with that family's snapshot.
 	CleanConntrack func(*model.Snapshot) (int, error)
 
-	// tracker holds the objects and the model built from them; listed is
-	// false until it holds a full List (and again after a lost change).
-	tracker  *model.Tracker
+	// proxiers are the families' trackers and backends, primary first;
+	// listed is false until the trackers hold a full List (and again
+	// after a lost change).
+	proxiers []*familyProxier
 	listed   bool
 	lastFull time.Time
+}
+
+// familyProxier is one IP family's part of the loop.
+type familyProxier struct {
+	family  corev1.IPFamily
+	backend Backend
+	// tracker holds the objects and the model of this family built from
+	// them.
+	tracker *model.Tracker
 	// forceFull makes the next sync rewrite every rule (the canary went
 	// missing), from the tracker as it is, as upstream's
 	// forceSyncProxyRules does.
 	forceFull bool
+}
+
+// newProxiers makes the families' trackers.
+func (l *Loop) newProxiers() []*familyProxier {
+	primary := l.Family
+	if primary == "" {
+		primary = corev1.IPv4Protocol
+	}
+	out := []*familyProxier{{family: primary, backend: l.Backend, tracker: model.NewTracker(primary, l.NodeName)}}
+	if l.Secondary != nil {
+		f := l.Secondary.Family
+		out = append(out, &familyProxier{family: f, backend: l.Secondary.Backend, tracker: model.NewTracker(f, l.NodeName)})
+	}
+	return out
 }
 
 // DefaultFullSyncPeriod is upstream's proxyutil.FullSyncPeriod: one hour.
@@ -76,7 +133,7 @@ func (l *Loop) Run(ctx context.Context) error {
 	if l.FullSyncPeriod == 0 {
 		l.FullSyncPeriod = DefaultFullSyncPeriod
 	}
-	l.tracker = model.NewTracker(corev1.IPv4Protocol, l.NodeName)
+	l.proxiers = l.newProxiers()
 	kick := make(chan struct{}, 1)
 	notify := func() {
 		if l.Changed != nil {
@@ -131,65 +188,93 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 }
 
-// checkCanary forces a full sync when the backend's canary is gone
-// (upstream's iptables Monitor, checked on every SyncPeriod tick).
+// checkCanary forces a full sync of each family whose backend's canary
+// is gone (upstream's iptables Monitor, checked on every SyncPeriod tick).
 func (l *Loop) checkCanary() {
-	c, ok := l.Backend.(Canaried)
-	if !ok {
-		return
-	}
-	missing, err := c.CanaryMissing()
-	if err != nil {
-		l.Log.Error("checking the canary failed", "err", err)
-		return
-	}
-	if missing {
-		l.Log.Info("the canary chain is gone (someone flushed the rules): full resync")
-		l.forceFull = true
+	for _, p := range l.proxiers {
+		c, ok := p.backend.(Canaried)
+		if !ok {
+			continue
+		}
+		missing, err := c.CanaryMissing()
+		if err != nil {
+			l.Log.Error("checking the canary failed", "err", err, "ipFamily", p.family)
+			continue
+		}
+		if missing {
+			l.Log.Info("the canary chain is gone (someone flushed the rules): full resync", "ipFamily", p.family)
+			p.forceFull = true
+		}
 	}
 }
 
 // syncOnce is one sync:
 //
-//  1. bring the tracker up to date: a full List on the first sync, every
+//  1. bring the trackers up to date: a full List on the first sync, every
 //     FullSyncPeriod (svclab's safety net; upstream relies on its
 //     informers) and when the source lost changes; otherwise only the
 //     changes the source saw;
-//  2. take the snapshot (only changed services rebuilt);
-//  3. every FullSyncPeriod and when the canary went missing, tell the
-//     backend to rewrite every rule; sync;
-//  4. delete the conntrack entries of stale UDP flows (CleanConntrack),
-//     before the outcome is reported, so a reported sync has them gone.
+//  2. sync each family (syncFamily), primary first;
+//  3. report the sum: the stats added up, the errors joined.
 func (l *Loop) syncOnce() Outcome {
 	start := time.Now()
 	relist := time.Since(l.lastFull) >= l.FullSyncPeriod
-	full := relist || l.forceFull
 	gen, err := l.updateTracker(relist)
 	if err != nil {
 		l.Log.Error("reading services failed", "err", err)
 		return Outcome{Duration: time.Since(start), Err: err}
 	}
-	snap := l.tracker.Snapshot()
-	if fs, ok := l.Backend.(FullSyncer); ok && full {
-		fs.ForceFullSync()
+	out := Outcome{Generation: gen}
+	var errs []error
+	for _, p := range l.proxiers {
+		fo := l.syncFamily(p, relist)
+		out.Families = append(out.Families, fo)
+		out.Stats = out.Stats.add(fo.Stats)
+		errs = append(errs, fo.Err)
 	}
-	stats, err := l.Backend.Sync(snap)
-	out := Outcome{Generation: gen, Duration: time.Since(start), Stats: stats, Err: err}
-	if err != nil {
-		l.Log.Error("sync failed; the previous rules stay in place and the next sync is a full one", "err", err, "retryIn", l.RetryPeriod)
+	out.Duration, out.Err = time.Since(start), errors.Join(errs...)
+	if out.Err != nil {
 		return out
 	}
-	if full {
-		l.forceFull = false
-	}
+	out.HealthChecks = out.Families[0].HealthChecks
 	if relist {
 		l.lastFull = start
 	}
-	l.cleanConntrack(snap)
-	out.HealthChecks = healthChecks(snap)
-	l.Log.Info("synced", "mode", l.Backend.Mode(), "full", stats.Full, "servicePorts", stats.ServicePorts,
-		"endpoints", stats.Endpoints, "bytes", stats.Bytes, "generation", gen, "took", out.Duration.Round(time.Microsecond))
+	l.Log.Info("synced", "mode", l.Backend.Mode(), "full", out.Stats.Full, "servicePorts", out.Stats.ServicePorts,
+		"endpoints", out.Stats.Endpoints, "bytes", out.Stats.Bytes, "generation", gen, "took", out.Duration.Round(time.Microsecond))
 	return out
+}
+
+// syncFamily is one family's sync:
+//
+//  1. take the snapshot (only changed services rebuilt);
+//  2. every FullSyncPeriod and when the canary went missing, tell the
+//     backend to rewrite every rule; sync;
+//  3. delete the conntrack entries of stale UDP flows (CleanConntrack),
+//     before the outcome is reported, so a reported sync has them gone.
+func (l *Loop) syncFamily(p *familyProxier, relist bool) FamilyOutcome {
+	start := time.Now()
+	full := relist || p.forceFull
+	snap := p.tracker.Snapshot()
+	if fs, ok := p.backend.(FullSyncer); ok && full {
+		fs.ForceFullSync()
+	}
+	stats, err := p.backend.Sync(snap)
+	out := FamilyOutcome{Family: p.family, Duration: time.Since(start), Stats: stats, Err: err}
+	if err != nil {
+		l.Log.Error("sync failed; the previous rules stay in place and the next sync is a full one", "err", err, "ipFamily", p.family, "retryIn", l.RetryPeriod)
+		return out
+	}
+	p.forceFull = false
+	l.cleanConntrack(snap)
+	out.Duration, out.HealthChecks = time.Since(start), healthChecks(snap)
+	return out
+}
+
+// add is the sum of two families' stats (Full when either was).
+func (s SyncStats) add(o SyncStats) SyncStats {
+	return SyncStats{Full: s.Full || o.Full, ServicePorts: s.ServicePorts + o.ServicePorts,
+		Endpoints: s.Endpoints + o.Endpoints, Bytes: s.Bytes + o.Bytes}
 }
 
 // updateTracker feeds the tracker what changed, or everything (full, the
@@ -202,7 +287,9 @@ func (l *Loop) updateTracker(full bool) (int64, error) {
 			return 0, err
 		}
 		if !ch.Lost {
-			applyChanges(l.tracker, ch)
+			for _, p := range l.proxiers {
+				applyChanges(p.tracker, ch)
+			}
 			return ch.Generation, nil
 		}
 		l.Log.Info("the source lost changes: listing everything")
@@ -219,7 +306,9 @@ func (l *Loop) updateTracker(full bool) (int64, error) {
 		l.listed = false
 		return 0, err
 	}
-	l.tracker.Replace(objs.Services, objs.EndpointSlices)
+	for _, p := range l.proxiers {
+		p.tracker.Replace(objs.Services, objs.EndpointSlices)
+	}
 	l.listed = true
 	return objs.Generation, nil
 }
@@ -242,7 +331,8 @@ func applyChanges(t *model.Tracker, ch *sources.Changes) {
 	}
 }
 
-// cleanConntrack deletes the stale UDP flows of snap (staleudp.go). A
+// cleanConntrack deletes the stale UDP flows of snap, one family's
+// snapshot (staleudp.go). A
 // failure is logged, as upstream logs it, and does not fail the sync: the
 // rules are in place, and the next sync tries again.
 func (l *Loop) cleanConntrack(snap *model.Snapshot) {
@@ -251,10 +341,10 @@ func (l *Loop) cleanConntrack(snap *model.Snapshot) {
 	}
 	n, err := l.CleanConntrack(snap)
 	if err != nil {
-		l.Log.Error("deleting stale UDP conntrack entries failed", "err", err, "deleted", n)
+		l.Log.Error("deleting stale UDP conntrack entries failed", "err", err, "deleted", n, "ipFamily", snap.Family)
 		return
 	}
 	if n > 0 {
-		l.Log.Info("deleted stale UDP conntrack entries", "entries", n)
+		l.Log.Info("deleted stale UDP conntrack entries", "entries", n, "ipFamily", snap.Family)
 	}
 }

@@ -2,7 +2,10 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/proxy/config"
 	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
@@ -31,22 +34,38 @@ func cleanUpOtherModes(mode config.Mode, iptablesBackend string, log *slog.Logge
 	}
 }
 
-// cleanUpIPTablesBasedModes is ipvs.Cleanup in the current namespace: the
-// KUBE-* chains of both iptables-based modes, the IPVS services,
-// kube-ipvs0 and the ipsets.
+// cleanUpIPTablesBasedModes is ipvs.Cleanup in the current namespace for
+// both IP families, as upstream's CleanupLeftovers with its best-effort
+// iptables of each family: the KUBE-* chains of both iptables-based modes
+// in iptables and in ip6tables, the IPVS services (of either family),
+// kube-ipvs0 and the ipsets. A family whose iptables binaries do not run
+// is skipped (upstream's NewBestEffort leaves it out), unless neither runs.
 func cleanUpIPTablesBasedModes(iptablesBackend string) error {
 	backend, err := iptkernel.ParseBackend(iptablesBackend)
 	if err != nil {
 		return err
 	}
-	ipt, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: backend})
-	if err != nil {
-		return err
+	var runners []*iptkernel.ExecRunner
+	var errs []error
+	for _, f := range []corev1.IPFamily{"", corev1.IPv6Protocol} {
+		ipt, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: backend, Family: f})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		runners = append(runners, ipt)
+	}
+	if len(runners) == 0 {
+		return errors.Join(errs...)
 	}
 	k, err := kernel.Open("")
 	if err != nil {
 		return err
 	}
 	defer k.Close()
-	return ipvs.Cleanup(k, ipt)
+	errs = errs[:0]
+	for _, ipt := range runners {
+		errs = append(errs, ipvs.Cleanup(k, ipt))
+	}
+	return errors.Join(errs...)
 }

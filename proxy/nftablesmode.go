@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/netip"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -15,55 +14,67 @@ import (
 	"github.com/svclab/svclab/proxy/nftables"
 )
 
-// nftablesBackend is nftables mode: one knftables transaction per sync
-// into table ip kube-proxy, touching only what changed.
+// nftablesBackend is nftables mode for one IP family: one knftables
+// transaction per sync into table ip kube-proxy (IPv4) or table ip6
+// kube-proxy (IPv6), touching only what changed.
 type nftablesBackend struct {
+	family knftables.Family
 	syncer *nftables.Syncer
 	log    *slog.Logger
 }
 
-// newNFTablesBackend opens the IPv4 table (the snapshots the loop syncs
-// are IPv4) and creates it at once, so that the mode the proxy reports is
-// one the kernel shows: a kernel or nft that cannot hold the table stops
-// the proxy before it serves /proxyMode, as upstream's NewProxier fails.
-func newNFTablesBackend(cfg config.Config, log *slog.Logger) (Backend, error) {
-	nft, err := nftables.Open(knftables.IPv4Family)
+// nftablesFamily is the nftables family of an IP family's table.
+func nftablesFamily(f corev1.IPFamily) knftables.Family {
+	if f == corev1.IPv6Protocol {
+		return knftables.IPv6Family
+	}
+	return knftables.IPv4Family
+}
+
+// newNFTablesBackend opens the table of family and creates it at once, so
+// that the mode the proxy reports is one the kernel shows: a kernel or nft
+// that cannot hold the table stops the proxy before it serves /proxyMode,
+// as upstream's NewProxier fails.
+func newNFTablesBackend(cfg config.Config, family corev1.IPFamily, log *slog.Logger) (Backend, error) {
+	nft, err := nftables.Open(nftablesFamily(family))
 	if err != nil {
 		return nil, err
 	}
-	return startNFTablesBackend(cfg, nft, log)
+	return startNFTablesBackend(cfg, family, nft, log)
 }
 
 // startNFTablesBackend is newNFTablesBackend over a given interface (a
-// knftables.Fake in tests).
-func startNFTablesBackend(cfg config.Config, nft knftables.Interface, log *slog.Logger) (Backend, error) {
-	r, err := nftables.NewRenderer(nftablesOptions(cfg))
+// knftables.Fake in tests, made for the family's table).
+func startNFTablesBackend(cfg config.Config, family corev1.IPFamily, nft knftables.Interface, log *slog.Logger) (Backend, error) {
+	r, err := nftables.NewRenderer(nftablesOptions(cfg, family))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
 	}
+	nf := nftablesFamily(family)
 	tx := nft.NewTransaction()
 	tx.Add(&knftables.Table{Comment: ptr.To("rules for kube-proxy")})
 	if err := nft.Run(context.Background(), tx); err != nil {
-		return nil, fmt.Errorf("creating table ip %s: %w", nftables.TableName, err)
+		return nil, fmt.Errorf("creating table %s %s: %w", nf, nftables.TableName, err)
 	}
 	if ok, err := nftables.Exists(context.Background(), nft); err != nil || !ok {
-		return nil, fmt.Errorf("table ip %s not in the kernel after creating it (%v)", nftables.TableName, err)
+		return nil, fmt.Errorf("table %s %s not in the kernel after creating it (%v)", nf, nftables.TableName, err)
 	}
-	return &nftablesBackend{syncer: &nftables.Syncer{NFT: nft, Renderer: r}, log: log}, nil
+	return &nftablesBackend{family: nf, syncer: &nftables.Syncer{NFT: nft, Renderer: r}, log: log}, nil
 }
 
-// nftablesOptions are the renderer options of cfg: the masquerade
-// settings and the ClusterCIDR local detector of the IPv4 cluster CIDR.
-// Node ports answer on every local address, as in svclab's iptables mode
-// (nodePortAddresses is not applied by the embedded proxy).
-func nftablesOptions(cfg config.Config) nftables.Options {
+// nftablesOptions are the renderer options of cfg for family: the
+// masquerade settings and the ClusterCIDR local detector of the family's
+// cluster CIDR (upstream's getLocalDetectors; none of the family: no
+// detector). Node ports answer on every local address, as in svclab's
+// iptables mode (nodePortAddresses is not applied by the embedded proxy).
+func nftablesOptions(cfg config.Config, family corev1.IPFamily) nftables.Options {
 	opts := nftables.Options{
-		Family:        corev1.IPv4Protocol,
+		Family:        family,
 		MasqueradeBit: cfg.MasqueradeBit,
 		MasqueradeAll: cfg.MasqueradeAll,
 	}
-	if cidr := ipv4ClusterCIDR(cfg); cidr != "" {
-		opts.LocalDetector = nftables.DetectLocalByCIDR(netip.MustParsePrefix(cidr))
+	if cidrs := clusterCIDRsOf(cfg, family); len(cidrs) > 0 {
+		opts.LocalDetector = nftables.DetectLocalByCIDR(cidrs[0])
 	}
 	return opts
 }
@@ -71,7 +82,7 @@ func nftablesOptions(cfg config.Config) nftables.Options {
 func (b *nftablesBackend) Mode() string { return string(config.ModeNFTables) }
 
 func (b *nftablesBackend) Describe() string {
-	return "nftables (table ip " + nftables.TableName + ", knftables)"
+	return "nftables (table " + string(b.family) + " " + nftables.TableName + ", knftables)"
 }
 
 // ForceFullSync implements FullSyncer: the next sync reads the kernel's

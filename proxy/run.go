@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"time"
 
@@ -25,7 +26,12 @@ type Options struct {
 	ConfigFile string
 	// IPTablesBackend is "", "legacy" or "nft" ("" = the host's iptables).
 	IPTablesBackend string
-	Log             *slog.Logger
+	// NodeIPs are a lab node's addresses, primary first (its Node
+	// object's InternalIPs; lab mode). A lab node runs dual-stack when
+	// they hold both families; none means an IPv4 node. In cluster mode
+	// the proxy reads them from its Node object, as upstream.
+	NodeIPs []netip.Addr
+	Log     *slog.Logger
 }
 
 // SupportedModes are the proxy modes svclab implements.
@@ -45,45 +51,58 @@ func Run(ctx context.Context, opts Options) error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	status := opts.statusWriter(log)
-	src, cfg, err := opts.source()
+	src, cfg, nodeIPs, err := opts.source()
 	if err == nil {
 		err = cfg.CheckModeSupported(SupportedModes...)
 	}
-	var backend Backend
+	var fams proxyFamilies
+	if err == nil {
+		fams, err = decideFamilies(cfg.Mode, nodeIPs, bindAddress(cfg), opts.LabDir != "", hostFamilyChecks(opts.IPTablesBackend), log)
+	}
+	var backends []FamilyBackend
 	if err == nil {
 		cleanUpOtherModes(cfg.Mode, opts.IPTablesBackend, log)
-		backend, err = newBackend(cfg, opts.IPTablesBackend, log)
+		backends, err = newBackends(cfg, opts.IPTablesBackend, fams, log)
 	}
 	if err != nil {
 		log.Error("cannot start proxying; exiting, the node's rules are left as they are", "err", err)
 		status(labstore.ProxyStatus{Mode: string(cfg.Mode), Healthy: false, Error: err.Error(), Failures: 1})
 		return err
 	}
+	backend := backends[0].Backend
 	mode := backend.Mode()
-	if c, ok := backend.(interface{ Close() }); ok {
-		defer c.Close() // netlink handles of the IPVS mode
+	for _, b := range backends {
+		if c, ok := b.Backend.(interface{ Close() }); ok {
+			defer c.Close() // netlink handles of the IPVS mode
+		}
 	}
-	srv := server.New(server.Options{
+	srvOpts := server.Options{
 		MetricsAddress: cfg.MetricsBindAddress,
 		HealthzAddress: cfg.HealthzBindAddress,
 		Mode:           mode,
 		NodeName:       opts.NodeName,
+		IPFamily:       string(backends[0].Family),
 		HealthTimeout:  cfg.HealthTimeout(),
 		Logger:         log,
-	})
+	}
+	if len(backends) > 1 {
+		srvOpts.SecondaryIPFamily = string(backends[1].Family)
+	}
+	srv := server.New(srvOpts)
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Run(ctx) }()
-	// The health check node ports of LoadBalancer Services with
-	// externalTrafficPolicy Local, on every address as upstream serves them.
-	svcHealth := &server.ServiceHealth{Healthy: func() bool { return srv.Health().Healthy }, Log: log}
-	go svcHealth.Shutdown(ctx)
+	svcHealth := newServiceHealths(backends, func() bool { return srv.Health().Healthy }, log)
+	for _, h := range svcHealth {
+		go h.Shutdown(ctx)
+	}
 
-	log.Info("proxy starting", "node", opts.NodeName, "mode", mode, "kernel", backend.Describe(),
+	log.Info("proxy starting", "node", opts.NodeName, "mode", mode, "kernel", describeBackends(backends),
 		"clusterCIDRs", cfg.ClusterCIDRs, "metrics", cfg.MetricsBindAddress, "healthz", cfg.HealthzBindAddress)
 	failures := 0 // syncs failed in a row
 	loop := &Loop{
 		Source:        src,
 		Backend:       backend,
+		Family:        backends[0].Family,
 		NodeName:      opts.NodeName,
 		MinSyncPeriod: cfg.MinSyncPeriod,
 		SyncPeriod:    cfg.SyncPeriod,
@@ -93,19 +112,20 @@ func Run(ctx context.Context, opts Options) error {
 		// net.ipv4.vs.conntrack=1), so every mode cleans it.
 		CleanConntrack: CleanStaleUDPFlows,
 		Report: func(o Outcome) {
-			st := labstore.ProxyStatus{Mode: mode, Backend: backend.Describe(), Generation: o.Generation, LastSync: time.Now(), Healthy: o.Err == nil}
+			st := labstore.ProxyStatus{Mode: mode, Backend: describeBackends(backends), Generation: o.Generation, LastSync: time.Now(), Healthy: o.Err == nil}
+			reportFamilies(srv, svcHealth, o)
 			if o.Err != nil {
 				failures++
-				srv.SyncFailed(o.Err)
 				st.Error, st.Failures = o.Err.Error(), failures
 			} else {
 				failures = 0
-				srv.SyncSucceeded(o.Duration)
 				srv.SetObjectCounts(o.Stats.ServicePorts, o.Stats.Endpoints)
-				svcHealth.Sync(o.HealthChecks)
 			}
 			status(st)
 		},
+	}
+	if len(backends) > 1 {
+		loop.Secondary = &backends[1]
 	}
 	loopErr := make(chan error, 1)
 	go func() { loopErr <- loop.Run(ctx) }()
@@ -120,27 +140,44 @@ func Run(ctx context.Context, opts Options) error {
 	}
 }
 
-// source picks the Source and reads the configuration it comes with.
-func (o Options) source() (sources.Source, config.Config, error) {
+// source picks the Source and reads the configuration it comes with and
+// the node's host IPs.
+func (o Options) source() (sources.Source, config.Config, []netip.Addr, error) {
 	if o.LabDir != "" {
-		st := labstore.OpenDir(o.LabDir)
-		src := &sources.LabStore{Store: st}
-		if o.ConfigFile != "" {
-			cfg, err := configFromFile(o.ConfigFile)
-			return src, cfg, err
-		}
-		objs, _, err := st.ReadObjects()
-		if err != nil {
-			return src, config.Config{}, err
-		}
-		cm := objs.ConfigMap(config.ConfigMapNamespace, config.ConfigMapName)
-		if cm == nil {
-			return src, config.Default(), nil
-		}
-		cfg, err := config.FromConfigMap(cm)
-		return src, cfg, err
+		src, cfg, err := o.labSource()
+		return src, cfg, firstOfEachFamily(o.NodeIPs), err
 	}
 	return clusterSource(o)
+}
+
+// labSource is the lab's store and the configuration: the config file, or
+// the lab's kube-system/kube-proxy ConfigMap, or the defaults.
+func (o Options) labSource() (sources.Source, config.Config, error) {
+	st := labstore.OpenDir(o.LabDir)
+	src := &sources.LabStore{Store: st}
+	if o.ConfigFile != "" {
+		cfg, err := configFromFile(o.ConfigFile)
+		return src, cfg, err
+	}
+	objs, _, err := st.ReadObjects()
+	if err != nil {
+		return src, config.Config{}, err
+	}
+	cm := objs.ConfigMap(config.ConfigMapNamespace, config.ConfigMapName)
+	if cm == nil {
+		return src, config.Default(), nil
+	}
+	cfg, err := config.FromConfigMap(cm)
+	return src, cfg, err
+}
+
+// bindAddress is cfg's bindAddress ("" when the configuration has no
+// versioned form).
+func bindAddress(cfg config.Config) string {
+	if cfg.Versioned == nil {
+		return ""
+	}
+	return cfg.Versioned.BindAddress
 }
 
 func configFromFile(path string) (config.Config, error) {

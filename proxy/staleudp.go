@@ -97,12 +97,23 @@ func addrOf(ip net.IP) (netip.Addr, bool) {
 
 // CleanStaleUDPFlows deletes the stale UDP flows of snap's Services from
 // the conntrack table of the proxy's network namespace (its node's) and
-// returns how many it deleted.
+// returns how many it deleted. It reads the entries of snap's IP family
+// only (AF_INET6 for an IPv6 snapshot), as each of upstream's per-family
+// proxiers cleans its own family's.
 func CleanStaleUDPFlows(snap *model.Snapshot) (int, error) {
 	f := newStaleUDPFilter(snap)
 	if f.empty() {
 		return 0, nil
 	}
-	n, err := netlink.ConntrackDeleteFilters(netlink.ConntrackTable, unix.AF_INET, f)
+	n, err := netlink.ConntrackDeleteFilters(netlink.ConntrackTable, conntrackFamily(snap.Family), f)
 	return int(n), err
+}
+
+// conntrackFamily is the netlink address family of an IP family's
+// conntrack entries.
+func conntrackFamily(f corev1.IPFamily) netlink.InetFamily {
+	if f == corev1.IPv6Protocol {
+		return unix.AF_INET6
+	}
+	return unix.AF_INET
 }

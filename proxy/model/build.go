@@ -255,3 +255,8 @@ func groupEndpointSlices(family corev1.IPFamily, all []*discoveryv1.EndpointSlic
 	}
 	return groups
 }
+
+// ParseAddrSloppy parses an IP address as upstream's
+// netutils.ParseIPSloppy does (IPv4 octets with leading zeros allowed),
+// an IPv4-mapped IPv6 address as the IPv4 one.
+func ParseAddrSloppy(s string) (netip.Addr, bool) { return parseAddrSloppy(s) }

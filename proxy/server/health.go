@@ -33,14 +33,14 @@ type ProxierHealth struct {
 	Healthy     bool      `json:"healthy"`
 }
 
-// healthState is what the sync loop has told the Server; guarded by
-// Server.mu.
+// healthState is what the sync loop has told the Server about one IP
+// family; guarded by Server.mu.
 type healthState struct {
 	lastSynced          time.Time // zero until the first successful sync
 	pendingSince        time.Time // oldest queued update not yet synced; zero if none
 	lastError           string
 	consecutiveFailures int
-	unhealthyReason     string // set by SetUnhealthy, sticky until ClearUnhealthy
+	unhealthyReason     string // the Server's, set by SetUnhealthy, sticky until ClearUnhealthy
 }
 
 // verdict applies the health rules at now:

@@ -38,7 +38,7 @@ type proxyMetrics struct {
 	endpoints           prometheus.Gauge
 }
 
-func newProxyMetrics(ipFamily string) *proxyMetrics {
+func newProxyMetrics(ipFamilies ...string) *proxyMetrics {
 	m := &proxyMetrics{
 		registry: prometheus.NewRegistry(),
 		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -87,9 +87,11 @@ func newProxyMetrics(ipFamily string) *proxyMetrics {
 	)
 	// Create the per-family series up front so a scrape before the first
 	// sync shows them at zero rather than not at all.
-	m.syncDuration.WithLabelValues(ipFamily)
-	m.lastSyncTimestamp.WithLabelValues(ipFamily)
-	m.lastQueuedTimestamp.WithLabelValues(ipFamily)
-	m.restoreFailures.WithLabelValues(ipFamily)
+	for _, ipFamily := range ipFamilies {
+		m.syncDuration.WithLabelValues(ipFamily)
+		m.lastSyncTimestamp.WithLabelValues(ipFamily)
+		m.lastQueuedTimestamp.WithLabelValues(ipFamily)
+		m.restoreFailures.WithLabelValues(ipFamily)
+	}
 	return m
 }

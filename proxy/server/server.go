@@ -26,8 +26,14 @@ type Options struct {
 	Mode string
 	// NodeName goes into the health JSON.
 	NodeName string
-	// IPFamily labels the per-family metrics and health status; default "IPv4".
+	// IPFamily labels the per-family metrics and health status of the
+	// primary family; default "IPv4".
 	IPFamily string
+	// SecondaryIPFamily is the other family of a dual-stack proxy ("IPv6"),
+	// empty for a single-stack one. Each family has its own health and
+	// per-family metric series, as upstream's ProxyHealthServer and
+	// metrics keep them.
+	SecondaryIPFamily string
 	// HealthTimeout is how long a queued update may wait for a successful
 	// sync; default 60s, upstream's 2 × the default 30s syncPeriod. Pass
 	// config.Config.HealthTimeout().
@@ -44,8 +50,10 @@ type Server struct {
 	opts    Options
 	metrics *proxyMetrics
 
-	mu     sync.Mutex
-	health healthState
+	mu sync.Mutex
+	// health is each family's state; unhealthyReason is the proxy's.
+	health          map[string]*healthState
+	unhealthyReason string
 }
 
 // New makes a Server; nothing listens until Run or Serve.
@@ -58,7 +66,28 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Server{opts: opts, metrics: newProxyMetrics(opts.IPFamily)}
+	s := &Server{opts: opts, metrics: newProxyMetrics(opts.families()...), health: map[string]*healthState{}}
+	for _, f := range opts.families() {
+		s.health[f] = &healthState{}
+	}
+	return s
+}
+
+// families are the Server's IP families, primary first.
+func (o Options) families() []string {
+	if o.SecondaryIPFamily == "" {
+		return []string{o.IPFamily}
+	}
+	return []string{o.IPFamily, o.SecondaryIPFamily}
+}
+
+// family is the state of the family named f; the primary's when f is
+// empty or not one of the Server's.
+func (s *Server) family(f string) (string, *healthState) {
+	if h, ok := s.health[f]; ok {
+		return f, h
+	}
+	return s.opts.IPFamily, s.health[s.opts.IPFamily]
 }
 
 // Registry is the Server's private Prometheus registry, for collectors the
@@ -66,49 +95,67 @@ func New(opts Options) *Server {
 func (s *Server) Registry() *prometheus.Registry { return s.metrics.registry }
 
 // QueuedUpdate records that a Service or EndpointSlice change arrived that
-// the next sync must program. The oldest unsynced one starts the health clock.
+// the next sync must program, for every family (upstream's metaproxier
+// hands each change to both proxiers, which each queue it). The oldest
+// unsynced one starts each family's health clock.
 func (s *Server) QueuedUpdate() {
 	now := s.opts.Now()
 	s.mu.Lock()
-	if s.health.pendingSince.IsZero() {
-		s.health.pendingSince = now
+	for _, h := range s.health {
+		if h.pendingSince.IsZero() {
+			h.pendingSince = now
+		}
 	}
 	s.mu.Unlock()
-	s.metrics.lastQueuedTimestamp.WithLabelValues(s.opts.IPFamily).Set(unixSeconds(now))
+	for _, f := range s.opts.families() {
+		s.metrics.lastQueuedTimestamp.WithLabelValues(f).Set(unixSeconds(now))
+	}
 }
 
-// SyncSucceeded records a sync that programmed the rules, taking d.
-// It clears pending updates, the failure count and the last error, but not
-// a reason given to SetUnhealthy.
-func (s *Server) SyncSucceeded(d time.Duration) {
+// SyncSucceeded records a sync of the primary family that programmed the
+// rules, taking d; see FamilySyncSucceeded.
+func (s *Server) SyncSucceeded(d time.Duration) { s.FamilySyncSucceeded(s.opts.IPFamily, d) }
+
+// FamilySyncSucceeded records a sync of family that programmed the rules,
+// taking d (upstream's ProxyHealthServer.Updated and the sync duration
+// metrics of that ip_family). It clears the family's pending updates,
+// failure count and last error, but not a reason given to SetUnhealthy.
+func (s *Server) FamilySyncSucceeded(family string, d time.Duration) {
 	now := s.opts.Now()
 	s.mu.Lock()
-	s.health.lastSynced = now
-	s.health.pendingSince = time.Time{}
-	s.health.consecutiveFailures = 0
-	s.health.lastError = ""
+	family, h := s.family(family)
+	h.lastSynced = now
+	h.pendingSince = time.Time{}
+	h.consecutiveFailures = 0
+	h.lastError = ""
 	s.mu.Unlock()
-	s.metrics.syncDuration.WithLabelValues(s.opts.IPFamily).Observe(d.Seconds())
-	s.metrics.lastSyncTimestamp.WithLabelValues(s.opts.IPFamily).Set(unixSeconds(now))
+	s.metrics.syncDuration.WithLabelValues(family).Observe(d.Seconds())
+	s.metrics.lastSyncTimestamp.WithLabelValues(family).Set(unixSeconds(now))
 }
 
-// SyncFailed records a sync whose iptables-restore failed: it counts
-// kubeproxy_sync_proxy_rules_iptables_restore_failures_total and keeps the
-// update pending, so failures that last HealthTimeout make /healthz 503.
-func (s *Server) SyncFailed(err error) {
+// SyncFailed records a failed sync of the primary family; see
+// FamilySyncFailed.
+func (s *Server) SyncFailed(err error) { s.FamilySyncFailed(s.opts.IPFamily, err) }
+
+// FamilySyncFailed records a sync of family whose restore failed: it
+// counts kubeproxy_sync_proxy_rules_iptables_restore_failures_total of
+// that ip_family and keeps the family's update pending, so failures that
+// last HealthTimeout make /healthz 503.
+func (s *Server) FamilySyncFailed(family string, err error) {
 	now := s.opts.Now()
 	msg := "sync failed"
 	if err != nil {
 		msg = err.Error()
 	}
 	s.mu.Lock()
-	if s.health.pendingSince.IsZero() {
-		s.health.pendingSince = now
+	family, h := s.family(family)
+	if h.pendingSince.IsZero() {
+		h.pendingSince = now
 	}
-	s.health.consecutiveFailures++
-	s.health.lastError = msg
+	h.consecutiveFailures++
+	h.lastError = msg
 	s.mu.Unlock()
-	s.metrics.restoreFailures.WithLabelValues(s.opts.IPFamily).Inc()
+	s.metrics.restoreFailures.WithLabelValues(family).Inc()
 }
 
 // SetUnhealthy makes /healthz and /livez answer 503 with reason until
@@ -116,7 +163,7 @@ func (s *Server) SyncFailed(err error) {
 // cannot fix, such as a rejected configuration. An empty reason clears.
 func (s *Server) SetUnhealthy(reason string) {
 	s.mu.Lock()
-	s.health.unhealthyReason = reason
+	s.unhealthyReason = reason
 	s.mu.Unlock()
 }
 
@@ -131,29 +178,39 @@ func (s *Server) SetObjectCounts(services, endpoints int) {
 }
 
 // SetIPTablesRuleCount records how many rules the proxy owns in table
-// ("nat", "filter"), as upstream's kubeproxy_sync_proxy_rules_iptables_total.
+// ("nat", "filter") of the primary family, as upstream's
+// kubeproxy_sync_proxy_rules_iptables_total.
 func (s *Server) SetIPTablesRuleCount(table string, rules int) {
 	s.metrics.iptablesRules.WithLabelValues(table, s.opts.IPFamily).Set(float64(rules))
 }
 
 // Health is the current verdict with its details, as /healthz would report
-// it except that LastUpdated is always the last successful sync.
+// it except that LastUpdated is always the last successful sync. As
+// upstream's ProxyHealthServer: the proxy is healthy when every family
+// is; LastUpdated is the latest family's; Status has each family's.
+// Reason, LastError and ConsecutiveFailures are the first unhealthy (or
+// failing) family's, primary first.
 func (s *Server) Health() Health {
 	now := s.opts.Now()
 	s.mu.Lock()
-	h := s.health
-	s.mu.Unlock()
-	healthy, reason := h.verdict(now, s.opts.HealthTimeout)
-	return Health{
-		LastUpdated:         h.lastSynced,
-		CurrentTime:         now,
-		Healthy:             healthy,
-		Status:              map[string]ProxierHealth{s.opts.IPFamily: {LastUpdated: h.lastSynced, Healthy: healthy}},
-		NodeName:            s.opts.NodeName,
-		Reason:              reason,
-		LastError:           h.lastError,
-		ConsecutiveFailures: h.consecutiveFailures,
+	defer s.mu.Unlock()
+	out := Health{CurrentTime: now, Healthy: true, Status: map[string]ProxierHealth{}, NodeName: s.opts.NodeName}
+	for _, f := range s.opts.families() {
+		h := *s.health[f]
+		h.unhealthyReason = s.unhealthyReason
+		healthy, reason := h.verdict(now, s.opts.HealthTimeout)
+		out.Status[f] = ProxierHealth{LastUpdated: h.lastSynced, Healthy: healthy}
+		if h.lastSynced.After(out.LastUpdated) {
+			out.LastUpdated = h.lastSynced
+		}
+		if !healthy && out.Healthy {
+			out.Healthy, out.Reason = false, reason
+		}
+		if h.lastError != "" && out.LastError == "" {
+			out.LastError, out.ConsecutiveFailures = h.lastError, h.consecutiveFailures
+		}
 	}
+	return out
 }
 
 // Run listens on Options.MetricsAddress and Options.HealthzAddress (each

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,10 @@ type ServiceHealth struct {
 	// Address is the host to listen on ("" for every address, as
 	// upstream without nodePortAddresses).
 	Address string
+	// Network is "tcp4" or "tcp6" for the health checks of one IP family
+	// in a dual-stack proxy, as upstream listens per family; "" is "tcp"
+	// (a single-stack proxy: every address).
+	Network string
 	// Healthy says whether the proxy is healthy (Server.Health).
 	Healthy func() bool
 	Log     *slog.Logger
@@ -66,7 +71,7 @@ func (h *ServiceHealth) Sync(want map[int32]ServiceHealthCheck) {
 			continue
 		}
 		addr := net.JoinHostPort(h.Address, strconv.Itoa(int(port)))
-		ln, err := net.Listen("tcp", addr)
+		ln, err := net.Listen(cmp.Or(h.Network, "tcp"), addr)
 		if err != nil {
 			h.log().Error("cannot open the health check node port", "service", check.Namespace+"/"+check.Name, "address", addr, "err", err)
 			continue
