@@ -68,11 +68,14 @@ func (l *Lab) Namespace(host string) (string, error) {
 func (l *Lab) Cluster() workload.Cluster {
 	c := workload.Cluster{
 		ServiceSubnet:     l.Topology.Spec.ServiceSubnet,
+		ServiceSubnets:    l.Topology.Spec.ServiceSubnets,
 		LoadBalancerPool:  l.Topology.Spec.LoadBalancer.Pool,
 		ReservedHostNames: []string{"router"},
 	}
 	for _, n := range l.Topology.Spec.Nodes {
-		c.Nodes = append(c.Nodes, workload.Node{Name: n.Name, PodCIDR: n.PodCIDR})
+		// Node.IPs stays empty: the lab runs every pod, hostNetwork or
+		// not, in a network namespace of its own at its pod IPs.
+		c.Nodes = append(c.Nodes, workload.Node{Name: n.Name, PodCIDR: n.PodCIDR, PodCIDRs: n.PodCIDRs})
 	}
 	for _, h := range l.Topology.Hosts() {
 		c.ReservedHostNames = append(c.ReservedHostNames, h.Name)
