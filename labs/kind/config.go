@@ -84,6 +84,8 @@ type Settings struct {
 	CNI       string
 	Proxy     string
 	ProxyMode string // iptables, nftables, ipvs or none
+	// IPFamily is networking.ipFamily (ipv4 when left out).
+	IPFamily v1alpha4.ClusterIPFamily
 }
 
 // resolveSettings validates the flags against the config.
@@ -104,7 +106,14 @@ func resolveSettings(cfg *v1alpha4.Cluster, opts CreateOptions, ipvs bool) (Sett
 	if err := validateCNI(s.CNI); err != nil {
 		return s, fmt.Errorf("--cni: %w", err)
 	}
-	if err := checkPodSubnet(s.CNI, cfg.Networking.PodSubnet); err != nil {
+	if err := validateNetworking(cfg); err != nil {
+		return s, err
+	}
+	s.IPFamily = ipFamilyOf(cfg)
+	if err := checkIPFamilyCNI(s.CNI, s.IPFamily); err != nil {
+		return s, err
+	}
+	if err := checkPodSubnet(s.CNI, s.IPFamily, cfg.Networking.PodSubnet); err != nil {
 		return s, err
 	}
 	if s.Proxy == "" {
@@ -136,7 +145,7 @@ func resolveSettings(cfg *v1alpha4.Cluster, opts CreateOptions, ipvs bool) (Sett
 		return s, fmt.Errorf("--proxy %q: want stock or svclab", s.Proxy)
 	}
 	s.ProxyMode = mode
-	return s, nil
+	return s, checkIPFamilyProxy(s.Proxy, s.IPFamily)
 }
 
 // kubeletCgroupV1Patch lets kubelet ≥ 1.35 run on a cgroup v1 host.
@@ -146,18 +155,14 @@ failCgroupV1: false
 `
 
 // adaptConfig returns the config kind gets: the user's, with the pod
-// network disabled (svclab installs its own), default subnets, the proxy
-// mode, and the host's patches.
+// network disabled (svclab installs its own), default subnets (kind's
+// for its ipFamily), the proxy mode, and the host's patches.
 func adaptConfig(in *v1alpha4.Cluster, s Settings, q host.Quirks) *v1alpha4.Cluster {
 	cfg := in.DeepCopy()
 	cfg.Name = s.Name
 	cfg.Networking.DisableDefaultCNI = true
-	if cfg.Networking.PodSubnet == "" {
-		cfg.Networking.PodSubnet = DefaultPodSubnet
-	}
-	if cfg.Networking.ServiceSubnet == "" {
-		cfg.Networking.ServiceSubnet = DefaultServiceSubnet
-	}
+	cfg.Networking.PodSubnet = podSubnetOf(in)
+	cfg.Networking.ServiceSubnet = serviceSubnetOf(in)
 	cfg.Networking.KubeProxyMode = v1alpha4.ProxyMode(s.ProxyMode)
 	if q.CgroupV1 {
 		cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, kubeletCgroupV1Patch)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/kind/pkg/cluster"
 
 	"github.com/svclab/svclab/internal/hostprog"
@@ -220,12 +221,9 @@ func (cr *creation) loadNodeImages() error {
 // proxy's when it replaces kube-proxy.
 func (cr *creation) installPodNetwork() error {
 	c := cr.c
-	podSubnet := cr.cfg.Networking.PodSubnet
-	if podSubnet == "" {
-		podSubnet = DefaultPodSubnet
-	}
+	podSubnet := podSubnetOf(cr.cfg)
 	p := cni.ManifestParams{Variant: c.CNI, Image: images.Svclab, ProxyImage: images.SvclabProxy, APIServerHost: c.Name + "-control-plane", APIServerPort: "6443", ClusterCIDR: podSubnet}
-	manifest, err := podNetworkManifest(p, cr.calicoManifest)
+	manifest, err := podNetworkManifest(p, cr.s.IPFamily, cr.calicoManifest)
 	if err != nil {
 		return err
 	}
@@ -261,12 +259,14 @@ func (cr *creation) installLoadBalancer() error {
 }
 
 // podNetworkManifest is what installs the pod network: upstream's
-// kube-flannel.yml for the real flannel, upstream's calico.yaml (verified
-// by Create) for Calico, else svclab's CNI DaemonSet.
-func podNetworkManifest(p cni.ManifestParams, calicoManifest string) (string, error) {
+// kube-flannel.yml for the real flannel (with its IPv6 settings for an
+// ipv6 or dual cluster, p.ClusterCIDR then the comma list of kind's
+// podSubnet), upstream's calico.yaml (verified by Create) for Calico,
+// else svclab's CNI DaemonSet.
+func podNetworkManifest(p cni.ManifestParams, family v1alpha4.ClusterIPFamily, calicoManifest string) (string, error) {
 	switch p.Variant {
 	case flannel.Name:
-		return flannel.Manifest(), nil
+		return flannelManifest(family, p.ClusterCIDR)
 	case calico.Name:
 		if calicoManifest == "" {
 			return "", fmt.Errorf("--cni calico: no verified upstream manifest")

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"slices"
 
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/internal/calico"
 	"github.com/svclab/svclab/labs/kind/internal/flannel"
@@ -37,12 +39,35 @@ func DescribeCNI(name string) string {
 	return name
 }
 
-// checkPodSubnet: the real flannel's manifest, applied unchanged, gives
-// flanneld net-conf.json's Network; the nodes' podCIDRs, which flanneld
-// also reads, come from the config's podSubnet. They must agree.
+// checkIPFamilyCNI: an IPv6 or dual-stack cluster needs a pod network
+// that gives pods IPv6 addresses — the real flannel (its net-conf.json's
+// EnableIPv6 and IPv6Network, see flannel.WithIPv6). svclab's CNIs and
+// upstream Calico's manifest are IPv4-only here so far.
+func checkIPFamilyCNI(cniName string, family v1alpha4.ClusterIPFamily) error {
+	if family == v1alpha4.IPv4Family || cniName == flannel.Name {
+		return nil
+	}
+	return fmt.Errorf("networking.ipFamily %s: --cni %s gives pods IPv4 addresses only; use --cni %s (the real flannel, with its IPv6 settings)", family, cniName, flannel.Name)
+}
+
+// checkIPFamilyProxy: an IPv6 or dual-stack cluster needs a proxy of
+// both families: kind's kube-proxy (svclab's proxy DaemonSet is
+// IPv4-only in kind clusters so far).
+func checkIPFamilyProxy(proxy string, family v1alpha4.ClusterIPFamily) error {
+	if family == v1alpha4.IPv4Family || proxy == ProxyStock {
+		return nil
+	}
+	return fmt.Errorf("networking.ipFamily %s: --proxy %s is IPv4-only in kind clusters so far; use --proxy %s (kind's kube-proxy)", family, proxy, ProxyStock)
+}
+
+// checkPodSubnet: the real flannel's manifest gives flanneld
+// net-conf.json's Network; the nodes' podCIDRs, which flanneld also
+// reads, come from the config's podSubnet. They must agree. An IPv6
+// podSubnet (ipFamily ipv6 or dual) becomes net-conf.json's IPv6Network
+// (flannel.WithIPv6), so any is right.
 // For --cni calico, the pool is upstream's default until the manifest is
 // downloaded; Create checks the downloaded manifest's pool again.
-func checkPodSubnet(cniName, podSubnet string) error {
+func checkPodSubnet(cniName string, family v1alpha4.ClusterIPFamily, podSubnet string) error {
 	if cniName == calico.Name {
 		return calico.CheckPodSubnet(podSubnet, DefaultPodSubnet, netip.MustParsePrefix(calico.DefaultPoolCIDR))
 	}
@@ -52,6 +77,16 @@ func checkPodSubnet(cniName, podSubnet string) error {
 	info, err := flannel.Parse(flannel.Manifest())
 	if err != nil {
 		return err
+	}
+	if family != v1alpha4.IPv4Family {
+		if podSubnet == "" {
+			podSubnet, _ = defaultSubnets(family)
+		}
+		v4, _ := subnetsByFamily(podSubnet)
+		if v4.IsValid() && v4 != info.Network {
+			return fmt.Errorf("networking.podSubnet %s: --cni flannel applies upstream's kube-flannel.yml, whose net-conf.json Network is %s; use that IPv4 subnet (or leave podSubnet out)", podSubnet, info.Network)
+		}
+		return nil
 	}
 	if podSubnet == "" {
 		podSubnet = DefaultPodSubnet
@@ -64,4 +99,20 @@ func checkPodSubnet(cniName, podSubnet string) error {
 		return fmt.Errorf("networking.podSubnet %s: --cni flannel applies upstream's kube-flannel.yml, whose net-conf.json Network is %s; use that podSubnet (or leave it out)", p, info.Network)
 	}
 	return nil
+}
+
+// flannelManifest is the real flannel's manifest for a cluster:
+// upstream's as svclab keeps it for IPv4, with net-conf.json's IPv6
+// settings for ipv6 and dual (flannel's Documentation/configuration.md:
+// EnableIPv6 and IPv6Network; EnableIPv4 false for IPv6 alone).
+func flannelManifest(family v1alpha4.ClusterIPFamily, podSubnet string) (string, error) {
+	if family == v1alpha4.IPv4Family {
+		return flannel.Manifest(), nil
+	}
+	_, v6 := subnetsByFamily(podSubnet)
+	if !v6.IsValid() {
+		return "", fmt.Errorf("networking.podSubnet %s: ipFamily %s wants an IPv6 subnet for flannel's IPv6Network", podSubnet, family)
+	}
+	v4, _ := subnetsByFamily(podSubnet)
+	return flannel.WithIPv6(flannel.Manifest(), v6, v4.IsValid())
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+
 	"github.com/svclab/svclab/labs/kind/cni"
 	"github.com/svclab/svclab/labs/kind/internal/flannel"
 )
@@ -42,11 +44,11 @@ func TestRealFlannelSettings(t *testing.T) {
 }
 
 func TestPodNetworkManifest(t *testing.T) {
-	m, err := podNetworkManifest(cni.ManifestParams{Variant: flannel.Name}, "")
+	m, err := podNetworkManifest(cni.ManifestParams{Variant: flannel.Name, ClusterCIDR: DefaultPodSubnet}, v1alpha4.IPv4Family, "")
 	if err != nil || m != flannel.Manifest() {
 		t.Errorf("--cni flannel applies %d bytes (err %v), want upstream's kube-flannel.yml as kept (%d bytes)", len(m), err, len(flannel.Manifest()))
 	}
-	m, err = podNetworkManifest(cni.ManifestParams{Variant: cni.FlannelVXLAN, Image: "svclab/svclab:dev"}, "")
+	m, err = podNetworkManifest(cni.ManifestParams{Variant: cni.FlannelVXLAN, Image: "svclab/svclab:dev"}, v1alpha4.IPv4Family, "")
 	if err != nil || !strings.Contains(m, "name: svclab-cni") {
 		t.Errorf("--cni flannel-vxlan: err %v, manifest without the svclab-cni DaemonSet", err)
 	}

@@ -79,6 +79,7 @@ func TestParseTheManifest(t *testing.T) {
 		PluginImage:  "ghcr.io/flannel-io/flannel-cni-plugin:v1.9.1-flannel3",
 		CNIVersion:   CNIVersion,
 		Network:      netip.MustParsePrefix("10.244.0.0/16"),
+		EnableIPv4:   true, // flannel's default: the manifest leaves it out
 		Backend:      Backend{Type: "vxlan"},
 	}
 	if info != want {

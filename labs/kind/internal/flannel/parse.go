@@ -27,6 +27,10 @@ type Info struct {
 	CNIVersion string
 	// Network is net-conf.json's Network: the cluster's pod subnet.
 	Network netip.Prefix
+	// EnableIPv4, EnableIPv6 and IPv6Network are net-conf.json's
+	// (flannel's defaults: IPv4 on, IPv6 off).
+	EnableIPv4, EnableIPv6 bool
+	IPv6Network            netip.Prefix
 	// Backend is net-conf.json's Backend: Type, and the VXLAN device's VNI
 	// and UDP port (0: flannel's defaults, VNI 1 and the kernel's 8472).
 	Backend Backend
@@ -141,10 +145,13 @@ func (info *Info) config(cm *corev1.ConfigMap) error {
 		return fmt.Errorf("manifest: ConfigMap %s: cni-conf.json: %w", cm.Name, err)
 	}
 	info.CNIVersion = cni.CNIVersion
-	var net struct {
-		Network string
-		Backend Backend
-	}
+	net := struct {
+		Network     string
+		EnableIPv4  bool
+		EnableIPv6  bool
+		IPv6Network string
+		Backend     Backend
+	}{EnableIPv4: true}
 	if err := json.Unmarshal([]byte(cm.Data["net-conf.json"]), &net); err != nil {
 		return fmt.Errorf("manifest: ConfigMap %s: net-conf.json: %w", cm.Name, err)
 	}
@@ -153,5 +160,13 @@ func (info *Info) config(cm *corev1.ConfigMap) error {
 		return fmt.Errorf("manifest: ConfigMap %s: net-conf.json: Network: %w", cm.Name, err)
 	}
 	info.Network, info.Backend = p, net.Backend
+	info.EnableIPv4, info.EnableIPv6 = net.EnableIPv4, net.EnableIPv6
+	if net.IPv6Network != "" {
+		p6, err := netip.ParsePrefix(net.IPv6Network)
+		if err != nil {
+			return fmt.Errorf("manifest: ConfigMap %s: net-conf.json: IPv6Network: %w", cm.Name, err)
+		}
+		info.IPv6Network = p6
+	}
 	return nil
 }
