@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // dumpEnv names a directory to write each case's two tables into
@@ -24,7 +26,7 @@ func TestIPTablesMatchesUpstream(t *testing.T) {
 		t.Errorf("corpus has %d cases, want at least 40", len(cases))
 	}
 	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
+		runFamilies(t, c, func(t *testing.T, c *Case) {
 			want, got, log := compareCase(t, c)
 			switch {
 			case c.ExpectedDifference == "" && want != got:
@@ -58,7 +60,8 @@ func compareCase(t *testing.T, c *Case) (want, got, log string) {
 		t.Fatal(err)
 	}
 	if dir := os.Getenv(dumpEnv); dir != "" {
-		for name, text := range map[string]string{c.Name + ".upstream": want, c.Name + ".svclab": got, c.Name + ".log": log} {
+		base := c.Name + familySuffix(c)
+		for name, text := range map[string]string{base + ".upstream": want, base + ".svclab": got, base + ".log": log} {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -68,4 +71,28 @@ func compareCase(t *testing.T, c *Case) (want, got, log string) {
 		t.Fatalf("upstream's tables have no KUBE-SERVICES chain; did it sync?\n%s\nlog:\n%s", want, log)
 	}
 	return want, got, log
+}
+
+// runFamilies runs compare on each family of c (Case.Families), with the
+// options narrowed to it: a one-family case as the subtest NAME, a
+// dual-stack one as NAME/IPv4 and NAME/IPv6.
+func runFamilies(t *testing.T, c *Case, compare func(*testing.T, *Case)) {
+	t.Run(c.Name, func(t *testing.T) {
+		families := c.Families()
+		if len(families) == 1 {
+			compare(t, c.ForFamily(families[0]))
+			return
+		}
+		for _, f := range families {
+			t.Run(string(f), func(t *testing.T) { compare(t, c.ForFamily(f)) })
+		}
+	})
+}
+
+// familySuffix names the family in dump files: none for IPv4, ".ipv6".
+func familySuffix(c *Case) string {
+	if c.Options.Family == corev1.IPv6Protocol {
+		return ".ipv6"
+	}
+	return ""
 }

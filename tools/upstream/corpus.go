@@ -58,8 +58,18 @@ type NodeSpec struct {
 // Options are the kube-proxy settings a case may change. The zero value is
 // upstream's default apart from LocalhostNodePorts (see there).
 type Options struct {
+	// IPFamily is the family whose proxier the case runs: IPv4 (also when
+	// empty), IPv6, or DualStack for both, as upstream's metaproxier, each
+	// compared with svclab's render of the same family.
+	IPFamily string `json:"ipFamily,omitempty"`
+	// Family is the family of a one-family view of the options
+	// (ForFamily); empty is IPv4.
+	Family corev1.IPFamily `json:"-"`
 	// ClusterCIDR selects the ClusterCIDR local-traffic detector; empty
-	// means no detector (upstream's no-op detector).
+	// means no detector (upstream's no-op detector). As --cluster-cidr, it
+	// may list one CIDR per family, comma separated ("10.244.0.0/16,
+	// fd00:10:244::/56" without the space); each family's proxier takes its
+	// own, none means no detector.
 	ClusterCIDR string `json:"clusterCIDR,omitempty"`
 	// BridgeInterface selects the BridgeInterface detector (pod traffic
 	// arrives on this bridge); it wins over ClusterCIDR.
@@ -76,8 +86,12 @@ type Options struct {
 	LocalhostNodePorts *bool `json:"localhostNodePorts,omitempty"`
 	// NodePortAddresses is --nodeport-addresses: CIDRs, or ["primary"].
 	NodePortAddresses []string `json:"nodePortAddresses,omitempty"`
-	// NodeIP is this node's primary address; default DefaultNodeIP.
+	// NodeIP is this node's primary address; default DefaultNodeIP (in an
+	// IPv6 case, the IPv6 node address, default DefaultNodeIPv6).
 	NodeIP string `json:"nodeIP,omitempty"`
+	// NodeIPv6 is this node's IPv6 address, the IPv6 proxier's node IP;
+	// default DefaultNodeIPv6.
+	NodeIPv6 string `json:"nodeIPv6,omitempty"`
 	// NoRandomFully makes the fake iptables lack --random-fully.
 	NoRandomFully bool `json:"noRandomFully,omitempty"`
 	// ConntrackTCPBeLiberal sets net.netfilter.nf_conntrack_tcp_be_liberal.
@@ -150,11 +164,8 @@ func ParseCase(data []byte) (*Case, error) {
 	if c.Node.Name == "" {
 		return nil, fmt.Errorf("node.name: required")
 	}
-	if c.Options.NodeIP == "" {
-		c.Options.NodeIP = DefaultNodeIP
-	}
-	if _, err := netip.ParseAddr(c.Options.NodeIP); err != nil {
-		return nil, fmt.Errorf("options.nodeIP: %w", err)
+	if err := c.Options.settleFamilies(); err != nil {
+		return nil, err
 	}
 	for i, raw := range c.Objects {
 		if err := c.addObject(raw); err != nil {
@@ -217,7 +228,7 @@ func (b BulkEndpoints) slices() ([]*discoveryv1.EndpointSlice, error) {
 				Name:      fmt.Sprintf("%s-%03d", b.Service, i/100),
 				Labels:    map[string]string{discoveryv1.LabelServiceName: b.Service},
 			},
-			AddressType: discoveryv1.AddressTypeIPv4,
+			AddressType: addressTypeOf(ip),
 			Ports:       b.Ports,
 		}
 		for j := i; j < b.Count && j < i+100; j++ {
@@ -231,6 +242,14 @@ func (b BulkEndpoints) slices() ([]*discoveryv1.EndpointSlice, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// addressTypeOf is the EndpointSlice address type of ip's family.
+func addressTypeOf(ip netip.Addr) discoveryv1.AddressType {
+	if ip.Is6() {
+		return discoveryv1.AddressTypeIPv6
+	}
+	return discoveryv1.AddressTypeIPv4
 }
 
 // localhostNodePorts is the option with upstream's default.

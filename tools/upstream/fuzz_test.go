@@ -10,14 +10,18 @@ import (
 	"github.com/svclab/svclab/proxy/model/modeltest"
 )
 
-// fuzzOptions picks a case's proxy options from one byte: the local
-// detector, masquerade-all, the masquerade bit, --random-fully, localhost
-// node ports, --nodeport-addresses and the conntrack sysctl.
+// fuzzClusterCIDRv6 is the IPv6 cluster CIDR of the fuzz cases: it holds
+// modeltest.Generate's IPv6 pod address.
+const fuzzClusterCIDRv6 = "fd00:244::/64"
+
+// fuzzOptions picks a dual-stack case's proxy options from one byte: the
+// local detector, masquerade-all, the masquerade bit, --random-fully,
+// localhost node ports, --nodeport-addresses and the conntrack sysctl.
 func fuzzOptions(b byte) Options {
-	o := Options{NodeIP: modeltest.NodeIP}
+	o := Options{IPFamily: DualStack, NodeIP: modeltest.NodeIP, NodeIPv6: DefaultNodeIPv6}
 	switch b % 4 {
 	case 0:
-		o.ClusterCIDR = modeltest.ClusterCIDR
+		o.ClusterCIDR = modeltest.ClusterCIDR + "," + fuzzClusterCIDRv6
 	case 1:
 		o.BridgeInterface = "cni0"
 	case 2:
@@ -62,8 +66,9 @@ func fuzzCase(o byte, data []byte) *Case {
 
 // FuzzIPTablesMatchesUpstream generates Services and EndpointSlices
 // (modeltest.Generate, the generator of svclab's renderer fuzz targets and
-// their shared seed corpus) and options, and requires svclab's first sync
-// to leave the same nat and filter tables as upstream kube-proxy's.
+// their shared seed corpus; they hold IPv4, IPv6 and dual-stack objects)
+// and options, and requires svclab's first sync to leave the same nat and
+// filter tables as upstream kube-proxy's, in each family's proxier.
 // The seed form (options byte, first, second) is modeltest's; the second
 // state is not used here.
 func FuzzIPTablesMatchesUpstream(f *testing.F) {
@@ -71,9 +76,11 @@ func FuzzIPTablesMatchesUpstream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, o byte, first, _ []byte) {
 		requireNetns(t)
 		c := fuzzCase(o, first)
-		want, got, log := compareCase(t, c)
-		if want != got {
-			t.Errorf("svclab's tables differ from upstream kube-proxy's (-upstream +svclab):\n%s\nupstream log:\n%s", UnifiedDiff(want, got), log)
+		for _, family := range c.Families() {
+			want, got, log := compareCase(t, c.ForFamily(family))
+			if want != got {
+				t.Errorf("%s: svclab's tables differ from upstream kube-proxy's (-upstream +svclab):\n%s\nupstream log:\n%s", family, UnifiedDiff(want, got), log)
+			}
 		}
 	})
 }
@@ -86,9 +93,11 @@ func FuzzNFTablesMatchesUpstream(f *testing.F) {
 	f.Fuzz(func(t *testing.T, o byte, first, _ []byte) {
 		requireNetns(t)
 		c := fuzzCase(o, first)
-		want, got, log := compareNFTCase(t, c)
-		if want != got {
-			t.Errorf("svclab's nftables table differs from upstream kube-proxy's (-upstream +svclab):\n%s\nupstream log:\n%s", UnifiedDiff(want, got), log)
+		for _, family := range c.Families() {
+			want, got, log := compareNFTCase(t, c.ForFamily(family))
+			if want != got {
+				t.Errorf("%s: svclab's nftables table differs from upstream kube-proxy's (-upstream +svclab):\n%s\nupstream log:\n%s", family, UnifiedDiff(want, got), log)
+			}
 		}
 	})
 }

@@ -15,9 +15,10 @@ import (
 const netnsEnv = "SVCLAB_UPSTREAM_NETNS"
 
 // NodeAddresses are the interface addresses of the comparison's network
-// namespace besides 127.0.0.1 on lo: the default node IP and a second
-// address, so that --nodeport-addresses cases resolve the same everywhere.
-var NodeAddresses = []string{DefaultNodeIP + "/24", "172.18.0.2/16"}
+// namespace besides 127.0.0.1 and ::1 on lo: the default node IPs and a
+// second address of each family, so that --nodeport-addresses cases
+// resolve the same everywhere.
+var NodeAddresses = []string{DefaultNodeIP + "/24", "172.18.0.2/16", DefaultNodeIPv6 + "/64", "fd00:172:18::2/64"}
 
 // InPrivateNetns reports whether this process runs in the namespace
 // ReexecInNetns made.

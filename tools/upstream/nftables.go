@@ -13,7 +13,6 @@ import (
 	"unsafe"
 
 	"github.com/go-logr/logr/funcr"
-	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	upstreamnft "k8s.io/kubernetes/pkg/proxy/nftables"
@@ -23,7 +22,8 @@ import (
 	"github.com/svclab/svclab/proxy/nftables"
 )
 
-// UpstreamNFTables runs upstream kube-proxy's nftables proxier on c: the
+// UpstreamNFTables runs upstream kube-proxy's nftables proxier of c's
+// options' family (ForFamily; IPv4 when unset) on c: the
 // real NewProxier, its nftables interface swapped for knftables.NewFake
 // before the first sync (NewProxier builds a real one with knftables.New,
 // which is why this runs in the tests' own network namespace; nothing is
@@ -46,7 +46,7 @@ func UpstreamNFTables(c *Case) (*knftables.Fake, string, error) {
 		return nil, "", err
 	}
 	proxier, err := upstreamnft.NewProxier(ctx,
-		v1.IPv4Protocol,
+		c.Options.family(),
 		30*time.Second, // syncPeriod
 		0,              // minSyncPeriod
 		c.Options.MasqueradeAll,
@@ -62,7 +62,7 @@ func UpstreamNFTables(c *Case) (*knftables.Fake, string, error) {
 	if err != nil {
 		return nil, log.String(), fmt.Errorf("upstream NewProxier: %w", err)
 	}
-	fake := knftables.NewFake(knftables.IPv4Family, nftables.TableName)
+	fake := knftables.NewFake(nftFamily(c.Options), nftables.TableName)
 	if err := setUnexported(proxier, "nftables", knftables.Interface(fake)); err != nil {
 		return nil, log.String(), err
 	}
@@ -91,8 +91,9 @@ func setUnexported(obj any, name string, v any) error {
 	return nil
 }
 
-// SvclabNFTables runs svclab's first nftables sync for c: model.Build,
-// then nftables.Syncer into a fresh knftables.Fake.
+// SvclabNFTables runs svclab's first nftables sync for c in c's options'
+// family: model.BuildFamily, then nftables.Syncer into a fresh
+// knftables.Fake of the family's table (ip or ip6 kube-proxy).
 func SvclabNFTables(c *Case) (*knftables.Fake, error) {
 	opts, err := SvclabNFTOptions(c.Options)
 	if err != nil {
@@ -102,9 +103,9 @@ func SvclabNFTables(c *Case) (*knftables.Fake, error) {
 	if err != nil {
 		return nil, err
 	}
-	fake := knftables.NewFake(knftables.IPv4Family, nftables.TableName)
+	fake := knftables.NewFake(nftFamily(c.Options), nftables.TableName)
 	s := &nftables.Syncer{NFT: fake, Renderer: r}
-	snap := model.Build(c.Services, c.EndpointSlices, c.Node.Name)
+	snap := model.BuildFamily(c.Options.family(), c.Services, c.EndpointSlices, c.Node.Name)
 	if _, err := s.Sync(context.Background(), snap); err != nil {
 		return fake, fmt.Errorf("svclab sync: %w", err)
 	}
@@ -114,7 +115,7 @@ func SvclabNFTables(c *Case) (*knftables.Fake, error) {
 // SvclabNFTOptions are the nftables renderer options equivalent to o.
 func SvclabNFTOptions(o Options) (nftables.Options, error) {
 	opts := nftables.Options{
-		Family:        v1.IPv4Protocol,
+		Family:        o.family(),
 		MasqueradeAll: o.MasqueradeAll,
 		MasqueradeBit: o.masqueradeBit(),
 		NodeIP:        netip.MustParseAddr(o.NodeIP),
@@ -136,13 +137,21 @@ func SvclabNFTOptions(o Options) (nftables.Options, error) {
 		if err != nil {
 			return opts, fmt.Errorf("options.serviceCIDRs: %w", err)
 		}
-		if p.Addr().Is4() {
+		if o.ofFamily(p.Addr()) {
 			opts.ServiceCIDRs = append(opts.ServiceCIDRs, p)
 		}
 	}
 	var err error
 	opts.NodePortCIDRs, opts.NodePortAddresses, err = nodePortOptions(o)
 	return opts, err
+}
+
+// nftFamily is the knftables family of o's table.
+func nftFamily(o Options) knftables.Family {
+	if o.isIPv6() {
+		return knftables.IPv6Family
+	}
+	return knftables.IPv4Family
 }
 
 // NormalizeNFTDump sorts each run of "add element" lines of a

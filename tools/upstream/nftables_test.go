@@ -30,7 +30,7 @@ func TestNFTablesMatchesUpstream(t *testing.T) {
 		t.Errorf("corpus has %d cases, want at least 70", len(cases))
 	}
 	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
+		runFamilies(t, c, func(t *testing.T, c *Case) {
 			want, got, log := compareNFTCase(t, c)
 			switch {
 			case c.ExpectedNFTablesDifference == "" && want != got:
@@ -59,13 +59,14 @@ func compareNFTCase(t *testing.T, c *Case) (want, got, log string) {
 	}
 	want, got = NormalizeNFTDump(up.Dump()), NormalizeNFTDump(ours.Dump())
 	if dir := os.Getenv(dumpEnv); dir != "" {
-		for name, text := range map[string]string{c.Name + ".nft.upstream": want, c.Name + ".nft.svclab": got, c.Name + ".nft.log": log} {
+		base := c.Name + familySuffix(c)
+		for name, text := range map[string]string{base + ".nft.upstream": want, base + ".nft.svclab": got, base + ".nft.log": log} {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if !strings.Contains(want, "add chain ip kube-proxy services") {
+	if !strings.Contains(want, "add chain "+string(nftFamily(c.Options))+" kube-proxy services") {
 		t.Fatalf("upstream's table has no services chain; did it sync?\n%s\nlog:\n%s", want, log)
 	}
 	return want, got, log

@@ -49,21 +49,21 @@ func (k fakeKernel) EnsureJump(j kernel.JumpRule) error {
 
 func (k fakeKernel) HasRandomFully() bool { return k.fake.HasRandomFully() }
 
-// SvclabTables runs svclab's first sync for c: model.Build, then
-// iptables.Sync (jumps, then one iptables-restore) into a fresh upstream
-// FakeIPTables.
+// SvclabTables runs svclab's first sync for c in c's options' family:
+// model.BuildFamily, then iptables.Sync (jumps, then one iptables-restore)
+// into a fresh upstream FakeIPTables of the family.
 func SvclabTables(c *Case) (*iptablestest.FakeIPTables, error) {
 	opts, err := SvclabOptions(c.Options)
 	if err != nil {
 		return nil, err
 	}
-	fake := fakeKernel{iptablestest.NewFake().SetHasRandomFully(!c.Options.NoRandomFully)}
+	fake := fakeKernel{newFakeIPTables(c.Options)}
 	opts.RandomFully = fake.HasRandomFully()
 	renderer, err := iptables.NewRenderer(opts)
 	if err != nil {
 		return nil, err
 	}
-	snap := model.Build(c.Services, c.EndpointSlices, c.Node.Name)
+	snap := model.BuildFamily(c.Options.family(), c.Services, c.EndpointSlices, c.Node.Name)
 	if _, err := iptables.Sync(fake, renderer, snap); err != nil {
 		return fake.fake, fmt.Errorf("svclab sync: %w", err)
 	}
@@ -76,6 +76,7 @@ func SvclabTables(c *Case) (*iptablestest.FakeIPTables, error) {
 // CIDRs).
 func SvclabOptions(o Options) (iptables.Options, error) {
 	opts := iptables.Options{
+		Family:                o.family(),
 		ClusterCIDR:           o.ClusterCIDR,
 		MasqueradeAll:         o.MasqueradeAll,
 		MasqueradeBit:         o.masqueradeBit(),
@@ -109,21 +110,21 @@ func nodePortOptions(o Options) ([]netip.Prefix, []netip.Addr, error) {
 		}
 		prefixes = append(prefixes, p)
 	}
-	addrs, err := resolveNodePortAddresses(cidrs)
+	addrs, err := resolveNodePortAddresses(o, cidrs)
 	return prefixes, addrs, err
 }
 
-// resolveNodePortAddresses gives the IPv4 interface addresses inside the
-// CIDRs; nil when the CIDRs match every address (none given, or a zero
-// CIDR).
-func resolveNodePortAddresses(cidrs []string) ([]netip.Addr, error) {
+// resolveNodePortAddresses gives the interface addresses of o's family
+// inside the CIDRs of the family; nil when they match every address (none
+// given, or a zero CIDR).
+func resolveNodePortAddresses(o Options, cidrs []string) ([]netip.Addr, error) {
 	var prefixes []netip.Prefix
 	for _, s := range cidrs {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
 			return nil, err
 		}
-		if !p.Addr().Is4() {
+		if !o.ofFamily(p.Addr()) {
 			continue
 		}
 		if p.Bits() == 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -30,8 +31,9 @@ const (
 // klogMu serializes upstream runs: klog's logger is process-wide.
 var klogMu sync.Mutex
 
-// UpstreamTables runs upstream kube-proxy's iptables proxier on c: the real
-// NewProxier behind upstream's FakeIPTables, the objects fed through the
+// UpstreamTables runs upstream kube-proxy's iptables proxier of c's
+// options' family (ForFamily; IPv4 when unset) on c: the real NewProxier
+// behind upstream's FakeIPTables of that family, the objects fed through the
 // informer handlers, then the Synced calls, whose last one runs the first
 // (full) sync. It returns the fake's tables and upstream's log.
 //
@@ -50,7 +52,7 @@ func UpstreamTables(c *Case) (*iptablestest.FakeIPTables, string, error) {
 	defer klog.ClearLogger()
 	ctx := klog.NewContext(context.Background(), logger)
 
-	fake := iptablestest.NewFake().SetHasRandomFully(!c.Options.NoRandomFully)
+	fake := newFakeIPTables(c.Options)
 	sysctl := sysctltest.NewFake()
 	if c.Options.ConntrackTCPBeLiberal {
 		sysctl.Settings[sysctlNFConntrackTCPLiberal] = 1
@@ -61,7 +63,7 @@ func UpstreamTables(c *Case) (*iptablestest.FakeIPTables, string, error) {
 		return nil, "", err
 	}
 	proxier, err := upstreamiptables.NewProxier(ctx,
-		"IPv4",
+		c.Options.family(),
 		fake,
 		sysctl,
 		30*time.Second, // syncPeriod
@@ -131,11 +133,21 @@ func feed(p caseHandler, c *Case, log func() string) error {
 	return nil
 }
 
+// newFakeIPTables is upstream's fake iptables of o's family.
+func newFakeIPTables(o Options) *iptablestest.FakeIPTables {
+	fake := iptablestest.NewFake()
+	if o.isIPv6() {
+		fake = iptablestest.NewIPv6Fake()
+	}
+	return fake.SetHasRandomFully(!o.NoRandomFully)
+}
+
 // nodePortCIDRs resolves "primary" as kube-proxy's server does: this node's
-// IP as a /32.
+// IP of the family as a /32 or /128.
 func nodePortCIDRs(o Options) ([]string, error) {
 	if len(o.NodePortAddresses) == 1 && o.NodePortAddresses[0] == "primary" {
-		return []string{o.NodeIP + "/32"}, nil
+		ip := netip.MustParseAddr(o.NodeIP)
+		return []string{netip.PrefixFrom(ip, ip.BitLen()).String()}, nil
 	}
 	for _, s := range o.NodePortAddresses {
 		if _, _, err := net.ParseCIDR(s); err != nil {
