@@ -116,7 +116,11 @@ func normalizeClusterIPs(svc, old *corev1.Service) {
 }
 
 // patchAllocatedValues is upstream's for cluster IPs: an update that does
-// not name them keeps the ones allocated (a manifest applied again).
+// not name them keeps the ones allocated (a manifest applied again). It
+// keeps the stored ipFamilies too when the manifest names none, as
+// `kubectl apply`'s merge keeps a field the API server filled in: so a
+// PreferDualStack Service applied again keeps its families even if the
+// lab's changed since (the policy is kept by initIPFamilyFields).
 func patchAllocatedValues(svc, old *corev1.Service) {
 	if !needsClusterIP(old) || !needsClusterIP(svc) {
 		return
@@ -126,6 +130,9 @@ func patchAllocatedValues(svc, old *corev1.Service) {
 	}
 	if len(svc.Spec.ClusterIPs) == 0 && len(old.Spec.ClusterIPs) > 0 {
 		svc.Spec.ClusterIPs = append([]string(nil), old.Spec.ClusterIPs...)
+	}
+	if len(svc.Spec.IPFamilies) == 0 && svc.Spec.ClusterIP == old.Spec.ClusterIP {
+		svc.Spec.IPFamilies = append([]corev1.IPFamily(nil), old.Spec.IPFamilies...)
 	}
 }
 
