@@ -349,8 +349,8 @@ func TestPodIPAnnotationOnDualLab(t *testing.T) {
 		t.Errorf("podIPs %v, want %v (primary first)", got, want)
 	}
 	for addrs, want := range map[string]string{
-		`["10.244.1.7", "10.244.1.8"]`:                  "want a JSON list of at most one address of each family (IPv4, IPv6)",
-		`["fd00:10:244:2::7"]`:                          "not a pod address of node hosta (its pod CIDR fd00:10:244:1::/64",
+		`["10.244.1.7", "10.244.1.8"]`:                   "want a JSON list of at most one address of each family (IPv4, IPv6)",
+		`["fd00:10:244:2::7"]`:                           "not a pod address of node hosta (its pod CIDR fd00:10:244:1::/64",
 		`["10.244.1.7", "fd00:10:244:1::7", "10.0.0.1"]`: "want a JSON list of at most one address of each family (IPv4, IPv6)",
 	} {
 		if _, err := tryApply(dualLab, &labstore.State{}, pod(addrs)); err == nil || !strings.Contains(err.Error(), want) {
