@@ -16,9 +16,17 @@ import (
 // iptablesBackend is iptables mode: the renderer's payload, applied with
 // one iptables-restore per sync through the exec runner.
 type iptablesBackend struct {
-	runner   *iptkernel.ExecRunner
+	runner   iptablesRunner
+	describe string
 	renderer *iptables.Renderer
 	log      *slog.Logger
+}
+
+// iptablesRunner is what the iptables mode asks of iptables: restores,
+// saves, jumps and the canary chain (an ExecRunner, or a fake in tests).
+type iptablesRunner interface {
+	iptkernel.Runner
+	iptables.CanaryRunner
 }
 
 // newIPTablesBackend is iptables mode for one IP family: iptables for
@@ -36,7 +44,14 @@ func newIPTablesBackend(cfg config.Config, backend string, family corev1.IPFamil
 	if err != nil {
 		return nil, err
 	}
-	opts, err := setUpIPTablesKernel(cfg, family, procSys{}, log)
+	return startIPTablesBackend(cfg, family, runner, runner.Version().String(), procSys{}, log)
+}
+
+// startIPTablesBackend is newIPTablesBackend over a given runner of
+// family's iptables and sysctls (fakes in tests); describe is what
+// Describe says.
+func startIPTablesBackend(cfg config.Config, family corev1.IPFamily, runner iptablesRunner, describe string, sys sysctls, log *slog.Logger) (Backend, error) {
+	opts, err := setUpIPTablesKernel(cfg, family, sys, log)
 	if err != nil {
 		return nil, err
 	}
@@ -45,12 +60,12 @@ func newIPTablesBackend(cfg config.Config, backend string, family corev1.IPFamil
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
 	}
-	return &iptablesBackend{runner: runner, renderer: renderer, log: log}, nil
+	return &iptablesBackend{runner: runner, describe: describe, renderer: renderer, log: log}, nil
 }
 
 func (b *iptablesBackend) Mode() string { return string(config.ModeIPTables) }
 
-func (b *iptablesBackend) Describe() string { return b.runner.Version().String() }
+func (b *iptablesBackend) Describe() string { return b.describe }
 
 // ForceFullSync implements FullSyncer.
 func (b *iptablesBackend) ForceFullSync() { b.renderer.Reset() }
