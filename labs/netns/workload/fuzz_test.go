@@ -45,6 +45,13 @@ func FuzzApply(f *testing.F) {
 	f.Add("apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d}\nspec:\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec: {nodeSelector: {kubernetes.io/hostname: hosta}, containers: [{name: c, image: x}]}\n", true)
 	f.Add("apiVersion: v1\nkind: Service\nmetadata: {name: e}\nspec: {ports: [{name: p, port: 80}]}\n---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: e-1, labels: {kubernetes.io/service-name: e}}\naddressType: IPv4\nports: [{name: p, port: 8080}]\nendpoints: [{addresses: [10.9.9.9], conditions: {ready: false, serving: true, terminating: true}}]\n", true)
 	f.Add("apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: f}\naddressType: FQDN\nendpoints: [{addresses: [example.com]}]\n", false)
+	// Dual-stack Services: each policy, families in either order, given
+	// cluster IPs of both families, headless, and a NodePort one.
+	f.Add("apiVersion: v1\nkind: Service\nmetadata: {name: httpserver}\nspec: {ipFamilyPolicy: PreferDualStack, type: NodePort, selector: {app: httpserver}, ports: [{port: 3000}]}\n", true)
+	f.Add("apiVersion: v1\nkind: Service\nmetadata: {name: d}\nspec: {ipFamilyPolicy: RequireDualStack, ipFamilies: [IPv6, IPv4], selector: {app: httpserver}, ports: [{port: 80, targetPort: 8080}]}\n", true)
+	f.Add("apiVersion: v1\nkind: Service\nmetadata: {name: d}\nspec: {ipFamilyPolicy: RequireDualStack, clusterIP: 10.254.0.40, clusterIPs: [10.254.0.40, 'fd00:10:96::40'], ports: [{port: 80}]}\n", false)
+	f.Add("apiVersion: v1\nkind: Service\nmetadata: {name: d}\nspec: {ipFamilies: [IPv6], clusterIP: None, selector: {app: httpserver}}\n", true)
+	f.Add("apiVersion: v1\nkind: Service\nmetadata: {name: d}\nspec: {ipFamilyPolicy: SingleStack, ipFamilies: [IPv4, IPv6], ports: [{port: 80}]}\n", false)
 	shipped, err := filepath.Glob("../../../clusters/workloads/*.yaml")
 	if err != nil {
 		f.Fatal(err)
@@ -60,61 +67,90 @@ func FuzzApply(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	running, err := lab.Apply(&labstore.State{}, base, "base.yaml")
-	if err != nil {
-		f.Fatal(err)
+	var labs []fuzzLab
+	for _, c := range []Cluster{lbLab, dualFuzzLab} {
+		running, err := c.Apply(&labstore.State{}, base, "base.yaml")
+		if err != nil {
+			f.Fatal(err)
+		}
+		labs = append(labs, fuzzLab{c, running})
 	}
 	f.Fuzz(func(t *testing.T, manifest string, onTop bool) {
-		cur := &labstore.State{}
-		if onTop {
-			cur = running.Clone()
+		for _, l := range labs {
+			fuzzApplyOn(t, l, manifest, onTop)
 		}
-		m, err := Decode([]byte(manifest), "f.yaml")
-		if err != nil {
-			if !strings.Contains(err.Error(), "f.yaml") {
-				t.Fatalf("Decode error %q does not name the manifest", err)
-			}
-			return
-		}
-		before := mustJSON(t, cur)
-		next, err := lbLab.Apply(cur, m, "f.yaml")
-		if after := mustJSON(t, cur); after != before {
-			t.Fatalf("Apply changed its input state")
-		}
-		if err != nil {
-			if !strings.Contains(err.Error(), "f.yaml") {
-				t.Fatalf("Apply error %q does not name the manifest", err)
-			}
-			return
-		}
-		checkState(t, next)
-		if _, err := lbLab.Apply(next, m, "f.yaml"); err != nil {
-			t.Fatalf("the manifest applied once but not twice: %v", err)
-		}
-		for _, n := range lab.Nodes {
-			checkRenders(t, next, n.Name)
-		}
-		// kubectl delete -f of what was applied: every object is found,
-		// and the state left (pods terminating, then reaped) is one the
-		// lab can run.
-		deleted, err := lab.Delete(next, m, "f.yaml", DeleteOptions{GracePeriod: -1})
-		if err != nil {
-			if !strings.Contains(err.Error(), "f.yaml") {
-				t.Fatalf("Delete error %q does not name the manifest", err)
-			}
-			return
-		}
-		checkState(t, deleted)
-		var names []string
-		for _, p := range Terminating(deleted) {
-			names = append(names, p.Name)
-		}
-		reaped, err := lab.Reconcile(Reap(deleted, names))
-		if err != nil {
-			t.Fatalf("Reap and Reconcile: %v", err)
-		}
-		checkState(t, reaped)
 	})
+}
+
+// fuzzLab is a lab FuzzApply applies to, and its state running httpserver.
+type fuzzLab struct {
+	Cluster
+	running *labstore.State
+}
+
+// dualFuzzLab is lbLab made dual-stack (IPv4 primary).
+var dualFuzzLab = func() Cluster {
+	c := lbLab
+	c.ServiceSubnets = []netip.Prefix{c.ServiceSubnet, netip.MustParsePrefix("fd00:10:96::/112")}
+	c.Nodes = nil
+	for i, n := range lab.Nodes {
+		n.PodCIDRs = []netip.Prefix{n.PodCIDR, netip.MustParsePrefix(fmt.Sprintf("fd00:10:244:%d::/64", i+1))}
+		c.Nodes = append(c.Nodes, n)
+	}
+	return c
+}()
+
+// fuzzApplyOn is FuzzApply's check on one lab.
+func fuzzApplyOn(t *testing.T, l fuzzLab, manifest string, onTop bool) {
+	cur := &labstore.State{}
+	if onTop {
+		cur = l.running.Clone()
+	}
+	m, err := Decode([]byte(manifest), "f.yaml")
+	if err != nil {
+		if !strings.Contains(err.Error(), "f.yaml") {
+			t.Fatalf("Decode error %q does not name the manifest", err)
+		}
+		return
+	}
+	before := mustJSON(t, cur)
+	next, err := l.Apply(cur, m, "f.yaml")
+	if after := mustJSON(t, cur); after != before {
+		t.Fatalf("Apply changed its input state")
+	}
+	if err != nil {
+		if !strings.Contains(err.Error(), "f.yaml") {
+			t.Fatalf("Apply error %q does not name the manifest", err)
+		}
+		return
+	}
+	checkState(t, l.Cluster, next)
+	if _, err := l.Apply(next, m, "f.yaml"); err != nil {
+		t.Fatalf("the manifest applied once but not twice: %v", err)
+	}
+	for _, n := range l.Nodes {
+		checkRenders(t, next, n.Name)
+	}
+	// kubectl delete -f of what was applied: every object is found,
+	// and the state left (pods terminating, then reaped) is one the
+	// lab can run.
+	deleted, err := l.Delete(next, m, "f.yaml", DeleteOptions{GracePeriod: -1})
+	if err != nil {
+		if !strings.Contains(err.Error(), "f.yaml") {
+			t.Fatalf("Delete error %q does not name the manifest", err)
+		}
+		return
+	}
+	checkState(t, l.Cluster, deleted)
+	var names []string
+	for _, p := range Terminating(deleted) {
+		names = append(names, p.Name)
+	}
+	reaped, err := l.Reconcile(Reap(deleted, names))
+	if err != nil {
+		t.Fatalf("Reap and Reconcile: %v", err)
+	}
+	checkState(t, l.Cluster, reaped)
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -126,12 +162,17 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// checkState states what the lab relies on in a state Apply returned.
-func checkState(t *testing.T, st *labstore.State) {
+// checkState states what the lab relies on in a state Apply returned:
+// pods' IPs (one per pod CIDR of their node, the primary first) unique
+// and in their node's pod CIDRs, cluster IPs (clusterIP == clusterIPs[0],
+// one per family of ipFamilies) unique and in the lab's Service range of
+// their family, node ports and load balancer IPs unique, the controller's
+// slices of existing Services with pod IPs of their address type.
+func checkState(t *testing.T, c Cluster, st *labstore.State) {
 	t.Helper()
-	nodes := map[string]netip.Prefix{}
-	for _, n := range lab.Nodes {
-		nodes[n.Name] = n.PodCIDR
+	nodes := map[string][]netip.Prefix{}
+	for _, n := range c.Nodes {
+		nodes[n.Name] = n.podCIDRs()
 	}
 	podNames, podIPs := map[string]bool{}, map[string]string{}
 	for _, p := range st.Pods {
@@ -139,31 +180,30 @@ func checkState(t *testing.T, st *labstore.State) {
 			t.Errorf("two pods named %s", p.Name)
 		}
 		podNames[p.Name] = true
-		cidr, ok := nodes[p.Spec.NodeName]
+		cidrs, ok := nodes[p.Spec.NodeName]
 		if !ok {
 			t.Errorf("pod %s on unknown node %q", p.Name, p.Spec.NodeName)
 		}
-		ip, err := netip.ParseAddr(p.Status.PodIP)
-		if err != nil || !cidr.Contains(ip) {
-			t.Errorf("pod %s: IP %q outside its node's pod CIDR %s", p.Name, p.Status.PodIP, cidr)
+		if len(p.Status.PodIPs) != len(cidrs) || p.Status.PodIP != p.Status.PodIPs[0].IP {
+			t.Errorf("pod %s: podIP %s, podIPs %v: want one per pod CIDR %v, the first as podIP", p.Name, p.Status.PodIP, p.Status.PodIPs, cidrs)
+			continue
 		}
-		if other, dup := podIPs[p.Status.PodIP]; dup {
-			t.Errorf("pods %s and %s share IP %s", other, p.Name, p.Status.PodIP)
+		for i, ip := range p.Status.PodIPs {
+			a, err := netip.ParseAddr(ip.IP)
+			if err != nil || !cidrs[i].Contains(a) {
+				t.Errorf("pod %s: IP %q outside its node's pod CIDR %s", p.Name, ip.IP, cidrs[i])
+			}
+			if other, dup := podIPs[ip.IP]; dup {
+				t.Errorf("pods %s and %s share IP %s", other, p.Name, ip.IP)
+			}
+			podIPs[ip.IP] = p.Name
 		}
-		podIPs[p.Status.PodIP] = p.Name
 	}
 	clusterIPs, nodePorts, lbIPs := map[string]string{}, map[int32]string{}, map[netip.Addr]string{}
 	for _, svc := range st.Services {
 		name := svc.Namespace + "/" + svc.Name
-		if ip := svc.Spec.ClusterIP; ip != corev1.ClusterIPNone && svc.Spec.Type != corev1.ServiceTypeExternalName {
-			a, err := netip.ParseAddr(ip)
-			if err != nil || !lab.ServiceSubnet.Contains(a) {
-				t.Errorf("Service %s: cluster IP %q outside %s", name, ip, lab.ServiceSubnet)
-			}
-			if other, dup := clusterIPs[ip]; dup {
-				t.Errorf("Services %s and %s share cluster IP %s", other, name, ip)
-			}
-			clusterIPs[ip] = name
+		if svc.Spec.ClusterIP != corev1.ClusterIPNone && svc.Spec.Type != corev1.ServiceTypeExternalName {
+			checkClusterIPs(t, c, svc, clusterIPs)
 		}
 		if vip := LoadBalancerIngress(svc); vip.IsValid() {
 			if !lbLab.LoadBalancerPool.Contains(vip) {
@@ -197,8 +237,34 @@ func checkState(t *testing.T, st *labstore.State) {
 				if _, ok := podIPs[a]; !ok {
 					t.Errorf("EndpointSlice %s/%s: address %s is no pod's", s.Namespace, s.Name, a)
 				}
+				if (familyOf(a) == corev1.IPv6Protocol) != (s.AddressType == "IPv6") {
+					t.Errorf("EndpointSlice %s/%s of type %s: address %s", s.Namespace, s.Name, s.AddressType, a)
+				}
 			}
 		}
+	}
+}
+
+// checkClusterIPs: svc's cluster IPs are one per family, in the lab's
+// range of it, and no other Service's (taken: IP -> Service).
+func checkClusterIPs(t *testing.T, c Cluster, svc *corev1.Service, taken map[string]string) {
+	t.Helper()
+	name := svc.Namespace + "/" + svc.Name
+	s := svc.Spec
+	if len(s.ClusterIPs) != len(s.IPFamilies) || len(s.ClusterIPs) == 0 || s.ClusterIP != s.ClusterIPs[0] {
+		t.Errorf("Service %s: clusterIP %s, clusterIPs %v, ipFamilies %v: want one per family, the first as clusterIP", name, s.ClusterIP, s.ClusterIPs, s.IPFamilies)
+		return
+	}
+	for i, ip := range s.ClusterIPs {
+		subnet, _ := c.serviceSubnetOf(s.IPFamilies[i])
+		a, err := netip.ParseAddr(ip)
+		if err != nil || !subnet.Contains(a) {
+			t.Errorf("Service %s: cluster IP %q outside %s", name, ip, subnet)
+		}
+		if other, dup := taken[ip]; dup {
+			t.Errorf("Services %s and %s share cluster IP %s", other, name, ip)
+		}
+		taken[ip] = name
 	}
 }
 
