@@ -3,12 +3,14 @@ package netns
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs/agents/process"
 	"github.com/svclab/svclab/labs/agents/selfexec"
+	"github.com/svclab/svclab/labs/netns/topology"
 	"github.com/svclab/svclab/proxy"
 )
 
@@ -23,9 +25,29 @@ func (l *Lab) startProxy(node string, opts Options) error {
 		namespace: proxyNamespace, pod: proxyPodName(node), node: node, host: node, log: l.proxyLog(node),
 		argv: selfexec.Argv(opts.Binary, &selfexec.Proxy{Options: proxy.Options{
 			LabDir: l.Store.Dir, NodeName: node, IPTablesBackend: string(l.Topology.Spec.Proxy.IPTablesBackend),
+			NodeIPs: l.proxyNodeIPs(node),
 		}}),
 	}, opts)
 	return err
+}
+
+// proxyNodeIPs are what the node's proxy is told of its addresses: none on
+// an IPv4 lab (the proxy is then single-stack IPv4, as before labs had
+// families), the node's addresses, primary first, on an ipv6 or dual lab.
+func (l *Lab) proxyNodeIPs(node string) []netip.Addr {
+	if l.Topology.Spec.IPFamily == "" || l.Topology.Spec.IPFamily == topology.IPFamilyIPv4 {
+		return nil
+	}
+	for _, n := range l.Topology.Spec.Nodes {
+		if n.Name == node {
+			addrs := make([]netip.Addr, len(n.IPs))
+			for i, p := range n.IPs {
+				addrs[i] = p.Addr()
+			}
+			return addrs
+		}
+	}
+	return nil
 }
 
 const proxyNamespace = "kube-system"

@@ -1,6 +1,7 @@
 package selfexec
 
 import (
+	"net/netip"
 	"reflect"
 	"slices"
 	"testing"
@@ -35,6 +36,7 @@ func TestArgvRoundTrips(t *testing.T) {
 	for _, c := range []Command{
 		&Proxy{Options: proxy.Options{LabDir: "/run/svclab/labs/l", NodeName: "node1", IPTablesBackend: "nft"}},
 		&Proxy{Options: proxy.Options{NodeName: "$(NODE_NAME)"}},
+		&Proxy{Options: proxy.Options{LabDir: "/d", NodeName: "n1", NodeIPs: []netip.Addr{netip.MustParseAddr("fc00:f853:ccd:e793::2"), netip.MustParseAddr("172.18.0.2")}}},
 		&Proxy{Cleanup: true, Options: proxy.Options{IPTablesBackend: "legacy"}},
 		&Netexec{Options: netexec.Options{PodName: "web-0", NodeName: "node2", Ports: []int{8080, 9090}}},
 		&Netexec{Options: netexec.Options{PodName: "web-0", Ports: []int{8080}, UDPPorts: []int{8080, 9090}}},
@@ -80,6 +82,8 @@ func TestArgv(t *testing.T) {
 		want []string
 	}{
 		{&Proxy{Options: proxy.Options{LabDir: "/d", NodeName: "n1"}}, []string{"svclab", "proxy", "--lab-dir=/d", "--node=n1"}},
+		{&Proxy{Options: proxy.Options{LabDir: "/d", NodeName: "n1", NodeIPs: []netip.Addr{netip.MustParseAddr("192.168.16.2"), netip.MustParseAddr("fd00:10::2")}}},
+			[]string{"svclab", "proxy", "--lab-dir=/d", "--node=n1", "--node-ip=192.168.16.2", "--node-ip=fd00:10::2"}},
 		{&Netexec{Options: netexec.Options{PodName: "p", Ports: []int{80, 81}}}, []string{"svclab", "netexec", "--pod-name=p", "--http-port=80", "--http-port=81"}},
 		{&Netexec{Options: netexec.Options{PodName: "p", Ports: []int{80}, UDPPorts: []int{80}}}, []string{"svclab", "netexec", "--pod-name=p", "--http-port=80", "--udp-port=80"}},
 		{&Traffic{Raw: true, Options: traffic.Options{Target: "1.2.3.4:80", Protocol: "udp", SourcePort: 5000, Connections: 7}},
@@ -96,6 +100,16 @@ func TestArgv(t *testing.T) {
 	} {
 		if got := Argv("svclab", tc.cmd); !slices.Equal(got, tc.want) {
 			t.Errorf("Argv = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestNodeIPFlagRefusesWhatIsNotAnAddress(t *testing.T) {
+	for _, bad := range []string{"10.0.0", "fd00::1/64", "fe80::1%eth0", "node1"} {
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		(&Proxy{}).AddFlags(fs)
+		if err := fs.Parse([]string{"--node-ip=" + bad}); err == nil {
+			t.Errorf("--node-ip=%s was accepted", bad)
 		}
 	}
 }

@@ -30,6 +30,7 @@ func (p *Proxy) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&p.ConfigFile, "config", "", "KubeProxyConfiguration file (default: the kube-system/kube-proxy ConfigMap)")
 	fs.BoolVar(&p.Cleanup, "cleanup", false, "remove what kube-proxy's modes made (chains, IPVS services, kube-ipvs0, ipsets) and exit, like kube-proxy --cleanup")
 	fs.StringVar(&p.IPTablesBackend, "iptables-backend", "", "iptables backend: legacy or nft (default: the host's iptables)")
+	addrSliceVar(fs, &p.NodeIPs, "node-ip", "a lab node's address, primary family first; repeat for dual-stack (lab mode; a cluster's proxy reads its Node object)")
 }
 
 // Netexec is `svclab netexec`: a pod's agnhost-netexec-compatible server.
