@@ -106,9 +106,12 @@ func HostSysctls() (map[string]string, error) { return dockerhost.SnapshotSysctl
 
 // FlannelFacts is what a node running --cni flannel shows: the DaemonSet's
 // namespace and image, the VXLAN device with its VNI and port, and the
-// pod network (all read from the manifest svclab applies).
+// pod network (all read from the manifest svclab applies); DeviceIPv6 is
+// the IPv6 VXLAN device flanneld adds on an ipv6 or dual cluster
+// (flannel-v6.<VNI>, same VNI and port).
 type FlannelFacts struct {
 	Namespace, Image, Device string
+	DeviceIPv6               string
 	VNI, Port                int
 	Network                  string
 }
@@ -120,5 +123,5 @@ func Flannel() (FlannelFacts, error) {
 		return FlannelFacts{}, err
 	}
 	vni, port := info.Backend.VXLAN()
-	return FlannelFacts{Namespace: flannel.Namespace, Image: info.FlannelImage, Device: flannel.Device, VNI: vni, Port: port, Network: info.Network.String()}, nil
+	return FlannelFacts{Namespace: flannel.Namespace, Image: info.FlannelImage, Device: flannel.Device, DeviceIPv6: flannel.DeviceIPv6(vni), VNI: vni, Port: port, Network: info.Network.String()}, nil
 }
