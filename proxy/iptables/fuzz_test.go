@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/iptablestest"
@@ -16,14 +18,36 @@ import (
 	"github.com/svclab/svclab/proxy/model/modeltest"
 )
 
-// fuzzOptions picks the renderer's options from one byte: the local
-// detector, masquerade-all, the masquerade bit, --random-fully, localhost
-// node ports, nodePortAddresses and the conntrack sysctl.
-func fuzzOptions(b byte) iptables.Options {
-	o := iptables.Options{NodeIP: netip.MustParseAddr(modeltest.NodeIP)}
+// The fuzz cluster's IPv6 side: modeltest.Generate's IPv6 pod address
+// fd00:244::2 is in fuzzClusterCIDRv6; the node's IPv6 address.
+const (
+	fuzzClusterCIDRv6 = "fd00:244::/64"
+	fuzzNodeIPv6      = "fd00:192:168::10"
+	fuzzPodIPv6       = "fd00:244::9:9"
+)
+
+// fuzzFamilies are the families every fuzz input is rendered in, as a
+// dual-stack node's two proxiers would.
+var fuzzFamilies = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+
+// fuzzSnapshot is family's snapshot of modeltest.Generate(data).
+func fuzzSnapshot(family corev1.IPFamily, data []byte) *model.Snapshot {
+	services, slices := modeltest.Generate(data)
+	return model.BuildFamily(family, services, slices, modeltest.NodeName)
+}
+
+// fuzzOptions picks the renderer's options of family from one byte: the
+// local detector, masquerade-all, the masquerade bit, --random-fully,
+// localhost node ports, nodePortAddresses and the conntrack sysctl.
+func fuzzOptions(family corev1.IPFamily, b byte) iptables.Options {
+	o := iptables.Options{Family: family, NodeIP: netip.MustParseAddr(modeltest.NodeIP)}
+	clusterCIDR := modeltest.ClusterCIDR
+	if family == corev1.IPv6Protocol {
+		o.NodeIP, clusterCIDR = netip.MustParseAddr(fuzzNodeIPv6), fuzzClusterCIDRv6
+	}
 	switch b % 4 {
 	case 0:
-		o.ClusterCIDR = modeltest.ClusterCIDR
+		o.ClusterCIDR = clusterCIDR
 	case 1:
 		o.LocalDetector = localtraffic.ByBridgeInterface("cni0")
 	case 2:
@@ -43,8 +67,9 @@ func fuzzOptions(b byte) iptables.Options {
 }
 
 // FuzzRender builds Services and EndpointSlices from the input
-// (modeltest.Generate), turns them into a snapshot and renders it, then
-// changes to a second generated state. Properties:
+// (modeltest.Generate), turns them into a snapshot of each IP family and
+// renders it with a renderer of that family, then changes to a second
+// generated state. Properties, in both families:
 //   - no panic; the full sync goes through iptables.Sync into the fake that
 //     rejects what iptables-restore rejects (a jump to a missing chain, a
 //     bad option, a target in the wrong table, a chain name too long);
@@ -56,38 +81,52 @@ func fuzzOptions(b byte) iptables.Options {
 //   - the partial sync to the second state is accepted too and leaves the
 //     tables a fresh full sync of that state would.
 func FuzzRender(f *testing.F) {
+	// Besides modeltest's seeds, testdata/fuzz/FuzzRender/ipv6-rich-*
+	// are inputs whose IPv6 snapshot is rich (IPv6 and dual-stack services
+	// with IPv6 endpoints, node ports, external IPs, source ranges).
 	modeltest.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, o byte, first, second []byte) {
-		opts := fuzzOptions(o)
-		snap := modeltest.Snapshot(first)
-		fake := iptablestest.NewFakeRunner()
-		r := newRenderer(t, opts)
-		res, err := iptables.Sync(fake, r, snap)
-		if err != nil {
-			t.Fatalf("full sync rejected: %v", err)
+		for _, family := range fuzzFamilies {
+			t.Run(string(family), func(t *testing.T) { fuzzRender(t, family, o, first, second) })
 		}
-		checkAllJumpTargetsDeclared(t, res.Payload())
-		if again := newRenderer(t, opts).Render(modeltest.Snapshot(first)); !bytes.Equal(again.Payload(), res.Payload()) {
-			t.Fatalf("the same input renders differently:\n%s", golden.LineDiff(string(res.Payload()), string(again.Payload())))
-		}
-		if opts.LocalDetector == nil {
-			checkClusterIPFlows(t, fake.Dump(), snap)
-		}
-
-		next := modeltest.Snapshot(second)
-		if _, err := iptables.Sync(fake, r, next); err != nil {
-			t.Fatalf("sync to the second state rejected: %v", err)
-		}
-		assertSameAsFreshFullSync(t, fake, opts, modeltest.Snapshot(second))
 	})
+}
+
+// fuzzRender is one family's run of FuzzRender.
+func fuzzRender(t *testing.T, family corev1.IPFamily, o byte, first, second []byte) {
+	opts := fuzzOptions(family, o)
+	snap := fuzzSnapshot(family, first)
+	fake := iptablestest.NewFakeRunner()
+	r := newRenderer(t, opts)
+	res, err := iptables.Sync(fake, r, snap)
+	if err != nil {
+		t.Fatalf("full sync rejected: %v", err)
+	}
+	checkAllJumpTargetsDeclared(t, res.Payload())
+	if again := newRenderer(t, opts).Render(fuzzSnapshot(family, first)); !bytes.Equal(again.Payload(), res.Payload()) {
+		t.Fatalf("the same input renders differently:\n%s", golden.LineDiff(string(res.Payload()), string(again.Payload())))
+	}
+	if opts.LocalDetector == nil {
+		checkClusterIPFlows(t, fake.Dump(), snap, opts)
+	}
+
+	next := fuzzSnapshot(family, second)
+	if _, err := iptables.Sync(fake, r, next); err != nil {
+		t.Fatalf("sync to the second state rejected: %v", err)
+	}
+	assertSameAsFreshFullSync(t, fake, opts, fuzzSnapshot(family, second))
 }
 
 // checkClusterIPFlows traces a pod's first packet to every cluster IP:port
 // and wants the endpoints the model says internal traffic may use: the
 // Cluster set, or with internalTrafficPolicy Local this node's.
-func checkClusterIPFlows(t *testing.T, dump *iptablestest.Dump, snap *model.Snapshot) {
+func checkClusterIPFlows(t *testing.T, dump *iptablestest.Dump, snap *model.Snapshot, opts iptables.Options) {
 	t.Helper()
-	tracer := &iptablestest.Tracer{Dump: dump, NodeIPs: []netip.Addr{netip.MustParseAddr(modeltest.NodeIP)}}
+	tracer := &iptablestest.Tracer{Dump: dump, NodeIPs: []netip.Addr{opts.NodeIP}}
+	pod := netip.MustParseAddr("10.244.9.9")
+	if opts.Family == corev1.IPv6Protocol {
+		pod = netip.MustParseAddr(fuzzPodIPv6)
+	}
 	for _, sp := range snap.ServicePorts {
 		cluster, local, _, _ := model.CategorizeEndpoints(sp)
 		eps := cluster
@@ -101,7 +140,7 @@ func checkClusterIPFlows(t *testing.T, dump *iptablestest.Dump, snap *model.Snap
 		slices.Sort(want)
 		want = slices.Compact(want)
 		res := tracer.Trace(iptablestest.Packet{
-			Source:          netip.MustParseAddr("10.244.9.9"),
+			Source:          pod,
 			Destination:     sp.ClusterIP,
 			Protocol:        strings.ToLower(string(sp.Protocol)),
 			DestinationPort: int(sp.Port),
