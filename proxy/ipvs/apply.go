@@ -55,7 +55,7 @@ func apply(k kernel.Interface, ipt iptkernel.Runner, op Op) error {
 	case OpCreateDummy:
 		return k.EnsureDummy(DummyDevice)
 	case OpCreateSet:
-		return k.CreateSet(op.Set, op.SetType)
+		return k.CreateSet(op.Set, op.SetType, setFamily(op.Family))
 	case OpAddVirtualServer:
 		return k.AddVirtualServer(op.VS)
 	case OpUpdateVirtualServer:

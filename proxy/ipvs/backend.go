@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/config"
 	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
 	"github.com/svclab/svclab/proxy/iptables/localtraffic"
@@ -61,12 +63,19 @@ type SyncResult struct {
 }
 
 // NewBackend opens the kernel of the calling process's network namespace
-// and returns the IPVS mode for cfg. iptablesBackend is "", "legacy" or
-// "nft" as for iptables mode. It fails with an error naming the problem
-// when the kernel has no IPVS or no ipset support, when the scheduler is
-// missing, or when a setting is unusable.
+// and returns the IPVS mode's IPv4 proxier for cfg. iptablesBackend is "",
+// "legacy" or "nft" as for iptables mode. It fails with an error naming
+// the problem when the kernel has no IPVS or no ipset support, when the
+// scheduler is missing, or when a setting is unusable.
 func NewBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (*Backend, error) {
-	opts, err := OptionsFromConfig(cfg)
+	return NewBackendFor(cfg, corev1.IPv4Protocol, iptablesBackend, log)
+}
+
+// NewBackendFor is NewBackend for the proxier of family: the IPv6 one
+// writes its rules with ip6tables-restore. A dual-stack node runs one of
+// each, as upstream's metaproxier does.
+func NewBackendFor(cfg config.Config, family corev1.IPFamily, iptablesBackend string, log *slog.Logger) (*Backend, error) {
+	opts, err := OptionsFromConfigFor(cfg, family)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +91,7 @@ func NewBackend(cfg config.Config, iptablesBackend string, log *slog.Logger) (*B
 		k.Close()
 		return nil, fmt.Errorf("ipvs mode: kernel %s: %w", kernel.Release(), err)
 	}
-	runner, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: b})
+	runner, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: b, Family: opts.Family})
 	if err != nil {
 		k.Close()
 		return nil, fmt.Errorf("ipvs mode: %w", err)
@@ -123,6 +132,7 @@ func New(k kernel.Interface, ipt iptkernel.Runner, opts Options, log *slog.Logge
 		return nil, fmt.Errorf("ipvs mode: %w", err)
 	}
 	s := Settings{
+		Family:        opts.Family,
 		Scheduler:     opts.Scheduler,
 		NodePortCIDRs: opts.NodePortCIDRs,
 		NodeIP:        opts.NodeIP,
@@ -159,10 +169,11 @@ func (b *Backend) Close() {
 // Desired computes what a sync of snap would ask for, with the node's
 // current addresses, without changing anything.
 func (b *Backend) Desired(snap *model.Snapshot) (*Desired, error) {
-	addrs, err := b.k.NodeAddresses(DummyDevice)
+	all, err := b.k.NodeAddresses(DummyDevice)
 	if err != nil {
 		return nil, err
 	}
+	addrs := ofFamily(b.settings.Family, all)
 	s := b.settings
 	s.NodeAddresses = addrs
 	if !s.NodeIP.IsValid() && len(addrs) > 0 {
@@ -232,7 +243,7 @@ func (b *Backend) sync(snap *model.Snapshot) (SyncResult, error) {
 // the destinations that may be drained read again.
 func (b *Backend) kernelState(d *Desired) (*Actual, error) {
 	if b.written == nil {
-		return ReadActual(b.k)
+		return ReadActualOf(b.k, b.settings.Family)
 	}
 	if err := b.written.refreshDraining(b.k, d); err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/internal/iptsave"
 	"github.com/svclab/svclab/proxy/iptables/chains"
 	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
@@ -150,10 +152,10 @@ func ruleTarget(spec string) string {
 	return ""
 }
 
-// kubeProxyVirtualServers lists the IPVS services kube-proxy made: those
-// whose address is on kube-ipvs0, whose address:port is in one of the
-// mode's service sets, or whose port is in a node port set. A kernel
-// without IPVS has none.
+// kubeProxyVirtualServers lists the IPVS services kube-proxy made, of
+// either family: those whose address is on kube-ipvs0, whose address:port
+// is in one of the mode's service sets (KUBE-* or KUBE-6-*), or whose port
+// is in a node port set. A kernel without IPVS has none.
 func kubeProxyVirtualServers(k kernel.Interface) ([]kernel.VirtualServer, error) {
 	vss, err := k.VirtualServers()
 	if errors.Is(err, kernel.ErrNoIPVS) {
@@ -166,15 +168,17 @@ func kubeProxyVirtualServers(k kernel.Interface) ([]kernel.VirtualServer, error)
 	if err != nil {
 		return nil, err
 	}
-	members := map[string]map[string]bool{}
+	members := map[string]map[string]bool{} // by the IPv4 name: both families' members
 	for _, set := range []string{SetClusterIP, SetExternalIP, SetExternalIPLocal, SetLoadBalancer, SetNodePortTCP, SetNodePortUDP, SetNodePortSCTP} {
-		_, entries, _, err := k.Entries(set)
-		if err != nil {
-			return nil, err
-		}
 		m := map[string]bool{}
-		for _, e := range entries {
-			m[e] = true
+		for _, family := range []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol} {
+			_, entries, _, err := k.Entries(familySetName(family, set))
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range entries {
+				m[e] = true
+			}
 		}
 		members[set] = m
 	}

@@ -49,7 +49,7 @@ func TestCleanupRemovesBothModesAndNothingElse(t *testing.T) {
 	if err := k.AddVirtualServer(foreign); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.CreateSet("my-set", kernel.HashIP); err != nil {
+	if err := k.CreateSet("my-set", kernel.HashIP, kernel.Inet); err != nil {
 		t.Fatal(err)
 	}
 

@@ -62,7 +62,7 @@ func Compute(snap *model.Snapshot, s Settings) *Desired {
 		bind:     map[netip.Addr]bool{},
 		vs:       map[string]int{},
 	}
-	d := &Desired{}
+	d := &Desired{Family: s.Family}
 	if snap != nil {
 		for _, sp := range snap.ServicePorts {
 			c.servicePort(sp)
@@ -88,7 +88,7 @@ func Compute(snap *model.Snapshot, s Settings) *Desired {
 	d.VirtualServers = c.out
 
 	d.Sets = make([]DesiredSet, len(Sets))
-	for i, spec := range Sets {
+	for i, spec := range setsOf(s.Family) {
 		e := c.entries[i]
 		slices.Sort(e)
 		d.Sets[i] = DesiredSet{SetSpec: spec, Entries: slices.Compact(e)}
@@ -101,6 +101,16 @@ func Compute(snap *model.Snapshot, s Settings) *Desired {
 func (c *computer) add(set, entry string) {
 	i := setIndex[set]
 	c.entries[i] = append(c.entries[i], entry)
+}
+
+// setNet is a network as `ipset list` writes it in a hash:ip,port,net
+// member: a single address (/32, /128) without its length, so that what
+// is desired reads back the same from the kernel.
+func setNet(p netip.Prefix) string {
+	if p.IsSingleIP() {
+		return p.Addr().String()
+	}
+	return p.String()
 }
 
 func ipPort(ip netip.Addr, proto string, port int32) string {
@@ -151,7 +161,7 @@ func (c *computer) servicePort(sp *model.ServicePort) {
 			c.add(SetLoadBalancerFW, entry)
 			allowFromNode := false
 			for _, cidr := range sp.LoadBalancerSourceRanges {
-				c.add(SetLoadBalancerSourceCIDR, entry+","+cidr.String())
+				c.add(SetLoadBalancerSourceCIDR, entry+","+setNet(cidr))
 				if c.s.NodeIP.IsValid() && cidr.Contains(c.s.NodeIP) {
 					allowFromNode = true
 				}

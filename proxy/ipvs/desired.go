@@ -5,13 +5,19 @@ import (
 	"net/netip"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 )
 
 // Desired is the kernel state a snapshot calls for. Every list is sorted,
 // so two Desired values for the same input are identical.
 type Desired struct {
-	// Addresses are bound to kube-ipvs0 (/32 each): cluster IPs, and
+	// Family is the proxier's IP family ("" is IPv4): every address is of
+	// it, the sets are its (KUBE-6-* for IPv6) and IPTables is for
+	// ip6tables-restore when it is IPv6.
+	Family corev1.IPFamily
+	// Addresses are bound to kube-ipvs0 (/32 or /128 each): cluster IPs, and
 	// external and load balancer IPs that are not node addresses.
 	Addresses []netip.Addr
 	// VirtualServers are sorted by address, protocol and port.
@@ -43,7 +49,8 @@ type DesiredSet struct {
 	Entries []string
 }
 
-// Set returns the named set (nil if it is not one of Sets).
+// Set returns the named set, by the IPv4 or the family's name (nil if it
+// is not one of Sets).
 func (d *Desired) Set(name string) *DesiredSet {
 	i, ok := setIndex[name]
 	if !ok || i >= len(d.Sets) {
@@ -53,7 +60,8 @@ func (d *Desired) Set(name string) *DesiredSet {
 }
 
 // String renders the whole state the way a person would inspect it on a
-// node, one section per tool:
+// node, one section per tool (ip -6, ip6tables and KUBE-6-* sets for an
+// IPv6 proxier):
 //
 //	# ip -4 addr show dev kube-ipvs0
 //	10.96.0.10/32
@@ -68,9 +76,9 @@ func (d *Desired) Set(name string) *DesiredSet {
 // The golden files under testdata hold this text.
 func (d *Desired) String() string {
 	var b bytes.Buffer
-	b.WriteString("# ip -4 addr show dev " + DummyDevice + "\n")
+	b.WriteString("# ip " + ipCommandFlag(d.Family) + " addr show dev " + DummyDevice + "\n")
 	for _, a := range d.Addresses {
-		b.WriteString(a.String() + "/32\n")
+		b.WriteString(netip.PrefixFrom(a, a.BitLen()).String() + "\n")
 	}
 	b.WriteString("# ipvsadm -S -n\n")
 	for _, vs := range d.VirtualServers {
@@ -85,11 +93,11 @@ func (d *Desired) String() string {
 			b.WriteString(e + "\n")
 		}
 	}
-	b.WriteString("# iptables (jumps from built-in chains)\n")
+	b.WriteString("# " + iptablesCommand(d.Family) + " (jumps from built-in chains)\n")
 	for _, j := range d.Jumps {
 		b.WriteString("-t " + j.Table + " -A " + j.Chain + " " + strings.Join(quoteArgs(j.Args()), " ") + "\n")
 	}
-	b.WriteString("# iptables-restore --noflush\n")
+	b.WriteString("# " + iptablesCommand(d.Family) + "-restore --noflush\n")
 	b.Write(d.IPTables)
 	return b.String()
 }

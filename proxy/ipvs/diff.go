@@ -54,7 +54,7 @@ func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 	}
 	for _, s := range d.Sets {
 		if _, ok := a.Sets[s.Name]; !ok {
-			p = append(p, Op{Kind: OpCreateSet, Set: s.Name, SetType: s.Type})
+			p = append(p, Op{Kind: OpCreateSet, Set: s.Name, SetType: s.Type, Family: d.Family})
 		}
 	}
 
@@ -99,11 +99,11 @@ func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 
 	if o.AppliedIPTables == nil {
 		for _, j := range d.Jumps {
-			p = append(p, Op{Kind: OpEnsureJump, Jump: j})
+			p = append(p, Op{Kind: OpEnsureJump, Jump: j, Family: d.Family})
 		}
 	}
 	if o.AppliedIPTables == nil || !bytes.Equal(o.AppliedIPTables, d.IPTables) {
-		p = append(p, Op{Kind: OpRestore, Payload: d.IPTables})
+		p = append(p, Op{Kind: OpRestore, Payload: d.IPTables, Family: d.Family})
 	}
 
 	for _, addr := range a.Addresses {

@@ -33,8 +33,13 @@
 // Cleanup removes what both kube-proxy modes leave in a node (kube-proxy
 // --cleanup), and FindLeftovers lists it.
 //
-// Left out compared with upstream: IPv6 (upstream runs a second proxier
-// with KUBE-6-* sets), the service health check servers (the
+// A Backend is the proxier of one IP family (Options.Family): a
+// dual-stack node runs an IPv4 and an IPv6 one side by side, as upstream's
+// metaproxier does, sharing the IPVS table and kube-ipvs0 while each keeps
+// to its family's virtual servers and addresses, its ipsets (KUBE-6-* of
+// family inet6 for IPv6) and its iptables or ip6tables rules (family.go).
+//
+// Left out compared with upstream: the service health check servers (the
 // KUBE-HEALTH-CHECK-NODE-PORT set is filled, nothing listens),
 // topology-aware routing, and nodePortAddresses "primary". (The conntrack
 // cleanup of stale UDP flows is the sync loop's, for every mode:

@@ -247,13 +247,13 @@ func TestIntegrationIPSetsAndIPTables(t *testing.T) {
 func TestIntegrationBitmapPortEntries(t *testing.T) {
 	roottest.Require(t, "creates network namespaces and ipsets in them")
 	k := openKernel(t, newTestNetns(t))
-	if err := k.CreateSet(SetNodePortTCP, kernel.BitmapPort); err != nil {
+	if err := k.CreateSet(SetNodePortTCP, kernel.BitmapPort, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.CreateSet(SetNodePortTCP, kernel.BitmapPort); err != nil {
+	if err := k.CreateSet(SetNodePortTCP, kernel.BitmapPort, ""); err != nil {
 		t.Errorf("second create (-exist): %v", err)
 	}
-	if err := k.CreateSet(SetNodePortTCP, kernel.HashIP); err == nil || !strings.Contains(err.Error(), "exists with type bitmap:port") {
+	if err := k.CreateSet(SetNodePortTCP, kernel.HashIP, kernel.Inet); err == nil || !strings.Contains(err.Error(), "exists with type bitmap:port") {
 		t.Errorf("create with another type: %v", err)
 	}
 	for _, p := range []string{"30080", "0", "65535", "30080"} {

@@ -1,6 +1,8 @@
 package ipvs
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/iptables/chains"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 )
@@ -32,7 +34,9 @@ const (
 )
 
 // ipsets, with upstream's names and comments (pkg/proxy/ipvs/ipset.go).
-// The comments appear in the iptables rules that match the sets.
+// The comments appear in the iptables rules that match the sets. These
+// are the IPv4 proxier's names; the IPv6 proxier's are KUBE-6-*
+// (familySetName).
 const (
 	SetLoopBack               = "KUBE-LOOP-BACK"
 	SetClusterIP              = "KUBE-CLUSTER-IP"
@@ -60,7 +64,8 @@ type SetSpec struct {
 	Comment string
 }
 
-// Sets are every ipset the mode creates, in upstream's ipsetInfo order.
+// Sets are every ipset the IPv4 proxier creates, in upstream's ipsetInfo
+// order (the IPv6 proxier's: setsOf).
 var Sets = []SetSpec{
 	{SetLoopBack, kernel.HashIPPortIP, "Kubernetes endpoints dst ip:port, source ip for solving hairpin purpose"},
 	{SetClusterIP, kernel.HashIPPort, "Kubernetes service cluster ip + port for masquerade purpose"},
@@ -81,16 +86,19 @@ var Sets = []SetSpec{
 	{SetIPVSIPs, kernel.HashIP, "Addresses on the ipvs interface"},
 }
 
-// setIndex maps a set name to its position in Sets.
+// setIndex maps a set name, the IPv4 or the IPv6 proxier's, to its
+// position in Sets.
 var setIndex = func() map[string]int {
-	m := make(map[string]int, len(Sets))
+	m := make(map[string]int, 2*len(Sets))
 	for i, s := range Sets {
 		m[s.Name] = i
+		m[familySetName(corev1.IPv6Protocol, s.Name)] = i
 	}
 	return m
 }()
 
-// IsKubeProxySet reports whether name is one of the mode's ipsets.
+// IsKubeProxySet reports whether name is one of the mode's ipsets, of
+// either family (KUBE-CLUSTER-IP, KUBE-6-CLUSTER-IP).
 func IsKubeProxySet(name string) bool {
 	_, ok := setIndex[name]
 	return ok

@@ -23,8 +23,8 @@ type Options struct {
 	Family corev1.IPFamily
 	// Scheduler is ipvs.scheduler ("" means rr).
 	Scheduler string
-	// ExcludeCIDRs is ipvs.excludeCIDRs (IPv4 ones; upstream gives the
-	// IPv6 ones to its IPv6 proxier).
+	// ExcludeCIDRs is ipvs.excludeCIDRs, those of Family (upstream's
+	// filterCIDRs gives each proxier its family's).
 	ExcludeCIDRs []netip.Prefix
 	// StrictARP is ipvs.strictARP: arp_ignore=1 and arp_announce=2 on all
 	// interfaces, so the node does not answer ARP for kube-ipvs0's
@@ -33,16 +33,16 @@ type Options struct {
 	// Timeouts are ipvs.tcpTimeout, tcpFinTimeout and udpTimeout (0 keeps
 	// the kernel's value).
 	Timeouts kernel.Timeouts
-	// ClusterCIDR is clusterCIDR's IPv4 range (invalid when unset).
+	// ClusterCIDR is clusterCIDR's range of Family (invalid when unset).
 	ClusterCIDR netip.Prefix
 	// MasqueradeBit and MasqueradeAll are iptables.masqueradeBit and
 	// iptables.masqueradeAll, which upstream's IPVS mode uses too.
 	MasqueradeBit int
 	MasqueradeAll bool
-	// NodePortCIDRs are nodePortAddresses (IPv4 ones).
+	// NodePortCIDRs are nodePortAddresses, those of Family.
 	NodePortCIDRs []netip.Prefix
-	// NodeIP is the node's primary address: bindAddress when it names
-	// one; otherwise the lowest node address is used.
+	// NodeIP is the node's primary address of Family: bindAddress when it
+	// names one; otherwise the lowest node address of Family is used.
 	NodeIP netip.Addr
 	// KernelRelease is shown by Describe; "" reads `uname -r`.
 	KernelRelease string
@@ -52,11 +52,25 @@ type Options struct {
 // (ip_vs_<name>.ko).
 var schedulerName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
 
-// OptionsFromConfig takes the IPVS mode's settings from cfg and checks
-// them, naming the field of anything wrong. Every field of the ipvs
-// section is implemented; whether the kernel has the scheduler is checked
-// by New.
+// OptionsFromConfig takes the IPVS mode's settings for the IPv4 proxier
+// from cfg and checks them, naming the field of anything wrong. Every
+// field of the ipvs section is implemented; whether the kernel has the
+// scheduler is checked by New.
 func OptionsFromConfig(cfg config.Config) (Options, error) {
+	return OptionsFromConfigFor(cfg, corev1.IPv4Protocol)
+}
+
+// OptionsFromConfigFor is OptionsFromConfig for the proxier of family
+// (IPv4 or IPv6): the CIDRs and addresses of the configuration that are
+// of that family, as upstream's NewDualStackProxier hands each proxier
+// its own.
+func OptionsFromConfigFor(cfg config.Config, family corev1.IPFamily) (Options, error) {
+	if family == "" {
+		family = corev1.IPv4Protocol
+	}
+	if family != corev1.IPv4Protocol && family != corev1.IPv6Protocol {
+		return Options{}, fmt.Errorf("ipvs mode: IP family %q: want IPv4 or IPv6", family)
+	}
 	kp := cfg.Versioned
 	if kp == nil {
 		kp = &kubeproxyconfigv1alpha1.KubeProxyConfiguration{}
@@ -88,7 +102,7 @@ func OptionsFromConfig(cfg config.Config) (Options, error) {
 			errs = append(errs, fail(fmt.Sprintf("ipvs.excludeCIDRs[%d]", i), s, "not a CIDR (e.g. 10.0.0.0/8)"))
 			continue
 		}
-		if p.Addr().Is4() {
+		if inFamily(family, p.Addr()) {
 			o.ExcludeCIDRs = append(o.ExcludeCIDRs, p.Masked())
 		}
 	}
@@ -110,20 +124,23 @@ func OptionsFromConfig(cfg config.Config) (Options, error) {
 			errs = append(errs, fail(fmt.Sprintf("nodePortAddresses[%d]", i), s, "not a CIDR (e.g. 192.168.0.0/16)"))
 			continue
 		}
-		if p.Addr().Is4() {
+		if inFamily(family, p.Addr()) {
 			o.NodePortCIDRs = append(o.NodePortCIDRs, p.Masked())
 		}
 	}
 	for _, c := range cfg.ClusterCIDRs {
-		if c.Addr().Is4() {
+		if inFamily(family, c.Addr()) {
 			o.ClusterCIDR = c
 		}
 	}
-	if a, err := netip.ParseAddr(kp.BindAddress); err == nil && a.Is4() && !a.IsUnspecified() {
+	if a, err := netip.ParseAddr(kp.BindAddress); err == nil && inFamily(family, a) && !a.IsUnspecified() {
 		o.NodeIP = a
 	}
 	if len(errs) > 0 {
 		return Options{}, errors.Join(errs...)
+	}
+	if family == corev1.IPv6Protocol {
+		o.Family = family // IPv4 stays the zero value, as it always was
 	}
 	return o, nil
 }

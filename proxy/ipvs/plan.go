@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 )
 
@@ -47,6 +49,10 @@ type Op struct {
 	// Why explains an op that is not plain reconciliation ("draining: 2
 	// connections").
 	Why string
+	// Family is the proxier's IP family ("" is IPv4): the family of an
+	// OpCreateSet's set and of the tables of OpEnsureJump and OpRestore
+	// (ip6tables for IPv6).
+	Family corev1.IPFamily
 }
 
 // String is the command a person would run for the same change.
@@ -66,7 +72,7 @@ func (o Op) command() string {
 		if o.SetType == kernel.BitmapPort {
 			return "ipset create " + o.Set + " bitmap:port range 0-65535 -exist"
 		}
-		return "ipset create " + o.Set + " " + string(o.SetType) + " family inet hashsize 1024 maxelem 65536 -exist"
+		return "ipset create " + o.Set + " " + string(o.SetType) + " family " + string(setFamily(o.Family)) + " hashsize 1024 maxelem 65536 -exist"
 	case OpAddVirtualServer:
 		return "ipvsadm -A " + o.VS.Target() + " " + o.VS.Options()
 	case OpUpdateVirtualServer:
@@ -78,23 +84,27 @@ func (o Op) command() string {
 	case OpDeleteRealServer:
 		return "ipvsadm -d " + o.VS.Target() + " -r " + o.RS.Key()
 	case OpBindAddress:
-		return "ip addr add " + o.Addr.String() + "/32 dev " + DummyDevice
+		return "ip addr add " + hostPrefix(o.Addr) + " dev " + DummyDevice
 	case OpDelEntry:
 		return "ipset del " + o.Set + " " + o.Entry
 	case OpAddEntry:
 		return "ipset add " + o.Set + " " + o.Entry + " -exist"
 	case OpEnsureJump:
-		return "iptables -t " + o.Jump.Table + " -C " + o.Jump.Chain + " " + strings.Join(quoteArgs(o.Jump.Args()), " ") +
-			" || iptables -t " + o.Jump.Table + " -I " + o.Jump.Chain + " ..."
+		ipt := iptablesCommand(o.Family)
+		return ipt + " -t " + o.Jump.Table + " -C " + o.Jump.Chain + " " + strings.Join(quoteArgs(o.Jump.Args()), " ") +
+			" || " + ipt + " -t " + o.Jump.Table + " -I " + o.Jump.Chain + " ..."
 	case OpRestore:
-		return fmt.Sprintf("iptables-restore --noflush --counters  # %d bytes", len(o.Payload))
+		return fmt.Sprintf("%s-restore --noflush --counters  # %d bytes", iptablesCommand(o.Family), len(o.Payload))
 	case OpUnbindAddress:
-		return "ip addr del " + o.Addr.String() + "/32 dev " + DummyDevice
+		return "ip addr del " + hostPrefix(o.Addr) + " dev " + DummyDevice
 	case OpDeleteVirtualServer:
 		return "ipvsadm -D " + o.VS.Target()
 	}
 	return fmt.Sprintf("op %d", o.Kind)
 }
+
+// hostPrefix is a /32 or /128 of a: "10.96.0.10/32".
+func hostPrefix(a netip.Addr) string { return netip.PrefixFrom(a, a.BitLen()).String() }
 
 // Plan is an ordered list of Ops.
 type Plan []Op

@@ -19,6 +19,9 @@ type payload struct {
 // it are then left out.
 func (p *payload) empty(set string) bool { return len(p.desired.Set(set).Entries) == 0 }
 
+// name is the proxier's name of a set of Sets (KUBE-6-* for IPv6).
+func (p *payload) name(set string) string { return p.desired.Set(set).Name }
+
 // setComment is a set's comment, quoted, for the rules that match it.
 func setComment(set string) string { return quote(Sets[setIndex[set]].Comment) }
 
@@ -35,10 +38,10 @@ func (p *payload) declareChains() {
 	}
 }
 
-// leaveLoopbackAlone: connections from the node's loopback are not
-// services' business.
+// leaveLoopbackAlone: connections from the node's loopback (127.0.0.0/8,
+// or ::1/128 for IPv6) are not services' business.
 func (p *payload) leaveLoopbackAlone() {
-	p.nat.write("-A", ChainServices, "-s", "127.0.0.0/8", "-j", "RETURN")
+	p.nat.write("-A", ChainServices, "-s", loopbackCIDR(p.desired.Family), "-j", "RETURN")
 }
 
 // matchSets writes setMatchRules, each for a set that is not empty.
@@ -51,7 +54,7 @@ func (p *payload) matchSets() {
 		if r.protocol != "" {
 			args = append(args, "-p", r.protocol)
 		}
-		args = append(args, "-m", "comment", "--comment", setComment(r.set), "-m", "set", "--match-set", r.set, r.matchType, "-j", r.to)
+		args = append(args, "-m", "comment", "--comment", setComment(r.set), "-m", "set", "--match-set", p.name(r.set), r.matchType, "-j", r.to)
 		if r.table == "filter" {
 			p.filter.write(args...)
 		} else {
@@ -69,7 +72,7 @@ func (p *payload) masqueradeClusterIPs() {
 		return
 	}
 	s := p.settings
-	args := []string{"-A", ChainServices, "-m", "comment", "--comment", setComment(SetClusterIP), "-m", "set", "--match-set", SetClusterIP}
+	args := []string{"-A", ChainServices, "-m", "comment", "--comment", setComment(SetClusterIP), "-m", "set", "--match-set", p.name(SetClusterIP)}
 	switch {
 	case s.MasqueradeAll:
 		args = append(args, "dst,dst")
@@ -91,12 +94,12 @@ func (p *payload) masqueradeClusterIPs() {
 // policy only) and accepts it.
 func (p *payload) acceptExternalIPs() {
 	if !p.empty(SetExternalIP) {
-		args := []string{"-A", ChainServices, "-m", "comment", "--comment", setComment(SetExternalIP), "-m", "set", "--match-set", SetExternalIP, "dst,dst"}
+		args := []string{"-A", ChainServices, "-m", "comment", "--comment", setComment(SetExternalIP), "-m", "set", "--match-set", p.name(SetExternalIP), "dst,dst"}
 		p.nat.write(append(args, "-j", ChainMarkMasq)...)
 		p.acceptExternalIP(args)
 	}
 	if !p.empty(SetExternalIPLocal) {
-		p.acceptExternalIP([]string{"-A", ChainServices, "-m", "comment", "--comment", setComment(SetExternalIPLocal), "-m", "set", "--match-set", SetExternalIPLocal, "dst,dst"})
+		p.acceptExternalIP([]string{"-A", ChainServices, "-m", "comment", "--comment", setComment(SetExternalIPLocal), "-m", "set", "--match-set", p.name(SetExternalIPLocal), "dst,dst"})
 	}
 }
 
@@ -136,7 +139,7 @@ func (p *payload) refuseNodeAccess(entries []kernel.Entry) {
 func (p *payload) acceptIPVSTraffic() {
 	for _, set := range []string{SetClusterIP, SetLoadBalancer} {
 		if !p.empty(set) {
-			p.nat.write("-A", ChainServices, "-m", "set", "--match-set", set, "dst,dst", "-j", "ACCEPT")
+			p.nat.write("-A", ChainServices, "-m", "set", "--match-set", p.name(set), "dst,dst", "-j", "ACCEPT")
 		}
 	}
 }
@@ -153,17 +156,17 @@ func (p *payload) acceptForwarded() {
 // acceptHealthChecks accepts traffic to the health check node ports.
 func (p *payload) acceptHealthChecks() {
 	p.filter.write("-A", ChainNodePort, "-m", "comment", "--comment", setComment(SetHealthCheckNodePort),
-		"-m", "set", "--match-set", SetHealthCheckNodePort, "dst", "-j", "ACCEPT")
+		"-m", "set", "--match-set", p.name(SetHealthCheckNodePort), "dst", "-j", "ACCEPT")
 }
 
 // refuseUnknownPorts rejects new connections to a service address on a
 // port no service has (kubernetes/kubernetes#72236).
 func (p *payload) refuseUnknownPorts() {
 	for _, set := range []string{SetLoadBalancer, SetClusterIP, SetExternalIP, SetExternalIPLocal} {
-		p.filter.write("-A", ChainIPVSFilter, "-m", "set", "--match-set", set, "dst,dst", "-j", "RETURN")
+		p.filter.write("-A", ChainIPVSFilter, "-m", "set", "--match-set", p.name(set), "dst,dst", "-j", "RETURN")
 	}
-	p.filter.write("-A", ChainIPVSFilter, "-m", "set", "--match-set", SetHealthCheckNodePort, "dst", "-j", "RETURN")
-	p.filter.write("-A", ChainIPVSFilter, "-m", "conntrack", "--ctstate", "NEW", "-m", "set", "--match-set", SetIPVSIPs, "dst", "-j", "REJECT")
+	p.filter.write("-A", ChainIPVSFilter, "-m", "set", "--match-set", p.name(SetHealthCheckNodePort), "dst", "-j", "RETURN")
+	p.filter.write("-A", ChainIPVSFilter, "-m", "conntrack", "--ctstate", "NEW", "-m", "set", "--match-set", p.name(SetIPVSIPs), "dst", "-j", "REJECT")
 }
 
 // masqueradeMarked masquerades the packets KUBE-MARK-MASQ marked, clearing

@@ -4,12 +4,19 @@ import (
 	"fmt"
 	"net/netip"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 )
 
 // Settings are the node facts and configuration Compute needs besides the
 // snapshot.
 type Settings struct {
+	// Family is the IP family of the proxier ("" is IPv4): its sets are
+	// KUBE-6-* of family inet6 for IPv6, and its rules are ip6tables'.
+	// NodeAddresses, NodePortCIDRs and NodeIP must be of the family.
+	Family corev1.IPFamily
+
 	// Scheduler is the IPVS scheduler ("" means DefaultScheduler).
 	Scheduler string
 

@@ -145,9 +145,9 @@ func (c *Counting) ListSets() ([]SetInfo, error) {
 }
 
 // CreateSet implements IPSets.
-func (c *Counting) CreateSet(name string, typ SetType) error {
+func (c *Counting) CreateSet(name string, typ SetType, family Family) error {
 	c.count("CreateSet")
-	return c.k.CreateSet(name, typ)
+	return c.k.CreateSet(name, typ, family)
 }
 
 // Entries implements IPSets.

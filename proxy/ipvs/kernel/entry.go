@@ -24,6 +24,9 @@ type Entry struct {
 //	hash:ip,port,ip   10.244.1.5,tcp:8080,10.244.1.5
 //	hash:ip,port,net  203.0.113.7,tcp:80,192.0.2.0/24
 //	bitmap:port       30080
+//
+// The addresses of one member are all IPv4 or all IPv6 (an inet6 set's:
+// fd00:10:96::a,udp:53).
 func ParseEntry(typ SetType, s string) (Entry, error) {
 	var e Entry
 	fail := func(why string) (Entry, error) {
@@ -46,8 +49,8 @@ func ParseEntry(typ SetType, s string) (Entry, error) {
 		return fail(fmt.Sprintf("want %d comma-separated parts", want))
 	}
 	ip, err := netip.ParseAddr(parts[0])
-	if err != nil || !ip.Is4() {
-		return fail("want an IPv4 address first")
+	if err != nil || ip.Zone() != "" || ip.Is4In6() {
+		return fail("want an IPv4 or IPv6 address first")
 	}
 	e.IP = ip
 	if want == 1 {
@@ -69,14 +72,17 @@ func ParseEntry(typ SetType, s string) (Entry, error) {
 	switch typ {
 	case HashIPPortIP:
 		ip2, err := netip.ParseAddr(parts[2])
-		if err != nil || !ip2.Is4() {
-			return fail("want an IPv4 address third")
+		if err != nil || ip2.Is4() != ip.Is4() || ip2.Zone() != "" || ip2.Is4In6() {
+			return fail("want an address of the first one's family third")
 		}
 		e.IP2 = ip2
 	case HashIPPortNet:
 		n, err := netip.ParsePrefix(parts[2])
-		if err != nil || !n.Addr().Is4() {
-			return fail("want an IPv4 CIDR third")
+		if a, aerr := netip.ParseAddr(parts[2]); aerr == nil {
+			n, err = netip.PrefixFrom(a, a.BitLen()), nil // as Format writes a single address
+		}
+		if err != nil || n.Addr().Is4() != ip.Is4() || n.Addr().Is4In6() {
+			return fail("want a CIDR of the first address's family third")
 		}
 		e.Net = n.Masked()
 	}
@@ -85,7 +91,7 @@ func ParseEntry(typ SetType, s string) (Entry, error) {
 
 // Format writes the member in the ipset command's syntax for typ (the
 // inverse of ParseEntry). A hash:ip,port,net entry whose network is a
-// single address is written without /32, as `ipset list` does.
+// single address is written without /32 (or /128), as `ipset list` does.
 func (e Entry) Format(typ SetType) string {
 	ipPort := func() string {
 		return e.IP.String() + "," + e.Protocol.Lower() + ":" + strconv.Itoa(int(e.Port))
@@ -100,7 +106,7 @@ func (e Entry) Format(typ SetType) string {
 	case HashIPPortIP:
 		return ipPort() + "," + e.IP2.String()
 	case HashIPPortNet:
-		if e.Net.Bits() == 32 {
+		if e.Net.Bits() == e.Net.Addr().BitLen() {
 			return ipPort() + "," + e.Net.Addr().String()
 		}
 		return ipPort() + "," + e.Net.String()

@@ -29,30 +29,34 @@ type Links interface {
 	EnsureDummy(name string) error
 	// DeleteDummy removes it; a missing device is not an error.
 	DeleteDummy(name string) error
-	// Addresses lists the IPv4 addresses of a device; exists is false when
-	// there is no such device.
+	// Addresses lists the IPv4 and IPv6 addresses of a device, without
+	// IPv6 link-local ones, sorted (IPv4 first); exists is false when there
+	// is no such device.
 	Addresses(dev string) (addrs []netip.Addr, exists bool, err error)
-	// AddAddress is ip addr add ADDR/32 dev DEV; an address that is already
-	// there is not an error.
+	// AddAddress is ip addr add ADDR/32 (or /128) dev DEV; an address that
+	// is already there is not an error.
 	AddAddress(dev string, addr netip.Addr) error
-	// DelAddress is ip addr del ADDR/32 dev DEV; a missing one is not an
-	// error.
+	// DelAddress is ip addr del ADDR/32 (or /128) dev DEV; a missing one is
+	// not an error.
 	DelAddress(dev string, addr netip.Addr) error
-	// NodeAddresses lists the IPv4 addresses of every device except
-	// `except`, without loopback addresses, sorted and without duplicates.
-	// Upstream: netlinkHandle.GetAllLocalAddressesExcept.
+	// NodeAddresses lists the IPv4 and IPv6 addresses of every device
+	// except `except`, without loopback and IPv6 link-local addresses,
+	// sorted (IPv4 first) and without duplicates. Upstream:
+	// netlinkHandle.GetAllLocalAddressesExcept, which a proxier asks for
+	// its own family.
 	NodeAddresses(except string) ([]netip.Addr, error)
 }
 
 // IPSets manages ipsets. Entries are strings in the ipset command's
-// syntax for the set's type ("10.96.0.10,udp:53", "30080").
+// syntax for the set's type ("10.96.0.10,udp:53", "fd00:10:96::a,udp:53",
+// "30080").
 type IPSets interface {
 	// ListSets lists every ipset.
 	ListSets() ([]SetInfo, error)
-	// CreateSet is `ipset create NAME TYPE ... -exist`: an existing set of
-	// the same type is kept with its entries, one of another type is an
-	// error.
-	CreateSet(name string, typ SetType) error
+	// CreateSet is `ipset create NAME TYPE family FAMILY ... -exist` (a
+	// bitmap:port set has no family; "" is inet): an existing set of the
+	// same type is kept with its entries, one of another type is an error.
+	CreateSet(name string, typ SetType, family Family) error
 	// Entries lists a set's members; exists is false when there is no such
 	// set.
 	Entries(name string) (typ SetType, entries []string, exists bool, err error)

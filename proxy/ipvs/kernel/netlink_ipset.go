@@ -48,14 +48,17 @@ func (k *Netlink) ListSets() ([]SetInfo, error) {
 // ipset command would pick the newest: newer revisions add header fields
 // (bucketsize, initval) that the library does not parse and logs about on
 // every listing. Members and matching are the same.
-func (k *Netlink) CreateSet(name string, typ SetType) error {
+func (k *Netlink) CreateSet(name string, typ SetType, family Family) error {
 	what := fmt.Sprintf("ipset create %s %s", name, typ)
 	opts := netlink.IpsetCreateOptions{Family: unix.AF_INET, MaxElements: setMaxElem}
+	if family.OrInet() == Inet6 {
+		opts.Family = unix.AF_INET6
+	}
 	if typ == BitmapPort {
 		what += " range 0-65535"
 		opts = netlink.IpsetCreateOptions{PortFrom: setPortFrom, PortTo: setPortTo}
 	} else {
-		what += " family inet hashsize 1024 maxelem 65536"
+		what += " family " + string(family.OrInet()) + " hashsize 1024 maxelem 65536"
 	}
 	err := k.nl.IpsetCreate(name, string(typ), opts)
 	if err == nil {
@@ -115,7 +118,7 @@ func fromNetlinkEntry(e netlink.IPSetEntry) Entry {
 		if e.CIDR2 != 0 {
 			out.Net = netip.PrefixFrom(out.IP2, int(e.CIDR2))
 		} else {
-			out.Net = netip.PrefixFrom(out.IP2, 32)
+			out.Net = netip.PrefixFrom(out.IP2, out.IP2.BitLen())
 		}
 	}
 	return out

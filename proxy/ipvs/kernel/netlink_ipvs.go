@@ -9,9 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// toService converts to moby/ipvs. Upstream: toIPVSService.
+// toService converts to moby/ipvs: an IPv4 service is AF_INET with netmask
+// 0xffffffff, an IPv6 one AF_INET6 with netmask 128. Upstream:
+// toIPVSService.
 func toService(vs VirtualServer) *libipvs.Service {
-	return &libipvs.Service{
+	s := &libipvs.Service{
 		Address:       net.IP(vs.Address.AsSlice()),
 		Protocol:      uint16(vs.Protocol.Number()),
 		Port:          vs.Port,
@@ -21,6 +23,18 @@ func toService(vs VirtualServer) *libipvs.Service {
 		AddressFamily: unix.AF_INET,
 		Netmask:       0xffffffff,
 	}
+	if vs.Address.Is6() {
+		s.AddressFamily, s.Netmask = unix.AF_INET6, 128
+	}
+	return s
+}
+
+// addressFamily is AF_INET or AF_INET6, as a's family.
+func addressFamily(a netip.Addr) uint16 {
+	if a.Is6() {
+		return unix.AF_INET6
+	}
+	return unix.AF_INET
 }
 
 // toDestination converts to moby/ipvs. ConnectionFlags 0 is
@@ -31,7 +45,7 @@ func toDestination(rs RealServer) *libipvs.Destination {
 		Address:       net.IP(rs.Address.AsSlice()),
 		Port:          rs.Port,
 		Weight:        rs.Weight,
-		AddressFamily: unix.AF_INET,
+		AddressFamily: addressFamily(rs.Address),
 	}
 }
 
@@ -47,8 +61,8 @@ func (k *Netlink) ipvsCall(what string, fn func(h *libipvs.Handle) error) error 
 	return nil
 }
 
-// VirtualServers implements IPVS. IPv6 and firewall-mark services are left
-// out: svclab never makes them.
+// VirtualServers implements IPVS: the IPv4 and IPv6 services.
+// Firewall-mark services are left out: svclab never makes them.
 func (k *Netlink) VirtualServers() ([]VirtualServer, error) {
 	var out []VirtualServer
 	err := k.ipvsCall("ipvsadm -L -n", func(h *libipvs.Handle) error {
@@ -57,7 +71,7 @@ func (k *Netlink) VirtualServers() ([]VirtualServer, error) {
 			return err
 		}
 		for _, s := range svcs {
-			if s.FWMark != 0 || s.AddressFamily != unix.AF_INET {
+			if s.FWMark != 0 || (s.AddressFamily != unix.AF_INET && s.AddressFamily != unix.AF_INET6) {
 				continue
 			}
 			addr, ok := netip.AddrFromSlice(s.Address)

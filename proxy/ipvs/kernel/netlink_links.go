@@ -64,13 +64,13 @@ func (k *Netlink) Addresses(dev string) ([]netip.Addr, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("ip link show %s: %w", dev, err)
 	}
-	addrs, err := k.nl.AddrList(link, netlink.FAMILY_V4)
+	addrs, err := k.nl.AddrList(link, netlink.FAMILY_ALL)
 	if err != nil {
-		return nil, true, fmt.Errorf("ip -4 addr show dev %s: %w", dev, err)
+		return nil, true, fmt.Errorf("ip addr show dev %s: %w", dev, err)
 	}
 	out := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
-		if ip, ok := netip.AddrFromSlice(a.IP); ok {
+		if ip, ok := netip.AddrFromSlice(a.IP); ok && !ip.Unmap().IsLinkLocalUnicast() {
 			out = append(out, ip.Unmap())
 		}
 	}
@@ -84,7 +84,7 @@ func hostNet(addr netip.Addr) *net.IPNet {
 
 // AddAddress implements Links. Upstream: netlinkHandle.EnsureAddressBind.
 func (k *Netlink) AddAddress(dev string, addr netip.Addr) error {
-	what := fmt.Sprintf("ip addr add %s/32 dev %s", addr, dev)
+	what := fmt.Sprintf("ip addr add %s/%d dev %s", addr, addr.BitLen(), dev)
 	link, err := k.nl.LinkByName(dev)
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -97,7 +97,7 @@ func (k *Netlink) AddAddress(dev string, addr netip.Addr) error {
 
 // DelAddress implements Links. Upstream: netlinkHandle.UnbindAddress.
 func (k *Netlink) DelAddress(dev string, addr netip.Addr) error {
-	what := fmt.Sprintf("ip addr del %s/32 dev %s", addr, dev)
+	what := fmt.Sprintf("ip addr del %s/%d dev %s", addr, addr.BitLen(), dev)
 	link, err := k.nl.LinkByName(dev)
 	if isLinkNotFound(err) {
 		return nil
@@ -114,7 +114,7 @@ func (k *Netlink) DelAddress(dev string, addr netip.Addr) error {
 
 // NodeAddresses implements Links. It makes two requests whatever the
 // number of links (a node has one per pod): the excepted link's index,
-// then one dump of every IPv4 address. (Upstream's
+// then one dump of every address of both families. (Upstream's
 // GetAllLocalAddressesExcept lists the links and dumps the addresses once
 // per link.)
 func (k *Netlink) NodeAddresses(except string) ([]netip.Addr, error) {
@@ -124,9 +124,9 @@ func (k *Netlink) NodeAddresses(except string) ([]netip.Addr, error) {
 	} else if !isLinkNotFound(err) {
 		return nil, fmt.Errorf("ip link show %s: %w", except, err)
 	}
-	addrs, err := k.nl.AddrList(nil, netlink.FAMILY_V4)
+	addrs, err := k.nl.AddrList(nil, netlink.FAMILY_ALL)
 	if err != nil {
-		return nil, fmt.Errorf("ip -4 addr show: %w", err)
+		return nil, fmt.Errorf("ip addr show: %w", err)
 	}
 	var out []netip.Addr
 	for _, a := range addrs {
@@ -137,7 +137,7 @@ func (k *Netlink) NodeAddresses(except string) ([]netip.Addr, error) {
 		if !ok {
 			continue
 		}
-		if ip = ip.Unmap(); ip.Is4() && !ip.IsLoopback() {
+		if ip = ip.Unmap(); !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
 			out = append(out, ip)
 		}
 	}

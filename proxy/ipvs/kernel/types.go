@@ -155,6 +155,32 @@ const (
 	BitmapPort    SetType = "bitmap:port"
 )
 
+// Family is an ipset's address family as the ipset command writes it
+// (`family inet6`); the zero value is inet. bitmap:port sets have none.
+// Upstream: utilipset.IPSet.HashFamily.
+type Family string
+
+const (
+	Inet  Family = "inet"
+	Inet6 Family = "inet6"
+)
+
+// FamilyOf is the family of addr: Inet6 for an IPv6 address, else Inet.
+func FamilyOf(addr netip.Addr) Family {
+	if addr.Is6() {
+		return Inet6
+	}
+	return Inet
+}
+
+// OrInet is f, or Inet when f is empty.
+func (f Family) OrInet() Family {
+	if f == "" {
+		return Inet
+	}
+	return f
+}
+
 // SetInfo describes an existing ipset.
 type SetInfo struct {
 	Name string

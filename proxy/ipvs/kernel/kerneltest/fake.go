@@ -59,7 +59,9 @@ func (s *vsState) deleteRS(i int) {
 }
 
 type setState struct {
-	typ     kernel.SetType
+	typ kernel.SetType
+	// family is Inet or Inet6 (Inet for a bitmap:port set).
+	family  kernel.Family
 	entries map[string]bool
 }
 
@@ -252,7 +254,7 @@ func (f *Fake) checkVS(vs kernel.VirtualServer) error {
 	if err := f.ipvsOK(); err != nil {
 		return err
 	}
-	if !vs.Address.Is4() || vs.Protocol.Number() == 0 {
+	if !vs.Address.IsValid() || vs.Address.Is4In6() || vs.Address.Zone() != "" || vs.Protocol.Number() == 0 {
 		return unix.EINVAL
 	}
 	if !slices.Contains(f.Schedulers, vs.Scheduler) {
@@ -337,7 +339,8 @@ func (f *Fake) rsOp(verb string, vs kernel.VirtualServer, rs kernel.RealServer, 
 		if s == nil {
 			return fmt.Errorf("%w (Service not defined)", unix.ESRCH)
 		}
-		if !rs.Address.Is4() || rs.Weight < 0 {
+		// A NAT destination is of its service's family.
+		if rs.Address.Is4() != vs.Address.Is4() || rs.Address.Is4In6() || rs.Weight < 0 {
 			return unix.EINVAL
 		}
 		return fn(s, s.findRS(rs))
@@ -461,7 +464,7 @@ func (f *Fake) Addresses(dev string) ([]netip.Addr, bool, error) {
 	defer f.mu.Unlock()
 	f.counts["Addresses"]++
 	addrs, ok := f.links[dev]
-	out := slices.Clone(addrs)
+	out := slices.DeleteFunc(slices.Clone(addrs), netip.Addr.IsLinkLocalUnicast)
 	slices.SortFunc(out, netip.Addr.Compare)
 	return out, ok, nil
 }
@@ -474,7 +477,7 @@ func (f *Fake) AddAddress(dev string, addr netip.Addr) error {
 	if slices.Contains(f.links[dev], addr) {
 		return nil
 	}
-	return f.change(fmt.Sprintf("ip addr add %s/32 dev %s", addr, dev), func() error {
+	return f.change(fmt.Sprintf("ip addr add %s/%d dev %s", addr, addr.BitLen(), dev), func() error {
 		if _, ok := f.links[dev]; !ok {
 			return fmt.Errorf("%w (Cannot find device %q)", unix.ENODEV, dev)
 		}
@@ -492,7 +495,7 @@ func (f *Fake) DelAddress(dev string, addr netip.Addr) error {
 	if i < 0 {
 		return nil
 	}
-	return f.change(fmt.Sprintf("ip addr del %s/32 dev %s", addr, dev), func() error {
+	return f.change(fmt.Sprintf("ip addr del %s/%d dev %s", addr, addr.BitLen(), dev), func() error {
 		f.links[dev] = slices.Delete(f.links[dev], i, i+1)
 		return nil
 	})
@@ -509,7 +512,7 @@ func (f *Fake) NodeAddresses(except string) ([]netip.Addr, error) {
 			continue
 		}
 		for _, a := range addrs {
-			if a.Is4() && !a.IsLoopback() {
+			if !a.IsLoopback() && !a.IsLinkLocalUnicast() {
 				out = append(out, a)
 			}
 		}
@@ -534,17 +537,26 @@ func (f *Fake) ListSets() ([]kernel.SetInfo, error) {
 
 var setTypes = []kernel.SetType{kernel.HashIP, kernel.HashIPPort, kernel.HashIPPortIP, kernel.HashIPPortNet, kernel.BitmapPort}
 
-// CreateSet implements kernel.IPSets.
-func (f *Fake) CreateSet(name string, typ kernel.SetType) error {
+// CreateSet implements kernel.IPSets. The call is recorded as "ipset
+// create NAME TYPE", with " family inet6" for an IPv6 hash set.
+func (f *Fake) CreateSet(name string, typ kernel.SetType, family kernel.Family) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.counts["CreateSet"]++
-	if s, ok := f.sets[name]; ok && s.typ == typ {
+	if typ == kernel.BitmapPort {
+		family = "" // a port bitmap has no address family
+	}
+	family = family.OrInet()
+	if s, ok := f.sets[name]; ok && s.typ == typ && s.family == family {
 		return nil
 	}
-	return f.change("ipset create "+name+" "+string(typ), func() error {
+	call := "ipset create " + name + " " + string(typ)
+	if family == kernel.Inet6 {
+		call += " family inet6"
+	}
+	return f.change(call, func() error {
 		if s, ok := f.sets[name]; ok {
-			return fmt.Errorf("a set of that name exists with type %s", s.typ)
+			return fmt.Errorf("a set of that name exists with type %s, family %s", s.typ, s.family)
 		}
 		if !slices.Contains(setTypes, typ) {
 			return fmt.Errorf("the kernel has no ipset type %s", typ)
@@ -552,7 +564,7 @@ func (f *Fake) CreateSet(name string, typ kernel.SetType) error {
 		if len(name) > 31 {
 			return fmt.Errorf("set name longer than 31 characters")
 		}
-		f.sets[name] = &setState{typ: typ, entries: map[string]bool{}}
+		f.sets[name] = &setState{typ: typ, family: family, entries: map[string]bool{}}
 		return nil
 	})
 }
@@ -581,6 +593,9 @@ func (f *Fake) entryOp(verb, name string, typ kernel.SetType, entry string, fn f
 		e, err := kernel.ParseEntry(typ, entry)
 		if err != nil {
 			return err
+		}
+		if typ != kernel.BitmapPort && kernel.FamilyOf(e.IP) != s.family {
+			return fmt.Errorf("the entry's address is not of the set's family %s", s.family)
 		}
 		fn(s, e.Format(typ))
 		return nil

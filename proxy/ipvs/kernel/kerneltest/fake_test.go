@@ -47,10 +47,10 @@ func TestFakeRefusesWhatTheKernelRefuses(t *testing.T) {
 	if err := f.AddEntry("KUBE-CLUSTER-IP", kernel.HashIPPort, "10.96.0.10,udp:53"); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("entry in a missing set: %v", err)
 	}
-	if err := f.CreateSet("S", kernel.HashIPPort); err != nil {
+	if err := f.CreateSet("S", kernel.HashIPPort, kernel.Inet); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.CreateSet("S", kernel.HashIP); err == nil {
+	if err := f.CreateSet("S", kernel.HashIP, kernel.Inet); err == nil {
 		t.Error("recreating a set with another type succeeded")
 	}
 	if err := f.AddEntry("S", kernel.HashIPPort, "10.96.0.10"); err == nil {
