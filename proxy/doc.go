@@ -6,6 +6,15 @@
 // services and ipsets through netlink in ipvs mode, one knftables
 // transaction on table ip kube-proxy in nftables mode.
 //
+// Like upstream's metaproxier, the proxy runs one model tracker and one
+// backend per IP family (ipfamilies.go, dualstack.go): the primary family
+// is the node's first IP's (or bindAddress's), and a second-family backend
+// runs when the mode and kernel support both families — ip6tables rules
+// in iptables mode, table ip6 kube-proxy in nftables mode (the IPVS mode
+// is IPv4 only in svclab so far). A lab's node runs the second family only
+// when the lab gives it an address of that family, so an IPv4 lab's node
+// is exactly the single-stack IPv4 proxy it always was.
+//
 // The loop follows upstream's shape (pkg/proxy/iptables Proxier.syncRunner):
 // changes are coalesced, syncs are at least MinSyncPeriod apart, a periodic
 // resync runs every SyncPeriod, and a failed sync is retried as a full sync.

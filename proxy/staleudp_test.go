@@ -89,3 +89,31 @@ func TestStaleUDPFilterEmptyWithoutUDP(t *testing.T) {
 		t.Errorf("CleanStaleUDPFlows without UDP = %d, %v; want 0, nil without reading the table", n, err)
 	}
 }
+
+// TestStaleUDPFlowsIPv6: an IPv6 snapshot's filter judges IPv6 flows by
+// their IPv6 service address and endpoints, and is run on the AF_INET6
+// conntrack entries (each family's proxier cleans its own family's).
+func TestStaleUDPFlowsIPv6(t *testing.T) {
+	ip := netip.MustParseAddr
+	snap := &model.Snapshot{Family: corev1.IPv6Protocol, ServicePorts: []*model.ServicePort{{
+		Name:     model.ServicePortName{Namespace: "kube-system", Name: "kube-dns", Port: "dns", Protocol: corev1.ProtocolUDP},
+		Protocol: corev1.ProtocolUDP, ClusterIP: ip("fd00:10:96::a"), Port: 53,
+		Endpoints: []model.Endpoint{{IP: ip("fd00:10:244:1::5"), Port: 53, Ready: true, Serving: true}},
+	}}}
+	f := newStaleUDPFilter(snap)
+	flow := func(dst, replySrc string) *netlink.ConntrackFlow {
+		fl := &netlink.ConntrackFlow{FamilyType: unix.AF_INET6}
+		fl.Forward.Protocol, fl.Forward.DstIP, fl.Forward.DstPort = unix.IPPROTO_UDP, net.ParseIP(dst), 53
+		fl.Reverse.SrcIP = net.ParseIP(replySrc)
+		return fl
+	}
+	if !f.MatchConntrackFlow(flow("fd00:10:96::a", "fd00:10:244:1::9")) {
+		t.Error("a flow to the IPv6 ClusterIP answered by a gone endpoint is not stale")
+	}
+	if f.MatchConntrackFlow(flow("fd00:10:96::a", "fd00:10:244:1::5")) {
+		t.Error("a flow answered by the serving IPv6 endpoint is stale")
+	}
+	if conntrackFamily(corev1.IPv6Protocol) != unix.AF_INET6 || conntrackFamily(corev1.IPv4Protocol) != unix.AF_INET || conntrackFamily("") != unix.AF_INET {
+		t.Error("conntrack families: IPv6 must read AF_INET6, IPv4 and the zero family AF_INET")
+	}
+}
