@@ -10,8 +10,9 @@
 // backend per IP family (ipfamilies.go, dualstack.go): the primary family
 // is the node's first IP's (or bindAddress's), and a second-family backend
 // runs when the mode and kernel support both families — ip6tables rules
-// in iptables mode, table ip6 kube-proxy in nftables mode (the IPVS mode
-// is IPv4 only in svclab so far). A lab's node runs the second family only
+// in iptables mode, table ip6 kube-proxy in nftables mode, IPv6 virtual
+// servers, KUBE-6-* ipsets and ip6tables rules in ipvs mode. A lab's node
+// runs the second family only
 // when the lab gives it an address of that family, so an IPv4 lab's node
 // is exactly the single-stack IPv4 proxy it always was.
 //

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"fmt"
 	"log/slog"
 	"strings"
 
@@ -12,22 +11,10 @@ import (
 )
 
 // newBackends builds one Backend per IP family of fams, primary first, as
-// upstream's NewDualStackProxier builds one proxier per family. The IPVS
-// mode is IPv4 only in svclab so far: a dual-stack node runs its IPv4
-// proxier alone (logged), and an IPv6-primary node cannot run it.
+// upstream's NewDualStackProxier builds one proxier per family.
 func newBackends(cfg config.Config, iptablesBackend string, fams proxyFamilies, log *slog.Logger) ([]FamilyBackend, error) {
-	families := fams.families()
-	if cfg.Mode == config.ModeIPVS {
-		if fams.Primary != corev1.IPv4Protocol {
-			return nil, fmt.Errorf("ipvs mode: svclab's IPVS mode programs IPv4 only; the node's primary IP family is %s", fams.Primary)
-		}
-		if len(families) > 1 {
-			log.Info("svclab's IPVS mode programs IPv4 only: no IPv6 proxier", "ipFamily", corev1.IPv6Protocol)
-		}
-		families = families[:1]
-	}
 	var out []FamilyBackend
-	for _, f := range families {
+	for _, f := range fams.families() {
 		b, err := newBackend(cfg, iptablesBackend, f, log)
 		if err != nil {
 			closeBackends(out)

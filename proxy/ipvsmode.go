@@ -11,13 +11,12 @@ import (
 )
 
 // newBackend builds the Backend of the configured mode for one IP family.
-// The IPVS mode is IPv4 only (see ipvsFamilies).
 func newBackend(cfg config.Config, iptablesBackend string, family corev1.IPFamily, log *slog.Logger) (Backend, error) {
 	if cfg.Mode == config.ModeNFTables {
 		return newNFTablesBackend(cfg, family, log)
 	}
 	if cfg.Mode == config.ModeIPVS {
-		b, err := ipvs.NewBackend(cfg, iptablesBackend, log)
+		b, err := ipvs.NewBackendFor(cfg, family, iptablesBackend, log)
 		if err != nil {
 			return nil, err
 		}
