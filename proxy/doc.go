@@ -12,9 +12,9 @@
 // runs when the mode and kernel support both families — ip6tables rules
 // in iptables mode, table ip6 kube-proxy in nftables mode, IPv6 virtual
 // servers, KUBE-6-* ipsets and ip6tables rules in ipvs mode. A lab's node
-// runs the second family only
-// when the lab gives it an address of that family, so an IPv4 lab's node
-// is exactly the single-stack IPv4 proxy it always was.
+// runs the second family only when the lab gives it an address of that
+// family, so an IPv4 lab's node is exactly the single-stack IPv4 proxy it
+// always was.
 //
 // The loop follows upstream's shape (pkg/proxy/iptables Proxier.syncRunner):
 // changes are coalesced, syncs are at least MinSyncPeriod apart, a periodic
