@@ -18,6 +18,10 @@ import (
 func FuzzPrint(f *testing.F) {
 	f.Add([]byte("metadata: {name: web-a, namespace: default, labels: {app: web}}\nspec: {nodeName: node1, containers: [{name: web}], type: NodePort, ports: [{port: 80, nodePort: 30080, protocol: TCP}]}\nstatus: {phase: Running, podIPs: [{ip: 10.244.1.2}], containerStatuses: [{name: web, ready: true, restartCount: 3, state: {running: {}}, lastState: {terminated: {exitCode: 1}}}]}\n"))
 	f.Add([]byte("metadata: {name: lb}\nspec: {type: LoadBalancer, clusterIPs: [10.96.0.1], externalIPs: [1.2.3.4]}\nstatus: {loadBalancer: {ingress: [{ip: 5.6.7.8}, {hostname: a.example}]}}\n"))
+	// Dual-stack: a Service with both families, a pod with both
+	// addresses, an IPv6 slice.
+	f.Add([]byte("metadata: {name: d}\nspec: {type: NodePort, ipFamilyPolicy: PreferDualStack, ipFamilies: [IPv4, IPv6], clusterIP: 10.96.0.11, clusterIPs: [10.96.0.11, 'fd00:10:96::b'], ports: [{port: 80, nodePort: 30080}]}\nstatus: {podIP: 10.244.1.2, podIPs: [{ip: 10.244.1.2}, {ip: 'fd00:10:244:1::2'}]}\n"))
+	f.Add([]byte("metadata: {name: s6}\naddressType: IPv6\nports: [{name: http, port: 80}]\nendpoints: [{addresses: ['fd00:10:244:1::2']}]\n"))
 	f.Add([]byte("metadata: {name: s}\naddressType: IPv4\nports: [{name: http, port: 80}, {}]\nendpoints: [{addresses: [10.0.0.1, 10.0.0.2]}, {addresses: []}]\n"))
 	f.Add([]byte("metadata: {name: \"a\\tb\\nc\\x1b[31m\"}\nstatus: {containerStatuses: [{state: {terminated: {signal: 9}}}, {state: {waiting: {reason: X}}}]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
