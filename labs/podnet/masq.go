@@ -8,6 +8,16 @@ import "fmt"
 // 0x4000/0x4000 is kube-proxy's masquerade mark: traffic kube-proxy will
 // masquerade itself is left alone.
 func FlannelMasqRules(cluster, podCIDR string) string {
+	return flannelMasqRules(cluster, podCIDR, "224.0.0.0/4")
+}
+
+// FlannelMasqIP6Rules are flanneld's IPv6 rules (masqIP6Rules, loaded
+// with ip6tables-restore): FlannelMasqRules' with IPv6's multicast block.
+func FlannelMasqIP6Rules(cluster, podCIDR string) string {
+	return flannelMasqRules(cluster, podCIDR, "ff00::/8")
+}
+
+func flannelMasqRules(cluster, podCIDR, multicast string) string {
 	const masq = `-m comment --comment "flanneld masq"`
 	const fwd = `-m comment --comment "flanneld forward"`
 	return fmt.Sprintf(`*nat
@@ -17,7 +27,7 @@ func FlannelMasqRules(cluster, podCIDR string) string {
 -A FLANNEL-POSTRTG -s %[2]s -d %[1]s %[3]s -j RETURN
 -A FLANNEL-POSTRTG -s %[1]s -d %[2]s %[3]s -j RETURN
 -A FLANNEL-POSTRTG ! -s %[1]s -d %[2]s %[3]s -j RETURN
--A FLANNEL-POSTRTG -s %[1]s ! -d 224.0.0.0/4 %[3]s -j MASQUERADE --random-fully
+-A FLANNEL-POSTRTG -s %[1]s ! -d %[5]s %[3]s -j MASQUERADE --random-fully
 -A FLANNEL-POSTRTG ! -s %[1]s -d %[1]s %[3]s -j MASQUERADE --random-fully
 COMMIT
 *filter
@@ -26,7 +36,7 @@ COMMIT
 -A FLANNEL-FWD -s %[1]s %[4]s -j ACCEPT
 -A FLANNEL-FWD -d %[1]s %[4]s -j ACCEPT
 COMMIT
-`, cluster, podCIDR, masq, fwd)
+`, cluster, podCIDR, masq, fwd, multicast)
 }
 
 // CalicoNATOutgoingRules imitate Felix's natOutgoing for the IP pool:

@@ -27,3 +27,17 @@ const (
 	CalicoVNI         = 4096
 	CalicoVXLANPort   = 4789
 )
+
+// VXLANOverheadIPv6 is what VXLAN encapsulation over IPv6 costs: outer
+// IPv6 (40), UDP (8), VXLAN (8) and inner Ethernet (14) headers (Felix's
+// VXLANMTUV6 is the underlay's MTU minus 70).
+const VXLANOverheadIPv6 = 70
+
+// flannel's vxlan backend for IPv6 (EnableIPv6): its own device,
+// flannel-v6.<VNI>, with flannel.1's VNI and port, a MAC of its own and
+// the node's IPv6 underlay address as its local address.
+const FlannelDeviceIPv6 = "flannel-v6.1"
+
+// Calico's VXLAN mode for IPv6 as Felix programs it: vxlan-v6.calico,
+// with vxlan.calico's VNI and port.
+const CalicoVXLANDeviceIPv6 = "vxlan-v6.calico"

@@ -17,13 +17,22 @@ var CalicoGateway = netip.MustParseAddr("169.254.1.1")
 // the node has a /32 route to each pod through its cali* interface.
 type calicoAttachment struct{}
 
-func (calicoAttachment) node(h *Host) { h.Node.PodGateway = CalicoGateway }
+func (calicoAttachment) node(h *Host) {
+	for _, cidr := range h.Node.PodCIDRs {
+		gw := CalicoGateway
+		if cidr.Addr().Is6() {
+			gw = podnet.CalicoGatewayIPv6
+		}
+		h.Node.PodGateways = append(h.Node.PodGateways, gw)
+	}
+	h.Node.PodGateway = h.Node.PodGateways[0]
+}
 
 // nodeSteps: none. The node's forwarding is part of the underlay and each
 // cali* interface is set up with its pod.
 func (calicoAttachment) nodeSteps(*Host) []Step { return nil }
 
-func (calicoAttachment) podPrefix(_ *Host, ip netip.Addr) netip.Prefix { return host32(ip) }
+func (calicoAttachment) podPrefix(_ *Host, ip netip.Addr) netip.Prefix { return hostPrefix(ip) }
 
 func (calicoAttachment) hostVeth(kubeNamespace, pod string) string {
 	return podnet.CalicoVethName(kubeNamespace, pod)
@@ -32,7 +41,8 @@ func (calicoAttachment) hostVeth(kubeNamespace, pod string) string {
 // reserved keeps the first address of the podCIDR free with Calico too, so
 // that pod addresses do not depend on the CNI flavour.
 func (calicoAttachment) reserved(h *Host, ip netip.Addr) bool {
-	return ip == nthAddr(h.Node.PodCIDR, 1)
+	i, ok := h.Node.familyIndex(ip)
+	return ok && ip == nthAddr(h.Node.PodCIDRs[i], 1)
 }
 
 // podSteps:
@@ -58,21 +68,51 @@ func (calicoAttachment) reserved(h *Host, ip netip.Addr) bool {
 // 169.254.1.1 lives in its own new namespace; the router and the clients
 // have no route to pod addresses (they reach pods through node addresses
 // and Service IPs), so they hold no entry for one.
+//
+// With IPv6, as Calico's plugin (dataplane_linux.go): on the node's end
+// accept_dad=0, proxy_ndp=1, forwarding=1 and accept_ra=0 before it comes
+// up, so that the link-local address the kernel derives from
+// ee:ee:ee:ee:ee:ee (fe80::ecee:eeff:feee:eeee) is usable at once; DAD off
+// on the pod's eth0; the pod's address as a /128 and its default route
+// via that link-local address; the node's /128 route to the pod.
 func (calicoAttachment) podSteps(h *Host, pp *PodPlan) []Step {
 	node, pod, veth := h.Namespace, pp.Namespace, pp.HostVeth
-	return []Step{
-		AddVeth{NS: pod, Name: "eth0", MTU: pp.MTU, PeerNS: node, PeerName: veth, PeerMAC: podnet.CalicoHostMAC},
-		SetSysctl{NS: node, Key: "net/ipv4/conf/" + veth + "/proxy_arp", Value: "1"},
-		SetSysctl{NS: node, Key: "net/ipv4/neigh/" + veth + "/proxy_delay", Value: "0"},
-		SetSysctl{NS: node, Key: "net/ipv4/conf/" + veth + "/forwarding", Value: "1"},
-		LinkUp{NS: node, Link: veth},
-		AddAddr{NS: pod, Link: "eth0", Addr: pp.IP},
-		LinkUp{NS: pod, Link: "eth0"},
-		AddRoute{NS: pod, Dst: host32(CalicoGateway), Dev: "eth0", ScopeLink: true},
-		AddRoute{NS: pod, Gw: CalicoGateway, Dev: "eth0"},
-		AddRoute{NS: node, Dst: host32(pp.IP.Addr()), Dev: veth, ScopeLink: true},
-		PinPodNeigh{NS: node, Dev: veth, IP: pp.IP.Addr(), PodNS: pod, PodLink: "eth0"},
+	steps := []Step{AddVeth{NS: pod, Name: "eth0", MTU: pp.MTU, PeerNS: node, PeerName: veth, PeerMAC: podnet.CalicoHostMAC}}
+	for _, ip := range pp.IPs {
+		if ip.Addr().Is4() {
+			steps = append(steps,
+				SetSysctl{NS: node, Key: "net/ipv4/conf/" + veth + "/proxy_arp", Value: "1"},
+				SetSysctl{NS: node, Key: "net/ipv4/neigh/" + veth + "/proxy_delay", Value: "0"},
+				SetSysctl{NS: node, Key: "net/ipv4/conf/" + veth + "/forwarding", Value: "1"})
+		} else {
+			steps = append(steps,
+				SetSysctl{NS: node, Key: "net/ipv6/conf/" + veth + "/accept_dad", Value: "0"},
+				SetSysctl{NS: node, Key: "net/ipv6/conf/" + veth + "/proxy_ndp", Value: "1"},
+				SetSysctl{NS: node, Key: "net/ipv6/conf/" + veth + "/forwarding", Value: "1"},
+				SetSysctl{NS: node, Key: "net/ipv6/conf/" + veth + "/accept_ra", Value: "0"},
+				SetSysctl{NS: pod, Key: "net/ipv6/conf/eth0/accept_dad", Value: "0"})
+		}
 	}
+	steps = append(steps, LinkUp{NS: node, Link: veth})
+	for _, ip := range pp.IPs {
+		steps = append(steps, AddAddr{NS: pod, Link: "eth0", Addr: ip})
+	}
+	steps = append(steps, LinkUp{NS: pod, Link: "eth0"})
+	for i, gw := range pp.Gateways {
+		if pp.IPs[i].Addr().Is4() {
+			steps = append(steps, AddRoute{NS: pod, Dst: host32(gw), Dev: "eth0", ScopeLink: true})
+		}
+		steps = append(steps, AddRoute{NS: pod, Gw: gw, Dev: "eth0"})
+	}
+	for _, ip := range pp.IPs {
+		steps = append(steps, AddRoute{NS: node, Dst: hostPrefix(ip.Addr()), Dev: veth, ScopeLink: true})
+	}
+	for _, ip := range pp.IPs {
+		if ip.Addr().Is4() {
+			steps = append(steps, PinPodNeigh{NS: node, Dev: veth, IP: ip.Addr(), PodNS: pod, PodLink: "eth0"})
+		}
+	}
+	return steps
 }
 
 var _ attachment = calicoAttachment{}

@@ -1,6 +1,8 @@
 package network
 
 import (
+	"net/netip"
+
 	"github.com/svclab/svclab/labs/netns/topology"
 	"github.com/svclab/svclab/labs/podnet"
 )
@@ -9,33 +11,47 @@ import (
 // VNI 4096, UDP port 4789, the VTEP address taken from the node's block
 // (here its first address, which is what Calico's IPAM hands out first),
 // a blackhole route for the node's own block, and natOutgoing for the pool.
+// With IPv6, Felix adds vxlan-v6.calico (the same VNI and port, its own
+// MAC, the node's IPv6 address as its local address, an address of the
+// node's IPv6 block), with the same routes, blackhole and natOutgoing.
 type calicoOverlay struct{}
 
-func (calicoOverlay) vtep(n topology.Node) VTEP {
+func (calicoOverlay) vtep(node string, podCIDR netip.Prefix, local netip.Addr) VTEP {
+	dev := podnet.CalicoVXLANDevice
+	if podCIDR.Addr().Is6() {
+		dev = podnet.CalicoVXLANDeviceIPv6
+	}
 	return VTEP{
-		Device: podnet.CalicoVXLANDevice,
+		Device: dev,
 		VNI:    podnet.CalicoVNI,
 		Port:   podnet.CalicoVXLANPort,
-		Addr:   n.PodCIDR.Masked().Addr(),
-		MAC:    vtepMAC(n.Name, podnet.CalicoVXLANDevice),
-		Local:  n.IP.Addr(),
+		Addr:   podCIDR.Masked().Addr(),
+		MAC:    vtepMAC(node, dev),
+		Local:  local,
 		MTU:    podnet.PodMTU,
 	}
 }
 
-// nodeSteps: the VXLAN pattern, then
+// nodeSteps: the VXLAN pattern of each family, then for each
 //
 //	ip -n <node> route add blackhole 10.100.40.0/24
 //	ip netns exec <node> iptables-restore -w 5 --noflush   (natOutgoing)
 func (calicoOverlay) nodeSteps(lab *topology.Lab, self *Host, peers []*Host) []Step {
-	steps := vxlanSteps(self, peers)
-	return append(steps,
-		AddRoute{NS: self.Namespace, Dst: self.Node.PodCIDR, Blackhole: true},
-		IptablesRestore{
-			NS:     self.Namespace,
-			Binary: lab.Spec.Proxy.IPTablesBackend.RestoreCommand(),
-			Rules:  podnet.CalicoNATOutgoingRules(lab.Spec.PodSubnet.String()),
-		})
+	var steps []Step
+	for _, v := range self.Node.VTEPs {
+		steps = append(steps, vxlanSteps(self, v, peers)...)
+	}
+	for _, cidr := range self.Node.PodCIDRs {
+		pool := topology.OfFamily(clusterSubnets(lab), topology.FamilyOf(cidr.Addr()))
+		binary := lab.Spec.Proxy.IPTablesBackend.RestoreCommand()
+		if cidr.Addr().Is6() {
+			binary = lab.Spec.Proxy.IPTablesBackend.RestoreCommandIPv6()
+		}
+		steps = append(steps,
+			AddRoute{NS: self.Namespace, Dst: cidr, Blackhole: true},
+			IptablesRestore{NS: self.Namespace, Binary: binary, Rules: podnet.CalicoNATOutgoingRules(pool.String())})
+	}
+	return steps
 }
 
 var _ overlay = calicoOverlay{}

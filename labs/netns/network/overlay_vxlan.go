@@ -1,7 +1,5 @@
 package network
 
-import "net/netip"
-
 // vxlanSteps are what flannel's vxlan backend and Calico's VXLAN mode both
 // program on a node: the VTEP, and for every peer node a route to its pods
 // through the peer's VTEP address, a permanent ARP entry for that address,
@@ -13,19 +11,26 @@ import "net/netip"
 //	ip -n <node> neigh add 10.100.81.0 lladdr <peer mac> dev flannel.1 nud permanent
 //	bridge -n <node> fdb add <peer mac> dev flannel.1 dst 192.168.16.139 self permanent
 //	ip -n <node> route add 10.100.81.0/24 via 10.100.81.0 dev flannel.1 onlink
-func vxlanSteps(self *Host, peers []*Host) []Step {
-	ns, v := self.Namespace, self.Node.VTEP
+//
+// An IPv6 VTEP (flannel-v6.1, vxlan-v6.calico) is the same with IPv6
+// addresses: a /128, NDP entries, the peers' IPv6 underlay addresses.
+func vxlanSteps(self *Host, v VTEP, peers []*Host) []Step {
+	ns := self.Namespace
 	steps := []Step{
 		AddVxlan{NS: ns, Name: v.Device, VNI: v.VNI, Port: v.Port, Local: v.Local, Dev: "eth0", MTU: v.MTU, MAC: v.MAC},
-		AddAddr{NS: ns, Link: v.Device, Addr: netip.PrefixFrom(v.Addr, 32)},
+		AddAddr{NS: ns, Link: v.Device, Addr: hostPrefix(v.Addr)},
 		LinkUp{NS: ns, Link: v.Device},
 	}
 	for _, peer := range peers {
-		pv := peer.Node.VTEP
+		pv, ok := peer.Node.vtepOf(v.Addr)
+		if !ok {
+			continue
+		}
+		i, _ := peer.Node.familyIndex(v.Addr)
 		steps = append(steps,
 			AddNeigh{NS: ns, Dev: v.Device, IP: pv.Addr, MAC: pv.MAC},
 			AddFDB{NS: ns, Dev: v.Device, MAC: pv.MAC, Dst: pv.Local},
-			AddRoute{NS: ns, Dst: peer.Node.PodCIDR, Gw: pv.Addr, Dev: v.Device, OnLink: true},
+			AddRoute{NS: ns, Dst: peer.Node.PodCIDRs[i], Gw: pv.Addr, Dev: v.Device, OnLink: true},
 		)
 	}
 	return steps

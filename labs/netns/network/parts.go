@@ -9,14 +9,14 @@ import (
 
 // attachment is how pods are plugged into a node (the CNI plugin's job).
 type attachment interface {
-	// node fills the attachment's facts into h.Node (bridge, gateway).
+	// node fills the attachment's facts into h.Node (bridge, gateways).
 	node(h *Host)
 	// nodeSteps prepare a node for pods.
 	nodeSteps(h *Host) []Step
 	// podSteps attach one pod; pp has its names and addresses filled in
 	// (podPrefix and hostVeth say which).
 	podSteps(h *Host, pp *PodPlan) []Step
-	// podPrefix is the address a pod's eth0 gets.
+	// podPrefix is the address a pod's eth0 gets (of either family).
 	podPrefix(h *Host, ip netip.Addr) netip.Prefix
 	// hostVeth names the node-side end of a pod's veth.
 	hostVeth(kubeNamespace, pod string) string
@@ -27,8 +27,9 @@ type attachment interface {
 
 // overlay is how nodes reach each other's pods.
 type overlay interface {
-	// vtep describes a node's VXLAN endpoint.
-	vtep(n topology.Node) VTEP
+	// vtep describes a node's VXLAN endpoint of podCIDR's family; local
+	// is the node's underlay address of that family.
+	vtep(node string, podCIDR netip.Prefix, local netip.Addr) VTEP
 	// nodeSteps set up self's VTEP, its routes to every peer's pods, and
 	// the overlay's iptables rules.
 	nodeSteps(lab *topology.Lab, self *Host, peers []*Host) []Step

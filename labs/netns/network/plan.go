@@ -35,6 +35,11 @@ type Router struct {
 	// a cluster would.
 	ServiceSubnet netip.Prefix
 	ServiceVia    netip.Addr
+	// ServiceSubnets are the Service subnets of every family, the
+	// primary first, each routed via ServiceVias' address of its family
+	// (the first node's).
+	ServiceSubnets []netip.Prefix
+	ServiceVias    []netip.Addr
 	// LoadBalancerRoutes cover the lab's load balancer pool and its
 	// external IP blocks (spec.loadBalancer.pool, spec.externalIPs). The
 	// router sends them via ServiceVia too: the first node announces
@@ -53,6 +58,11 @@ type LAN struct {
 	// default route on this subnet: the subnet's last usable address, or
 	// the next lower one not taken by a host.
 	Gateway netip.Addr
+	// Subnets and Gateways are the LAN's subnets of every family and the
+	// router's address on each, the primary first (Subnet and Gateway).
+	// A secondary subnet's gateway is picked as the primary's.
+	Subnets  []netip.Prefix
+	Gateways []netip.Addr
 }
 
 // Host is a node or a client as built.
@@ -63,6 +73,10 @@ type Host struct {
 	// IP is eth0's address with its prefix length.
 	IP      netip.Prefix
 	Gateway netip.Addr
+	// IPs are eth0's addresses of every family and Gateways the default
+	// route's next hop of each, the primary first (IP and Gateway).
+	IPs      []netip.Prefix
+	Gateways []netip.Addr
 	// LAN is the router bridge eth0's peer is a port of; RouterPort is
 	// that peer's name.
 	LAN, RouterPort string
@@ -83,6 +97,35 @@ type NodeNet struct {
 	// (an address nobody has; proxy ARP answers for it) with Calico's.
 	PodGateway netip.Addr
 	VTEP       VTEP
+	// PodCIDRs, PodGateways and VTEPs are those of every family of the
+	// lab, the primary first (PodCIDR, PodGateway and VTEP): with IPv6,
+	// cni0 also holds the first address of the node's /64, Calico's pods
+	// route through the link-local address of the node's cali* end, and
+	// each family has its VXLAN device (flannel-v6.1, vxlan-v6.calico).
+	PodCIDRs    []netip.Prefix
+	PodGateways []netip.Addr
+	VTEPs       []VTEP
+}
+
+// vtepOf is the node's VTEP of a's family.
+func (n *NodeNet) vtepOf(a netip.Addr) (VTEP, bool) {
+	for _, v := range n.VTEPs {
+		if v.Addr.Is4() == a.Is4() {
+			return v, true
+		}
+	}
+	return VTEP{}, false
+}
+
+// familyIndex is the index in PodCIDRs (and PodGateways, VTEPs) of a's
+// family.
+func (n *NodeNet) familyIndex(a netip.Addr) (int, bool) {
+	for i, c := range n.PodCIDRs {
+		if c.Addr().Is4() == a.Is4() {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // VTEP is a node's VXLAN endpoint.
@@ -90,7 +133,8 @@ type VTEP struct {
 	Device string // flannel.1 or vxlan.calico
 	VNI    int
 	Port   int
-	// Addr is the device's address (a /32): PodCIDR's network address.
+	// Addr is the device's address (a /32 or a /128): the network
+	// address of the node's pod range of the device's family.
 	Addr netip.Addr
 	MAC  net.HardwareAddr
 	// Local is the node's underlay address, the outer source address.
@@ -180,9 +224,6 @@ func planHosts(lab *topology.Lab) (*Plan, error) {
 	if err := lab.Validate(); err != nil {
 		return nil, err
 	}
-	if lab.Spec.HasIPv6() {
-		return nil, fmt.Errorf("lab %s: spec.ipFamily %s: the netns backend builds ipv4 labs only, so far", lab.Name(), lab.Spec.IPFamily)
-	}
 	att, ov, err := parts(lab.Spec.CNI)
 	if err != nil {
 		return nil, err
@@ -197,11 +238,15 @@ func planHosts(lab *topology.Lab) (*Plan, error) {
 			continue
 		}
 		n, _ := lab.Node(h.Name)
-		h.Node = &NodeNet{
-			PodCIDR: n.PodCIDR,
-			PodMTU:  podnet.PodMTU,
-			VTEP:    ov.vtep(n),
+		h.Node = &NodeNet{PodCIDR: n.PodCIDR, PodMTU: podnet.PodMTU, PodCIDRs: n.PodCIDRs}
+		if len(h.Node.PodCIDRs) == 0 {
+			h.Node.PodCIDRs = []netip.Prefix{n.PodCIDR}
 		}
+		for _, cidr := range h.Node.PodCIDRs {
+			local := topology.OfFamily(h.IPs, topology.FamilyOf(cidr.Addr())).Addr()
+			h.Node.VTEPs = append(h.Node.VTEPs, ov.vtep(n.Name, cidr, local))
+		}
+		h.Node.VTEP = h.Node.VTEPs[0]
 		att.node(h)
 	}
 	return p, nil

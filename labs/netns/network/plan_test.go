@@ -85,7 +85,7 @@ func TestPlanFacts(t *testing.T) {
 		{Bridge: "lan1", Subnet: netip.MustParsePrefix("192.168.55.0/24"), Gateway: netip.MustParseAddr("192.168.55.254")},
 	}
 	for i := range want {
-		if r.LANs[i] != want[i] {
+		if got := r.LANs[i]; got.Bridge != want[i].Bridge || got.Subnet != want[i].Subnet || got.Gateway != want[i].Gateway {
 			t.Errorf("LAN %d = %+v, want %+v", i, r.LANs[i], want[i])
 		}
 	}

@@ -25,6 +25,10 @@ type PodNet struct {
 	// IP must lie in the node's podCIDR, past its first address (see
 	// NextPodIP).
 	IP netip.Addr
+	// IPs are the pod's addresses, one in each of the node's pod ranges,
+	// the primary first (IPs[0] is IP); empty means just IP, which is
+	// enough on a single-stack node.
+	IPs []netip.Addr
 }
 
 // PodPlan is what AttachPod does for one pod.
@@ -39,10 +43,26 @@ type PodPlan struct {
 	IP netip.Prefix
 	// Gateway is the pod's default gateway.
 	Gateway netip.Addr
+	// IPs and Gateways are eth0's addresses of every family and the
+	// default gateway of each, the primary first (IP and Gateway): an
+	// IPv6 address is a /64 with the bridge attachment, a /128 with
+	// Calico's.
+	IPs      []netip.Prefix
+	Gateways []netip.Addr
 	// HostVeth is the node-side end of the pod's veth.
 	HostVeth string
 	MTU      int
 	Steps    []Step
+}
+
+// hasIPv6 says whether the pod has an IPv6 address.
+func (pp *PodPlan) hasIPv6() bool {
+	for _, ip := range pp.IPs {
+		if ip.Addr().Is6() {
+			return true
+		}
+	}
+	return false
 }
 
 // Script renders the pod plan as shell commands.
@@ -101,18 +121,12 @@ func PlanPod(lab *topology.Lab, node string, pod PodNet) (*PodPlan, error) {
 	if err != nil {
 		return nil, errf("%v", err)
 	}
-	cidr := h.Node.PodCIDR
-	switch {
-	case !pod.IP.IsValid():
-		return nil, errf("no pod IP given (see NextPodIP)")
-	case !pod.IP.Is4() || !cidr.Contains(pod.IP):
-		return nil, errf("pod IP %s is not in the node's podCIDR %s", pod.IP, cidr)
-	case pod.IP == cidr.Addr():
-		return nil, errf("pod IP %s is the podCIDR's network address (the node's VTEP address)", pod.IP)
-	case pod.IP == lastAddr(cidr):
-		return nil, errf("pod IP %s is the podCIDR's broadcast address", pod.IP)
-	case att.reserved(h, pod.IP):
-		return nil, errf("pod IP %s is reserved for the node (the pods' gateway)", pod.IP)
+	ips := pod.IPs
+	if len(ips) == 0 {
+		ips = []netip.Addr{pod.IP}
+	}
+	if len(ips) != len(h.Node.PodCIDRs) {
+		return nil, errf("%d pod IPs for a node with %d pod ranges %v: want one in each", len(ips), len(h.Node.PodCIDRs), h.Node.PodCIDRs)
 	}
 	pp := &PodPlan{
 		Lab:           lab.Name(),
@@ -120,13 +134,37 @@ func PlanPod(lab *topology.Lab, node string, pod PodNet) (*PodPlan, error) {
 		Pod:           pod.Name,
 		KubeNamespace: kubeNS,
 		Namespace:     NamespaceName(lab.Name(), pod.Name),
-		IP:            att.podPrefix(h, pod.IP),
-		Gateway:       h.Node.PodGateway,
 		HostVeth:      att.hostVeth(kubeNS, pod.Name),
 		MTU:           h.Node.PodMTU,
 	}
+	for i, ip := range ips {
+		if err := checkPodIP(att, h, h.Node.PodCIDRs[i], ip); err != "" {
+			return nil, errf("%s", err)
+		}
+		pp.IPs = append(pp.IPs, att.podPrefix(h, ip))
+		pp.Gateways = append(pp.Gateways, h.Node.PodGateways[i])
+	}
+	pp.IP, pp.Gateway = pp.IPs[0], pp.Gateways[0]
 	pp.Steps = append(nsSteps(pp.Namespace, tag{Lab: lab.Name(), Role: "pod", Node: node}), att.podSteps(h, pp)...)
 	return pp, nil
+}
+
+// checkPodIP says what is wrong with ip as a pod's address in the node's
+// pod range cidr, or "".
+func checkPodIP(att attachment, h *Host, cidr netip.Prefix, ip netip.Addr) string {
+	switch {
+	case !ip.IsValid():
+		return "no pod IP given (see NextPodIP)"
+	case ip.Is4() != cidr.Addr().Is4() || ip.Is4In6() || !cidr.Contains(ip):
+		return fmt.Sprintf("pod IP %s is not in the node's podCIDR %s", ip, cidr)
+	case ip == cidr.Addr():
+		return fmt.Sprintf("pod IP %s is the podCIDR's network address (the node's VTEP address)", ip)
+	case ip == lastAddr(cidr) && ip.Is4():
+		return fmt.Sprintf("pod IP %s is the podCIDR's broadcast address", ip)
+	case att.reserved(h, ip):
+		return fmt.Sprintf("pod IP %s is reserved for the node (the pods' gateway)", ip)
+	}
+	return ""
 }
 
 func nodeNames(lab *topology.Lab) []string {
@@ -141,8 +179,8 @@ func nodeNames(lab *topology.Lab) []string {
 // not in used, counting from the third address (.2 in a /24) as host-local
 // IPAM does when the gateway is .1.
 func NextPodIP(podCIDR netip.Prefix, used []netip.Addr) (netip.Addr, error) {
-	if !podCIDR.IsValid() || !podCIDR.Addr().Is4() || podCIDR.Bits() > 30 {
-		return netip.Addr{}, fmt.Errorf("NextPodIP: podCIDR %s is not an IPv4 prefix of /30 or larger", podCIDR)
+	if !podCIDR.IsValid() || podCIDR.Bits() > podCIDR.Addr().BitLen()-2 {
+		return netip.Addr{}, fmt.Errorf("NextPodIP: podCIDR %s is not a prefix of /30 (IPv4) or /126 (IPv6) or larger", podCIDR)
 	}
 	last := lastAddr(podCIDR)
 	for a := nthAddr(podCIDR, 2); a.Less(last); a = a.Next() {
@@ -244,7 +282,9 @@ func Pods(labName string) ([]Pod, error) {
 	return pods, nil
 }
 
-// eth0Addr reads the first IPv4 address of eth0 in a namespace.
+// eth0Addr reads the first IPv4 address of eth0 in a namespace, or its
+// first global IPv6 one when it has no IPv4 address (a pod of an ipv6
+// lab).
 func eth0Addr(ns string) (netip.Addr, error) {
 	h, err := netns.GetFromPath(netnsPath(ns))
 	if err != nil {
@@ -260,10 +300,16 @@ func eth0Addr(ns string) (netip.Addr, error) {
 	if err != nil {
 		return netip.Addr{}, err
 	}
-	addrs, err := nl.AddrList(l, unix.AF_INET)
-	if err != nil || len(addrs) == 0 {
-		return netip.Addr{}, fmt.Errorf("no IPv4 address on eth0 in %s", ns)
+	for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
+		addrs, err := nl.AddrList(l, family)
+		if err != nil {
+			return netip.Addr{}, err
+		}
+		for _, a := range addrs {
+			if ip, ok := netip.AddrFromSlice(a.IP); ok && ip.Unmap().IsGlobalUnicast() {
+				return ip.Unmap(), nil
+			}
+		}
 	}
-	a, _ := netip.AddrFromSlice(addrs[0].IP.To4())
-	return a, nil
+	return netip.Addr{}, fmt.Errorf("no IPv4 or global IPv6 address on eth0 in %s", ns)
 }

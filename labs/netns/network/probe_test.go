@@ -50,13 +50,19 @@ func runProbe(spec string) error {
 	return fmt.Errorf("unknown probe %q", spec)
 }
 
-// probePing sends ICMP echo requests to target until one is answered.
+// probePing sends ICMP (or ICMPv6) echo requests to target until one is
+// answered.
 func probePing(target string, timeout time.Duration) error {
 	dst := net.ParseIP(target)
 	if dst == nil {
 		return fmt.Errorf("bad address %q", target)
 	}
-	c, err := net.ListenPacket("ip4:icmp", "0.0.0.0")
+	network, laddr, request, reply := "ip4:icmp", "0.0.0.0", byte(8), byte(0)
+	if dst.To4() == nil {
+		// The kernel fills in an ICMPv6 socket's checksum itself.
+		network, laddr, request, reply = "ip6:ipv6-icmp", "::", 128, 129
+	}
+	c, err := net.ListenPacket(network, laddr)
 	if err != nil {
 		return err
 	}
@@ -64,7 +70,7 @@ func probePing(target string, timeout time.Duration) error {
 	id := uint16(os.Getpid())
 	deadline := time.Now().Add(timeout)
 	for seq := uint16(1); time.Now().Before(deadline); seq++ {
-		if _, err := c.WriteTo(echoRequest(id, seq), &net.IPAddr{IP: dst}); err != nil {
+		if _, err := c.WriteTo(echoRequest(request, id, seq), &net.IPAddr{IP: dst}); err != nil {
 			// e.g. no route yet: try again until the deadline
 			time.Sleep(100 * time.Millisecond)
 			continue
@@ -76,8 +82,8 @@ func probePing(target string, timeout time.Duration) error {
 			if err != nil {
 				break // timed out: send the next request
 			}
-			// The kernel strips the IPv4 header for ip4:icmp sockets.
-			if n >= 8 && buf[0] == 0 && binary.BigEndian.Uint16(buf[4:]) == id &&
+			// The kernel strips the IP header for ip4:icmp and ip6 sockets.
+			if n >= 8 && buf[0] == reply && binary.BigEndian.Uint16(buf[4:]) == id &&
 				peer.(*net.IPAddr).IP.Equal(dst) {
 				return nil
 			}
@@ -86,9 +92,11 @@ func probePing(target string, timeout time.Duration) error {
 	return fmt.Errorf("no echo reply from %s within %v", target, timeout)
 }
 
-func echoRequest(id, seq uint16) []byte {
+// echoRequest is an echo request of ICMP type typ (8, or ICMPv6's 128,
+// whose checksum the kernel overwrites).
+func echoRequest(typ byte, id, seq uint16) []byte {
 	b := make([]byte, 8+16)
-	b[0] = 8 // echo request
+	b[0] = typ
 	binary.BigEndian.PutUint16(b[4:], id)
 	binary.BigEndian.PutUint16(b[6:], seq)
 	copy(b[8:], "svclab-probe....")

@@ -31,11 +31,19 @@ func (s AddNeigh) apply(x *executor) error {
 	}
 	return c.nl.NeighAdd(&netlink.Neigh{
 		LinkIndex:    l.Attrs().Index,
-		Family:       unix.AF_INET,
+		Family:       addrFamily(s.IP),
 		State:        netlink.NUD_PERMANENT,
 		IP:           net.IP(s.IP.AsSlice()),
 		HardwareAddr: s.MAC,
 	})
+}
+
+// addrFamily is a's address family for netlink (AF_INET or AF_INET6).
+func addrFamily(a netip.Addr) int {
+	if a.Is4() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
 }
 
 // AddFDB adds a permanent forwarding entry to a VXLAN device: frames for

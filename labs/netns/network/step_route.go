@@ -63,6 +63,8 @@ func (s AddRoute) apply(x *executor) error {
 	r := &netlink.Route{Scope: netlink.SCOPE_UNIVERSE}
 	if s.Dst.IsValid() {
 		r.Dst = ipNet(s.Dst.Masked())
+	} else if s.Gw.Is6() {
+		r.Dst = &net.IPNet{IP: net.IPv6zero, Mask: net.CIDRMask(0, 128)}
 	} else {
 		r.Dst = &net.IPNet{IP: net.IPv4zero.To4(), Mask: net.CIDRMask(0, 32)}
 	}

@@ -255,3 +255,15 @@ func (l *Lab) Hosts() []Host {
 	}
 	return hosts
 }
+
+// RestoreCommandIPv6 is the ip6tables-restore binary of the backend.
+func (b IPTablesBackend) RestoreCommandIPv6() string {
+	switch b {
+	case BackendLegacy:
+		return "ip6tables-legacy-restore"
+	case BackendNFT:
+		return "ip6tables-nft-restore"
+	default:
+		return "ip6tables-restore"
+	}
+}
