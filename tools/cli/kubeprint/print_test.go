@@ -61,7 +61,10 @@ func services() []runtime.Object {
 		return &corev1.Service{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, CreationTimestamp: ago(49 * time.Hour)},
+			// ipFamilies and ipFamilyPolicy as the API server (and a
+			// lab) defaults them on an IPv4 cluster.
 			Spec: corev1.ServiceSpec{Type: typ, ClusterIP: ip, ClusterIPs: []string{ip}, Selector: map[string]string{"app": "web"},
+				IPFamilies: []corev1.IPFamily{corev1.IPv4Protocol}, IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
 				SessionAffinity: corev1.ServiceAffinityNone,
 				Ports:           []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP, TargetPort: intstr.FromInt32(8080)}}},
 		}
@@ -78,6 +81,7 @@ func services() []runtime.Object {
 	pending := svc("web-lb-pending", corev1.ServiceTypeLoadBalancer, "10.96.0.14")
 	ext := svc("web-ext", corev1.ServiceTypeExternalName, "")
 	ext.Spec.ClusterIPs, ext.Spec.ExternalName, ext.Spec.Ports = nil, "web.example.test", nil
+	ext.Spec.IPFamilies, ext.Spec.IPFamilyPolicy = nil, nil // an ExternalName Service has none
 	return []runtime.Object{svc("web", corev1.ServiceTypeClusterIP, "10.96.0.11"), np, lb, pending, ext}
 }
 
