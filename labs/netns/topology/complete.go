@@ -28,6 +28,7 @@ import (
 // and spec.serviceSubnet must start with the same family.
 func (v validator) complete(s *Spec) {
 	fams := v.families(s)
+	v.written.podSubnets = withPrimary(s.PodSubnets, s.PodSubnet)
 	s.PodSubnets = v.familyList("spec.podSubnet", withPrimary(s.PodSubnets, s.PodSubnet), fams, subnetDefault(s, DefaultPodSubnetIPv4, DefaultPodSubnetIPv6))
 	s.PodSubnet = first(s.PodSubnets)
 	fams = v.families(s)
@@ -53,7 +54,7 @@ func (v validator) completeNode(s *Spec, n *Node, path string) {
 		n.PodCIDRs = cidrs
 		return
 	}
-	n.PodCIDRs = v.familyList(path+".podCIDR", cidrs, fams, podCIDRDerivation(s, cidrs))
+	n.PodCIDRs = v.familyList(path+".podCIDR", cidrs, fams, podCIDRDerivation(s, v.written.podSubnets, cidrs))
 	n.PodCIDR = first(n.PodCIDRs)
 }
 
@@ -132,9 +133,9 @@ func hostIPDerivation(written []netip.Prefix) derivation {
 
 // podCIDRDerivation derives a node's IPv6 pod range from the IPv4 one it
 // wrote, by its place in the IPv4 pod subnet the lab wrote.
-func podCIDRDerivation(s *Spec, written []netip.Prefix) derivation {
+func podCIDRDerivation(s *Spec, subnetsWritten, written []netip.Prefix) derivation {
 	return func(f IPFamily) (netip.Prefix, bool) {
-		v4, v4Subnet := OfFamily(written, IPFamilyIPv4), OfFamily(withPrimary(s.PodSubnets, s.PodSubnet), IPFamilyIPv4)
+		v4, v4Subnet := OfFamily(written, IPFamilyIPv4), OfFamily(subnetsWritten, IPFamilyIPv4)
 		v6Subnet := OfFamily(s.PodSubnets, IPFamilyIPv6)
 		if s.IPFamily == IPFamilyIPv6 && !v4Subnet.IsValid() {
 			v4Subnet = DefaultPodSubnetIPv4 // an ipv6 lab's nodes may write an IPv4 range of kind's IPv4 subnet

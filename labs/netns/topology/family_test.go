@@ -55,6 +55,15 @@ func TestFamilyDefaultsAndDerivations(t *testing.T) {
 			prefixes("fd00:10:244::/56"), prefixes("fd00:10:96::/112"),
 			prefixes("fd00::c0a8:1049/116"), prefixes("fd00:10:244:1::/64"), prefixes("fd00::c0a8:37e6/120"),
 		}},
+		{"ipv6 with another IPv4 pod subnet to derive from", strings.NewReplacer(
+			"cni: flannel-vxlan", "cni: flannel-vxlan\n  ipFamily: ipv6",
+			"podSubnet: 10.244.0.0/16", "podSubnet: 10.100.0.0/16",
+			"podCIDR: 10.244.1.0/24", "podCIDR: 10.100.40.0/24",
+			"podCIDR: 10.244.2.0/24", "podCIDR: 10.100.81.0/24",
+		).Replace(base), want{
+			prefixes("fd00:10:244::/56"), prefixes("fd00:10:96::/112"),
+			prefixes("fd00::c0a8:1049/116"), prefixes("fd00:10:244:28::/64"), prefixes("fd00::c0a8:37e6/120"),
+		}},
 		{"dual from the ipv4 file", edit(t, "cni: flannel-vxlan", "cni: flannel-vxlan\n  ipFamily: dual"), want{
 			prefixes("10.244.0.0/16", "fd00:10:244::/56"), prefixes("10.96.0.0/16", "fd00:10:96::/112"),
 			prefixes("192.168.16.73/20", "fd00::c0a8:1049/116"), prefixes("10.244.1.0/24", "fd00:10:244:1::/64"),

@@ -23,7 +23,7 @@ func (l *Lab) Validate() error {
 // and records what they find in p, which may hold convert's problems
 // already (a field with one is not checked again).
 func validate(l *Lab, p *problems) {
-	v := validator{p}
+	v := validator{p, &written{}}
 	v.header(l)
 	v.cni(l.Spec.CNI)
 	v.complete(&l.Spec)
@@ -35,7 +35,17 @@ func validate(l *Lab, p *problems) {
 
 // A validator runs the checks of one lab. Each check records its problems
 // and returns; none stops the others.
-type validator struct{ *problems }
+type validator struct {
+	*problems
+	written *written
+}
+
+// written is what the lab wrote before complete made it one value per
+// family: an ipv6 lab's IPv4 pod subnet, which its nodes' IPv6 ranges
+// are derived by.
+type written struct {
+	podSubnets []netip.Prefix
+}
 
 // ok says whether field passed its checks (or has none yet): a check that
 // compares with another field skips one that failed.
