@@ -3,10 +3,11 @@ package traffic
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/svclab/svclab/internal/hostport"
 )
 
 // Defaults for Options' zero values.
@@ -29,7 +30,8 @@ const MaxConnections = 1_000_000
 
 // Options says what to connect to and how much.
 type Options struct {
-	// Target is the IP:PORT to connect to (a Service's ClusterIP:port).
+	// Target is the IP:PORT to connect to (a Service's ClusterIP:port); an
+	// IPv6 address in brackets: [fd00:10:96::a]:80.
 	Target string
 	// Protocol is ProtocolTCP (the default: HTTP GETs) or ProtocolUDP
 	// (agnhost netexec's UDP commands, see udp.go).
@@ -68,8 +70,8 @@ type Options struct {
 
 // withDefaults validates o and fills its zero values.
 func (o Options) withDefaults() (Options, error) {
-	if _, _, err := net.SplitHostPort(o.Target); err != nil {
-		return o, fmt.Errorf("traffic: target %q: want IP:PORT: %w", o.Target, err)
+	if _, _, err := hostport.Split(o.Target); err != nil {
+		return o, fmt.Errorf("traffic: target %q: %w", o.Target, err)
 	}
 	if o.Connections < 1 || o.Connections > MaxConnections {
 		return o, fmt.Errorf("traffic: connections %d: want 1..%d", o.Connections, MaxConnections)

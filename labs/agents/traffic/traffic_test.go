@@ -300,7 +300,9 @@ func TestOptionsErrors(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{"no port", Options{Target: "127.0.0.1", Connections: 1}, "want IP:PORT"},
+		{"no port", Options{Target: "127.0.0.1", Connections: 1}, `target "127.0.0.1": 127.0.0.1 has no port`},
+		{"bare IPv6", Options{Target: "fd00:10:96::a", Connections: 1}, "want [fd00:10:96::a]:PORT"},
+		{"IPv6 without brackets", Options{Target: "fd00:10:96:1:2:3:4:5:80", Connections: 1}, "want [fd00:10:96:1:2:3:4:5]:80"},
 		{"no connections", Options{Target: "127.0.0.1:80"}, "connections 0"},
 		{"too many", Options{Target: "127.0.0.1:80", Connections: MaxConnections + 1}, "connections 1000001"},
 		{"negative timeout", Options{Target: "127.0.0.1:80", Connections: 1, Timeout: -1}, "must not be negative"},
