@@ -20,7 +20,13 @@
 // service with one endpoint still DNATs through a one-entry numgen map
 // (upstream's PR #140723, which drops that map, is not in v1.36).
 //
-// The table (`table ip kube-proxy`, `table ip6 kube-proxy` for IPv6):
+// One Renderer programs one IP family (Options.Family), as upstream runs
+// one proxier per family: `table ip kube-proxy` for IPv4, `table ip6
+// kube-proxy` for IPv6, each from the snapshot of its family
+// (model.NewTracker(family, node)); tools/upstream compares both with
+// upstream's IPv4 and IPv6 proxiers (options.ipFamily of its corpus).
+//
+// The table:
 //
 //   - base chains filter-prerouting-pre-dnat, filter-output-pre-dnat
 //     (filter, dstnat-10), filter-input, filter-forward, filter-output
