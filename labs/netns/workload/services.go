@@ -19,7 +19,8 @@ const (
 )
 
 // applyService validates a Service like the API server and fills in what the
-// API server allocates: the cluster IP from the service subnet, node ports
+// API server allocates: its IP families and a cluster IP of each from the
+// lab's Service range of that family (services_families*.go), node ports
 // (and a healthCheckNodePort) from 30000-32767, the defaults; and what the
 // lab's load balancer gives a LoadBalancer Service (services_lb.go). A Service that exists
 // keeps what was allocated to it unless the manifest asks otherwise.

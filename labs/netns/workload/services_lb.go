@@ -10,7 +10,8 @@ import (
 )
 
 // AnnotationLoadBalancerIPs is MetalLB's annotation asking for addresses
-// of the pool (comma-separated; a lab is single-stack, so one IPv4).
+// of the pool (comma-separated; the lab's pool is IPv4, so one IPv4 address, on a
+// dual-stack lab too).
 // spec.loadBalancerIP, deprecated upstream, is honoured too, and first.
 const AnnotationLoadBalancerIPs = "metallb.io/loadBalancerIPs"
 
@@ -82,7 +83,7 @@ func requestedLoadBalancerIP(svc *corev1.Service) (netip.Addr, *field.Path, *fie
 		path := field.NewPath("spec", "loadBalancerIP")
 		a, ok := parseIP(ip)
 		if !ok || !a.Is4() {
-			return netip.Addr{}, path, field.Invalid(path, ip, "must be an IPv4 address (a lab is single-stack IPv4)")
+			return netip.Addr{}, path, field.Invalid(path, ip, "must be an IPv4 address (the lab's load balancer pool is IPv4)")
 		}
 		return a, path, nil
 	}
@@ -93,11 +94,11 @@ func requestedLoadBalancerIP(svc *corev1.Service) (netip.Addr, *field.Path, *fie
 	path := field.NewPath("metadata", "annotations").Key(AnnotationLoadBalancerIPs)
 	ips := strings.Split(val, ",")
 	if len(ips) != 1 {
-		return netip.Addr{}, path, field.Invalid(path, val, "one IPv4 address (a lab is single-stack IPv4)")
+		return netip.Addr{}, path, field.Invalid(path, val, "one IPv4 address (the lab's load balancer pool is IPv4)")
 	}
 	a, ok := parseIP(strings.TrimSpace(ips[0]))
 	if !ok || !a.Is4() {
-		return netip.Addr{}, path, field.Invalid(path, val, "must be an IPv4 address (a lab is single-stack IPv4)")
+		return netip.Addr{}, path, field.Invalid(path, val, "must be an IPv4 address (the lab's load balancer pool is IPv4)")
 	}
 	return a, path, nil
 }
