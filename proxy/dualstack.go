@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"log/slog"
+	"net"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +16,12 @@ import (
 func newBackends(cfg config.Config, iptablesBackend string, fams proxyFamilies, log *slog.Logger) ([]FamilyBackend, error) {
 	var out []FamilyBackend
 	for _, f := range fams.families() {
-		b, err := newBackend(cfg, iptablesBackend, f, log)
+		np, err := selectNodePorts(cfg.NodePortAddresses, f, fams.NodeIPs, net.InterfaceAddrs)
+		if err != nil {
+			closeBackends(out)
+			return nil, err
+		}
+		b, err := newBackend(cfg, iptablesBackend, f, np, log)
 		if err != nil {
 			closeBackends(out)
 			return nil, err

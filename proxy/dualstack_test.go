@@ -112,7 +112,7 @@ func syncNFTables(t *testing.T, clusterCIDR string, family corev1.IPFamily, objs
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := startNFTablesBackend(cfg, family, fake, slog.New(slog.DiscardHandler))
+	b, err := startNFTablesBackend(cfg, family, nodePortSelection{}, fake, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

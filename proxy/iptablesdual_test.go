@@ -35,7 +35,7 @@ func syncIPTables(t *testing.T, clusterCIDR string, family corev1.IPFamily) (str
 	}
 	fake := canaryFakeRunner{iptablestest.NewFakeRunner()}
 	sys := &fakeSysctls{values: map[string]int{sysctlRouteLocalnet: 0, sysctlNFConntrackTCPBeLiberal: 0}}
-	b, err := startIPTablesBackend(cfg, family, fake, "fake iptables", sys, slog.New(slog.DiscardHandler))
+	b, err := startIPTablesBackend(cfg, family, nodePortSelection{}, fake, "fake iptables", sys, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ type iptablesRunner interface {
 
 // newIPTablesBackend is iptables mode for one IP family: iptables for
 // IPv4, ip6tables for IPv6.
-func newIPTablesBackend(cfg config.Config, backend string, family corev1.IPFamily, log *slog.Logger) (Backend, error) {
+func newIPTablesBackend(cfg config.Config, backend string, family corev1.IPFamily, np nodePortSelection, log *slog.Logger) (Backend, error) {
 	b, err := iptkernel.ParseBackend(backend)
 	if err != nil {
 		return nil, err
@@ -44,17 +44,19 @@ func newIPTablesBackend(cfg config.Config, backend string, family corev1.IPFamil
 	if err != nil {
 		return nil, err
 	}
-	return startIPTablesBackend(cfg, family, runner, runner.Version().String(), procSys{}, log)
+	return startIPTablesBackend(cfg, family, np, runner, runner.Version().String(), procSys{}, log)
 }
 
 // startIPTablesBackend is newIPTablesBackend over a given runner of
 // family's iptables and sysctls (fakes in tests); describe is what
-// Describe says.
-func startIPTablesBackend(cfg config.Config, family corev1.IPFamily, runner iptablesRunner, describe string, sys sysctls, log *slog.Logger) (Backend, error) {
+// Describe says. Node ports answer where np says (every local address
+// unless nodePortAddresses names CIDRs of the family).
+func startIPTablesBackend(cfg config.Config, family corev1.IPFamily, np nodePortSelection, runner iptablesRunner, describe string, sys sysctls, log *slog.Logger) (Backend, error) {
 	opts, err := setUpIPTablesKernel(cfg, family, sys, log)
 	if err != nil {
 		return nil, err
 	}
+	opts.NodePortCIDRs, opts.NodePortAddresses = np.CIDRs, np.Addresses
 	opts.RandomFully = runner.HasRandomFully()
 	renderer, err := iptables.NewRenderer(opts)
 	if err != nil {

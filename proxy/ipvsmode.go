@@ -11,9 +11,11 @@ import (
 )
 
 // newBackend builds the Backend of the configured mode for one IP family.
-func newBackend(cfg config.Config, iptablesBackend string, family corev1.IPFamily, log *slog.Logger) (Backend, error) {
+// np is where the family's node ports answer (the ipvs mode reads
+// nodePortAddresses itself).
+func newBackend(cfg config.Config, iptablesBackend string, family corev1.IPFamily, np nodePortSelection, log *slog.Logger) (Backend, error) {
 	if cfg.Mode == config.ModeNFTables {
-		return newNFTablesBackend(cfg, family, log)
+		return newNFTablesBackend(cfg, family, np, log)
 	}
 	if cfg.Mode == config.ModeIPVS {
 		b, err := ipvs.NewBackendFor(cfg, family, iptablesBackend, log)
@@ -22,7 +24,7 @@ func newBackend(cfg config.Config, iptablesBackend string, family corev1.IPFamil
 		}
 		return ipvsBackend{b}, nil
 	}
-	return newIPTablesBackend(cfg, iptablesBackend, family, log)
+	return newIPTablesBackend(cfg, iptablesBackend, family, np, log)
 }
 
 // ipvsBackend adapts the IPVS mode to the loop's Backend (package ipvs

@@ -35,18 +35,18 @@ func nftablesFamily(f corev1.IPFamily) knftables.Family {
 // that the mode the proxy reports is one the kernel shows: a kernel or nft
 // that cannot hold the table stops the proxy before it serves /proxyMode,
 // as upstream's NewProxier fails.
-func newNFTablesBackend(cfg config.Config, family corev1.IPFamily, log *slog.Logger) (Backend, error) {
+func newNFTablesBackend(cfg config.Config, family corev1.IPFamily, np nodePortSelection, log *slog.Logger) (Backend, error) {
 	nft, err := nftables.Open(nftablesFamily(family))
 	if err != nil {
 		return nil, err
 	}
-	return startNFTablesBackend(cfg, family, nft, log)
+	return startNFTablesBackend(cfg, family, np, nft, log)
 }
 
 // startNFTablesBackend is newNFTablesBackend over a given interface (a
 // knftables.Fake in tests, made for the family's table).
-func startNFTablesBackend(cfg config.Config, family corev1.IPFamily, nft knftables.Interface, log *slog.Logger) (Backend, error) {
-	r, err := nftables.NewRenderer(nftablesOptions(cfg, family))
+func startNFTablesBackend(cfg config.Config, family corev1.IPFamily, np nodePortSelection, nft knftables.Interface, log *slog.Logger) (Backend, error) {
+	r, err := nftables.NewRenderer(nftablesOptions(cfg, family, np))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
 	}
@@ -65,13 +65,15 @@ func startNFTablesBackend(cfg config.Config, family corev1.IPFamily, nft knftabl
 // nftablesOptions are the renderer options of cfg for family: the
 // masquerade settings and the ClusterCIDR local detector of the family's
 // cluster CIDR (upstream's getLocalDetectors; none of the family: no
-// detector). Node ports answer on every local address, as in svclab's
-// iptables mode (nodePortAddresses is not applied by the embedded proxy).
-func nftablesOptions(cfg config.Config, family corev1.IPFamily) nftables.Options {
+// detector), and the node ports of np: every local address unless
+// nodePortAddresses names CIDRs of the family.
+func nftablesOptions(cfg config.Config, family corev1.IPFamily, np nodePortSelection) nftables.Options {
 	opts := nftables.Options{
-		Family:        family,
-		MasqueradeBit: cfg.MasqueradeBit,
-		MasqueradeAll: cfg.MasqueradeAll,
+		Family:            family,
+		MasqueradeBit:     cfg.MasqueradeBit,
+		MasqueradeAll:     cfg.MasqueradeAll,
+		NodePortCIDRs:     np.CIDRs,
+		NodePortAddresses: np.Addresses,
 	}
 	if cidrs := clusterCIDRsOf(cfg, family); len(cidrs) > 0 {
 		opts.LocalDetector = nftables.DetectLocalByCIDR(cidrs[0])

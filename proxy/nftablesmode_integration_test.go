@@ -40,7 +40,7 @@ func TestIntegrationNFTablesBackend(t *testing.T) {
 	run(t, "ip", "-n", ns, "addr", "add", "10.244.1.2/32", "dev", "lo")
 
 	roottest.InNetns(t, ns, func() error {
-		b, err := newNFTablesBackend(parseConfig(t, "mode: nftables\n"), corev1.IPv4Protocol, slog.New(slog.DiscardHandler))
+		b, err := newNFTablesBackend(parseConfig(t, "mode: nftables\n"), corev1.IPv4Protocol, nodePortSelection{}, slog.New(slog.DiscardHandler))
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func TestIntegrationModeSwitchCleansOtherModes(t *testing.T) {
 	ns := roottest.Netns(t, "svclabsw")
 	log := slog.New(slog.DiscardHandler)
 	roottest.InNetns(t, ns, func() error {
-		ipt, err := newIPTablesBackend(parseConfig(t, ""), "", corev1.IPv4Protocol, log)
+		ipt, err := newIPTablesBackend(parseConfig(t, ""), "", corev1.IPv4Protocol, nodePortSelection{}, log)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func TestIntegrationModeSwitchCleansOtherModes(t *testing.T) {
 		if out := iptablesSave(t, ns); strings.Contains(out, "KUBE-SERVICES") || strings.Contains(out, "KUBE-SVC-") {
 			return fmt.Errorf("iptables mode's chains left after starting in nftables mode:\n%s", out)
 		}
-		nb, err := newNFTablesBackend(parseConfig(t, "mode: nftables\n"), corev1.IPv4Protocol, log)
+		nb, err := newNFTablesBackend(parseConfig(t, "mode: nftables\n"), corev1.IPv4Protocol, nodePortSelection{}, log)
 		if err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func TestIntegrationModeSwitchCleansOtherModes(t *testing.T) {
 		if _, err := nb.Sync(twoServicesSnap("10.244.1.1")); err != nil {
 			return err
 		}
-		ipt2, err := newIPTablesBackend(parseConfig(t, ""), "", corev1.IPv4Protocol, log) // a new proxy: its first sync is a full one
+		ipt2, err := newIPTablesBackend(parseConfig(t, ""), "", corev1.IPv4Protocol, nodePortSelection{}, log) // a new proxy: its first sync is a full one
 		if err != nil {
 			return err
 		}
