@@ -53,13 +53,15 @@ type Options struct {
 	// Empty means every local address, unless NodePortCIDRs says otherwise.
 	NodePortAddresses []netip.Addr
 	// NodePortCIDRs are the --nodeport-addresses CIDRs NodePortAddresses
-	// were resolved from. When set, as upstream: an IPv4 CIDR /0 (or no
-	// IPv4 CIDR at all) means every local address; otherwise node ports
+	// were resolved from, of both families (each renderer reads its
+	// own). When set, as upstream: a CIDR /0 of Family (or no CIDR of
+	// Family at all) means every local address; otherwise node ports
 	// answer on NodePortAddresses only, which may be none; and localhost
 	// node ports are off unless a CIDR covers 127.0.0.0.
 	NodePortCIDRs []netip.Prefix
-	// LocalhostNodePorts makes node ports answer on 127.0.0.0/8 and adds
-	// kubelet's KUBE-FIREWALL rule that guards it. It only works with the
+	// LocalhostNodePorts makes IPv4 node ports answer on 127.0.0.0/8 and
+	// adds kubelet's KUBE-FIREWALL rule that guards it; an IPv6 renderer
+	// ignores it (as upstream: localhost node ports never work on IPv6). It only works with the
 	// sysctl net.ipv4.conf.all.route_localnet=1, which this package does not
 	// set (the proxy's iptables mode does, see proxy/iptablessetup.go).
 	// Upstream's configuration defaults it to true, as proxy/config does;
