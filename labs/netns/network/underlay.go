@@ -139,7 +139,7 @@ func planLANs(p *Plan, labName string, hosts []topology.Host, taken map[netip.Ad
 			sec := ip.Masked()
 			if j, seen := lanOfSecondary[sec]; seen {
 				if j != i {
-					return fmt.Errorf("plan lab %s: host %s: subnet %s is on two IPv%d subnets' bridges (hosts that share one subnet must share the other)", labName, h.Name, sec, 10-h.IP.Addr().BitLen()/16)
+					return fmt.Errorf("plan lab %s: host %s: subnet %s is on the bridges of %s and %s (hosts that share one subnet must share the other)", labName, h.Name, sec, p.Router.LANs[j].Subnet, p.Router.LANs[i].Subnet)
 				}
 				continue
 			}

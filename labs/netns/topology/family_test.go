@@ -74,6 +74,7 @@ func TestFamilyDefaultsAndDerivations(t *testing.T) {
 			"podSubnet: 10.244.0.0/16", "podSubnet: fd00:1::/48,10.244.0.0/16",
 			"serviceSubnet: 10.96.0.0/16", "serviceSubnet: fd00:2::/108, 10.96.0.0/16",
 			"ip: 192.168.16.73/20", `ip: "192.168.16.73/20,fd00:3::73/64"`,
+			"ip: 192.168.16.74/20", `ip: "fd00:3::74/64,192.168.16.74/20"`,
 			"podCIDR: 10.244.1.0/24", `podCIDR: "fd00:1:0:7::/64,10.244.1.0/24"`,
 			"ip: 192.168.55.230/24", "ip: fd00:4::230/64",
 		).Replace(base), want{
@@ -165,6 +166,8 @@ func TestFamilyProblems(t *testing.T) {
 			`topology x.yaml: spec.nodes[1].ip "fd00::c0a8:1049/116": duplicate address (already used by spec.nodes[0].ip)`},
 		{"ipv6 host on the pod subnet", dual("ip: 192.168.16.74/20", `ip: "192.168.16.74/20,fd00:10:244:ff::2/64"`),
 			`topology x.yaml: spec.nodes[1].ip "fd00:10:244:ff::2/64": subnet fd00:10:244:ff::/64 overlaps spec.podSubnet fd00:10:244::/56`},
+		{"subnets not paired", dual("ip: 192.168.16.74/20", `ip: "192.168.16.74/20,fd00:5::74/64"`),
+			`topology x.yaml: spec.nodes[1].ip "192.168.16.74/20,fd00:5::74/64": its subnets 192.168.16.0/20 and fd00:5::/64: spec.nodes[0].ip has 192.168.16.0/20 with fd00::c0a8:1000/116 (hosts that share a subnet of one family share that of the other: each pair is one bridge of the lab's router)`},
 		{"ipv6 pod range outside", dual("podCIDR: 10.244.2.0/24", `podCIDR: "10.244.2.0/24,fd00:9::/64"`),
 			`topology x.yaml: spec.nodes[1].podCIDR "fd00:9::/64": not inside spec.podSubnet fd00:10:244::/56`},
 		{"ipv6 pod ranges overlap", dual("podCIDR: 10.244.2.0/24", `podCIDR: "10.244.2.0/24,fd00:10:244:1::/64"`),

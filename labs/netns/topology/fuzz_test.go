@@ -28,6 +28,19 @@ func FuzzParse(f *testing.F) {
 	f.Add(fuzzBase)
 	f.Add(strings.Replace(fuzzBase, "flannel-vxlan", "calico-proxyarp", 1))
 	f.Add(strings.Replace(fuzzBase, "flannel-vxlan", "canal", 1))
+	for _, family := range []string{"ipv6", "dual"} {
+		for _, cni := range []string{"flannel-vxlan", "calico-proxyarp", "canal"} {
+			f.Add(strings.Replace(fuzzBase, "cni: flannel-vxlan", "cni: "+cni+"\n  ipFamily: "+family, 1))
+		}
+	}
+	f.Add(strings.NewReplacer( // dual, IPv6 primary, every value written
+		"cni: flannel-vxlan", "cni: canal\n  ipFamily: dual",
+		"podSubnet: 10.244.0.0/16", "podSubnet: fd00:10:244::/56,10.244.0.0/16",
+		"serviceSubnet: 10.96.0.0/16", "serviceSubnet: fd00:10:96::/112,10.96.0.0/16",
+		"ip: 192.168.16.73/20", `ip: "fd00:1::73/64,192.168.16.73/20"`,
+		"podCIDR: 10.244.1.0/24", `podCIDR: "fd00:10:244:1::/64,10.244.1.0/24"`,
+	).Replace(fuzzBase))
+	f.Add(strings.Replace(fuzzBase, "podSubnet: 10.244.0.0/16", "ipFamily: dual\n  podSubnet: 10.244.0.0/16,fd00::/129,", 1))
 	mistakes, err := os.ReadFile(filepath.Join("testdata", "several-mistakes.yaml"))
 	if err != nil {
 		f.Fatal(err)

@@ -18,6 +18,9 @@ type hostsSeen struct {
 	subnets   *prefixSet            // distinct host subnets, first declaration wins
 	perSubnet map[netip.Prefix]int  // hosts on each subnet
 	podCIDRs  *prefixSet
+	// partner is, for each host subnet of a dual lab, the subnet of the
+	// other family that its hosts have, and the field that paired them.
+	partner map[netip.Prefix]declared
 }
 
 func newHostsSeen(hosts, nodes int) *hostsSeen {
@@ -27,6 +30,7 @@ func newHostsSeen(hosts, nodes int) *hostsSeen {
 		subnets:   newPrefixSet(hosts),
 		perSubnet: map[netip.Prefix]int{},
 		podCIDRs:  newPrefixSet(nodes),
+		partner:   map[netip.Prefix]declared{},
 	}
 }
 
@@ -49,9 +53,7 @@ func (v validator) hosts(s *Spec) *prefixSet {
 		path := fmt.Sprintf("spec.nodes[%d]", i)
 		v.hostName(seen, path+".name", node.Name)
 		v.completeNode(s, node, path)
-		for _, ip := range orPrimary(node.IPs, node.IP) {
-			v.hostAddress(seen, s, path+".ip", ip)
-		}
+		v.hostAddresses(seen, s, path+".ip", orPrimary(node.IPs, node.IP))
 		for _, cidr := range orPrimary(node.PodCIDRs, node.PodCIDR) {
 			v.podCIDR(seen, s, path+".podCIDR", cidr)
 		}
@@ -61,9 +63,7 @@ func (v validator) hosts(s *Spec) *prefixSet {
 		path := fmt.Sprintf("spec.clients[%d]", i)
 		v.hostName(seen, path+".name", client.Name)
 		v.completeClient(s, client, path)
-		for _, ip := range orPrimary(client.IPs, client.IP) {
-			v.hostAddress(seen, s, path+".ip", ip)
-		}
+		v.hostAddresses(seen, s, path+".ip", orPrimary(client.IPs, client.IP))
 	}
 	return seen.subnets
 }
@@ -75,6 +75,27 @@ func orPrimary(list []netip.Prefix, primary netip.Prefix) []netip.Prefix {
 		return []netip.Prefix{primary}
 	}
 	return list
+}
+
+// hostAddresses checks a host's addresses one by one, then that a dual
+// lab's hosts that share a subnet of one family share the subnet of the
+// other: each pair is one bridge of the lab's router.
+func (v validator) hostAddresses(seen *hostsSeen, s *Spec, field string, ips []netip.Prefix) {
+	for _, ip := range ips {
+		v.hostAddress(seen, s, field, ip)
+	}
+	if len(ips) != 2 || !v.ok(field) {
+		return
+	}
+	a, b := ips[0].Masked(), ips[1].Masked()
+	for _, pair := range [][2]netip.Prefix{{a, b}, {b, a}} {
+		if other, ok := seen.partner[pair[0]]; ok && other.prefix != pair[1] {
+			v.add(field, prefixList(ips), "its subnets %s and %s: %s has %s with %s (hosts that share a subnet of one family share that of the other: each pair is one bridge of the lab's router)", a, b, other.field, pair[0], other.prefix)
+			return
+		}
+	}
+	seen.partner[a] = declared{b, field}
+	seen.partner[b] = declared{a, field}
 }
 
 // hostName checks a node's or client's name: a DNS label, not the
