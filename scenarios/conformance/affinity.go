@@ -22,14 +22,14 @@ import (
 // have session affinity work for service with type clusterIP [LinuxOnly]
 // [Conformance]" and "[sig-network] Services should have session affinity
 // timeout work for service with type clusterIP [LinuxOnly]".
-func (s *suite) affinitySpecs() {
-	Describe("ClientIP session affinity", Ordered, Label("affinity"), func() {
+func (s *suite) affinitySpecs(f familyRun) {
+	Describe(f.text("ClientIP session affinity"), Ordered, f.labels(), Label("affinity"), func() {
 		var (
 			sticky, timed *corev1.Service
 			endpoints     []string
 			probe         corev1.Pod
 		)
-		ws := s.workspace("affinity", 1, func(context.Context, kit.Workspace) string { return s.affinityWorkload() })
+		ws := s.workspace(f, "affinity", 1, func(context.Context, kit.Workspace) string { return s.affinityWorkload() })
 		BeforeAll(func(ctx SpecContext) {
 			var pods []corev1.Pod
 			sticky, pods, probe = readService(ctx, *ws, "sticky", "aff", 3)

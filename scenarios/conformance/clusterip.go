@@ -26,14 +26,14 @@ import (
 // "should serve endpoints on same port and different protocols
 // [Conformance]" and "should serve a basic endpoint from pods
 // [Conformance]".
-func (s *suite) clusterIPSpecs() {
-	Describe("ClusterIP over TCP and UDP on one port number", Ordered, Label("clusterip", "udp"), func() {
+func (s *suite) clusterIPSpecs(f familyRun) {
+	Describe(f.text("ClusterIP over TCP and UDP on one port number"), Ordered, f.labels(), Label("clusterip", "udp"), func() {
 		var (
 			svc   *corev1.Service
 			pods  []corev1.Pod
 			probe corev1.Pod
 		)
-		ws := s.workspace("clusterip", 1, func(context.Context, kit.Workspace) string { return s.bothProtocolsService(2) })
+		ws := s.workspace(f, "clusterip", 1, func(context.Context, kit.Workspace) string { return s.bothProtocolsService(2) })
 		BeforeAll(func(ctx SpecContext) {
 			svc, pods, probe = readService(ctx, *ws, "both", "both", 2)
 		})
@@ -76,13 +76,13 @@ func (s *suite) clusterIPSpecs() {
 // Upstream (test/e2e/network/service.go): "should serve multiport
 // endpoints from pods [Conformance]" (Service ports portname1 → svc1,
 // portname2 → svc2, one pod each).
-func (s *suite) multiPortSpecs() {
-	Describe("multi-port Service: two named ports to two pods' named target ports", Ordered, Label("clusterip", "multiport", "udp"), func() {
+func (s *suite) multiPortSpecs(f familyRun) {
+	Describe(f.text("multi-port Service: two named ports to two pods' named target ports"), Ordered, f.labels(), Label("clusterip", "multiport", "udp"), func() {
 		var (
 			svc   *corev1.Service
 			probe corev1.Pod
 		)
-		ws := s.workspace("multiport", 1, func(context.Context, kit.Workspace) string { return s.multiPortService() })
+		ws := s.workspace(f, "multiport", 1, func(context.Context, kit.Workspace) string { return s.multiPortService() })
 		BeforeAll(func(ctx SpecContext) {
 			svc, _, probe = readService(ctx, *ws, "multi", "multi", 2)
 		})

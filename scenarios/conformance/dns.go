@@ -25,14 +25,14 @@ import (
 // DNS for services [Conformance]" (a Service's and a headless Service's
 // A records) and "[sig-network] DNS should provide DNS for ExternalName
 // services [Conformance]" (the CNAME).
-func (s *suite) dnsSpecs() {
-	Describe("Services through cluster DNS", Ordered, Label("dns"), func() {
+func (s *suite) dnsSpecs(f familyRun) {
+	Describe(f.text("Services through cluster DNS"), Ordered, f.labels(), Label("dns"), func() {
 		var (
 			web, headless, external *corev1.Service
 			pods                    []corev1.Pod
 			probe                   corev1.Pod
 		)
-		ws := s.workspace("dns", 1, func(context.Context, kit.Workspace) string { return s.dnsWorkload() })
+		ws := s.workspace(f, "dns", 1, func(context.Context, kit.Workspace) string { return s.dnsWorkload() })
 		BeforeAll(func(ctx SpecContext) {
 			web, pods, probe = readService(ctx, *ws, "web", "dns", 2)
 			var err error

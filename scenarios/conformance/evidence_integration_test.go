@@ -173,7 +173,7 @@ func TestEvidenceFailingSpecChild(t *testing.T) {
 	s := &suite{opts: Options{Image: kind.NetexecImage, PullPolicy: "IfNotPresent", Artifacts: artifacts}}
 	BeforeSuite(func() { s.target = &netnslab.LabTarget{Binary: bin} })
 	Describe("evidence on failure", Ordered, func() {
-		w := s.newWeb("evidence", 2)
+		w := s.newWeb(familyRun{}, "evidence", 2)
 		It("fails on purpose after connections through its Service", func(ctx SpecContext) {
 			res, err := (*w.ws).Traffic(ctx, w.fromProbe(), w.vip(), 10)
 			Expect(err).NotTo(HaveOccurred())
@@ -184,7 +184,7 @@ func TestEvidenceFailingSpecChild(t *testing.T) {
 	// The same, traced as on a cluster: the workspace without the lab's
 	// tracer, so the trace is counterTrace's.
 	Describe("evidence on failure, traced as on a cluster", Ordered, func() {
-		ws := s.workspace("evcounters", 1, func(context.Context, kit.Workspace) string { return s.webService(2) })
+		ws := s.workspace(familyRun{}, "evcounters", 1, func(context.Context, kit.Workspace) string { return s.webService(2) })
 		var subject evidenceSubject
 		BeforeAll(func(ctx SpecContext) {
 			svc, err := (*ws).Service(ctx, "web")

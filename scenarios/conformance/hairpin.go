@@ -18,11 +18,11 @@ import (
 //
 // Upstream: test/e2e/network/service.go, "[sig-network] Services should
 // allow pods to hairpin back to themselves through services".
-func (s *suite) hairpinSpecs() {
-	Describe("hairpin: a pod through its own Service", Ordered, Label("hairpin"), func() {
+func (s *suite) hairpinSpecs(f familyRun) {
+	Describe(f.text("hairpin: a pod through its own Service"), Ordered, f.labels(), Label("hairpin"), func() {
 		const podName = "hairpin-0"
 		var svc *corev1.Service
-		ws := s.workspace("hairpin", 1, func(context.Context, kit.Workspace) string {
+		ws := s.workspace(f, "hairpin", 1, func(context.Context, kit.Workspace) string {
 			return `
 apiVersion: v1
 kind: Service

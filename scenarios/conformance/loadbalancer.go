@@ -25,15 +25,15 @@ import (
 // (its "hitting the TCP service's LoadBalancer" steps; upstream needs a
 // cloud provider, this runs wherever addresses are assigned: svclab's kind
 // load balancer, MetalLB, a lab's pool).
-func (s *suite) loadBalancerSpecs() {
-	Describe("LoadBalancer where the cluster assigns addresses", Ordered, Label("loadbalancer"), func() {
+func (s *suite) loadBalancerSpecs(f familyRun) {
+	Describe(f.text("LoadBalancer where the cluster assigns addresses"), Ordered, f.labels(), Label("loadbalancer"), func() {
 		var (
 			svc       *corev1.Service
 			endpoints []string
 			probe     corev1.Pod
 			ingress   netip.AddrPort
 		)
-		ws := s.workspace("loadbalancer", 1, func(context.Context, kit.Workspace) string { return s.loadBalancerWorkload() })
+		ws := s.workspace(f, "loadbalancer", 1, func(context.Context, kit.Workspace) string { return s.loadBalancerWorkload() })
 		BeforeAll(func(ctx SpecContext) {
 			var pods []corev1.Pod
 			svc, pods, probe = readService(ctx, *ws, "lb", "lb", 2)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/svclab/svclab/scenarios/kit"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // masquerade is what the proxy in force does to connections to a cluster
@@ -35,10 +36,14 @@ type masquerade struct {
 }
 
 // expectedMasquerade is masquerade for the configuration cfg, on node
-// (whose pod range detectLocalMode NodeCIDR uses). Only IPv4 is
-// considered: the IPv4 proxier's detector takes the first IPv4 cluster
-// CIDR.
-func expectedMasquerade(cfg kit.ProxyConfig, node kit.Node) masquerade {
+// (whose pod range detectLocalMode NodeCIDR uses), for connections of
+// family ("" is IPv4): each family's proxier has its own detector, which
+// takes the first cluster CIDR of its family (upstream's
+// getLocalDetectors), and writes its match with `ip6 saddr` in IPv6's
+// nftables table.
+func expectedMasquerade(cfg kit.ProxyConfig, node kit.Node, family corev1.IPFamily) masquerade {
+	family = kit.FamilyOrIPv4(family)
+	name := familyName(family)
 	if cfg.MasqueradeAll {
 		return masquerade{Rule: true, FromPod: true, FromOutside: true, Why: "masqueradeAll: every connection to a cluster IP is masqueraded"}
 	}
@@ -47,7 +52,7 @@ func expectedMasquerade(cfg kit.ProxyConfig, node kit.Node) masquerade {
 	}
 	byCIDR := func(cidr netip.Prefix, why string) masquerade {
 		c := cidr.Masked().String()
-		return masquerade{Rule: true, NotLocal: []string{"!", "-s", c}, NotLocalNFT: []string{"ip", "saddr", "!=", c},
+		return masquerade{Rule: true, NotLocal: []string{"!", "-s", c}, NotLocalNFT: []string{kit.NFTFamily(family), "saddr", "!=", c},
 			FromOutside: true, Why: why + ": connections from outside " + c + " are masqueraded"}
 	}
 	byInterface := func(name, why string) masquerade {
@@ -60,14 +65,14 @@ func expectedMasquerade(cfg kit.ProxyConfig, node kit.Node) masquerade {
 	}
 	switch cfg.DetectLocalMode {
 	case kit.DetectLocalClusterCIDR, "":
-		cidr, ok := firstIPv4(cfg.ClusterCIDRs)
+		cidr, ok := firstOfFamily(cfg.ClusterCIDRs, family)
 		if !ok {
-			return none("detectLocalMode ClusterCIDR without an IPv4 clusterCIDR")
+			return none("detectLocalMode ClusterCIDR without an " + name + " clusterCIDR")
 		}
 		return byCIDR(cidr, "detectLocalMode ClusterCIDR, clusterCIDR "+cidr.String())
 	case kit.DetectLocalNodeCIDR:
-		if !node.PodCIDR.IsValid() || !node.PodCIDR.Addr().Is4() {
-			return none("detectLocalMode NodeCIDR, and node " + node.Name + " has no IPv4 podCIDR")
+		if !node.PodCIDR.IsValid() || kit.FamilyOf(node.PodCIDR.Addr()) != family {
+			return none("detectLocalMode NodeCIDR, and node " + node.Name + " has no " + name + " podCIDR")
 		}
 		return byCIDR(node.PodCIDR, fmt.Sprintf("detectLocalMode NodeCIDR, node %s's podCIDR %s", node.Name, node.PodCIDR))
 	case kit.DetectLocalBridgeInterface:
@@ -79,15 +84,18 @@ func expectedMasquerade(cfg kit.ProxyConfig, node kit.Node) masquerade {
 	}
 }
 
-// firstIPv4 is the first IPv4 prefix of cidrs.
-func firstIPv4(cidrs []string) (netip.Prefix, bool) {
+// firstOfFamily is the first prefix of family of cidrs.
+func firstOfFamily(cidrs []string, family corev1.IPFamily) (netip.Prefix, bool) {
 	for _, c := range cidrs {
-		if p, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil && p.Addr().Is4() {
+		if p, err := netip.ParsePrefix(strings.TrimSpace(c)); err == nil && kit.FamilyOf(p.Addr()) == family {
 			return p, true
 		}
 	}
 	return netip.Prefix{}, false
 }
+
+// familyName is how messages name a family: IPv4, IPv6.
+func familyName(family corev1.IPFamily) string { return string(kit.FamilyOrIPv4(family)) }
 
 // marks says whether a connection from client is marked for masquerade.
 func (m masquerade) marks(from kit.Client) bool {
@@ -116,11 +124,12 @@ func (m masquerade) iptablesRule(ip netip.Addr, port int, portName string) strin
 			iface = " ! -i " + m.NotLocal[2]
 		}
 	}
-	return fmt.Sprintf(`%s-d %s/32%s -p tcp -m comment --comment "%s cluster IP" -m tcp --dport %d -j KUBE-MARK-MASQ`, src, ip, iface, portName, port)
+	return fmt.Sprintf(`%s-d %s/%d%s -p tcp -m comment --comment "%s cluster IP" -m tcp --dport %d -j KUBE-MARK-MASQ`, src, ip, kit.HostPrefixLen(kit.FamilyOf(ip)), iface, portName, port)
 }
 
 // nftMatch is the not-local match as `nft` lists it ("ip saddr !=
-// 10.244.0.0/16", "iifname != veth*"; "" with masqueradeAll).
+// 10.244.0.0/16", "ip6 saddr != fd00:10:244::/56", "iifname != veth*";
+// "" with masqueradeAll).
 func (m masquerade) nftMatch() string {
 	return strings.Join(m.NotLocalNFT, " ")
 }

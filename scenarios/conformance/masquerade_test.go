@@ -84,7 +84,7 @@ func cfg(set func(*kit.ProxyConfig)) kit.ProxyConfig {
 func TestExpectedMasquerade(t *testing.T) {
 	ip := netip.MustParseAddr("10.96.0.20")
 	for _, tc := range masqueradeCases {
-		m := expectedMasquerade(tc.cfg, tc.node)
+		m := expectedMasquerade(tc.cfg, tc.node, "")
 		if got := m.iptablesRule(ip, 80, "default/two"); got != tc.iptables {
 			t.Errorf("%s: iptables rule\n  %s\nwant\n  %s", tc.name, got, tc.iptables)
 		}
@@ -116,7 +116,7 @@ func TestIPTablesMasqueradeProblem(t *testing.T) {
 			rules = []kit.Rule{{Chain: "KUBE-SVC-X", Spec: have.iptables}, endpoint}
 		}
 		for _, want := range masqueradeCases {
-			problem := iptablesMasqueradeProblem(rules, ip, "default/two", expectedMasquerade(want.cfg, want.node))
+			problem := iptablesMasqueradeProblem(rules, ip, "default/two", expectedMasquerade(want.cfg, want.node, ""))
 			if same := have.iptables == want.iptables; same != (problem == "") {
 				t.Errorf("chain of %q checked for %q: problem %q", have.name, want.name, problem)
 			}
@@ -148,12 +148,12 @@ func checkNFTMasquerade(t *testing.T, listings map[string]string) {
 			if tc.listing == "" {
 				continue
 			}
-			problem := nftMasqueradeProblem(table, svc, expectedMasquerade(tc.cfg, tc.node))
+			problem := nftMasqueradeProblem(table, svc, expectedMasquerade(tc.cfg, tc.node, ""))
 			accept := tc.listing == name || tc.listing == writtenBy[name]
 			if accept != (problem == "") {
 				t.Errorf("listing %s checked for %q: problem %q, want accepted %t", name, tc.name, problem, accept)
 			}
-			if !accept && !strings.Contains(problem, expectedMasquerade(tc.cfg, tc.node).Why) {
+			if !accept && !strings.Contains(problem, expectedMasquerade(tc.cfg, tc.node, "").Why) {
 				t.Errorf("listing %s checked for %q: problem %q does not say why", name, tc.name, problem)
 			}
 		}
@@ -212,7 +212,7 @@ func TestIntegrationIPTablesMasqueradeRule(t *testing.T) {
 	restore.WriteString("*nat\n:KUBE-MARK-MASQ - [0:0]\n")
 	var want []string
 	for i, tc := range masqueradeCases {
-		m := expectedMasquerade(tc.cfg, tc.node)
+		m := expectedMasquerade(tc.cfg, tc.node, "")
 		if !m.Rule {
 			continue
 		}

@@ -25,9 +25,9 @@ import (
 // it runs only with Options.Disruptive, and only where the proxy writes
 // kube-proxy's rules and keeps its configuration in a ConfigMap
 // (SkipReason says why not).
-func (s *suite) modeSwitchSpecs() {
-	Describe("switching the proxy mode through the proxy's ConfigMap", Ordered, Label(LabelDisruptive, LabelModeSwitch), func() {
-		w := s.newWeb("modeswitch", 2)
+func (s *suite) modeSwitchSpecs(f familyRun) {
+	Describe(f.text("switching the proxy mode through the proxy's ConfigMap"), Ordered, f.labels(), Label(LabelDisruptive, LabelModeSwitch), func() {
+		w := s.newWeb(f, "modeswitch", 2)
 		var from, to string
 
 		BeforeAll(func(ctx SpecContext) {

@@ -20,14 +20,14 @@ import (
 // address, not the client's (GET /clientip); where the proxy is
 // kube-proxy or svclab's, the conntrack entry on node A shows both
 // translations.
-func (s *suite) nodePortSpecs() {
-	Describe("cross-node NodePort with SNAT", Ordered, Label("nodeport", LabelCrossNode), func() {
+func (s *suite) nodePortSpecs(f familyRun) {
+	Describe(f.text("cross-node NodePort with SNAT"), Ordered, f.labels(), Label("nodeport", LabelCrossNode), func() {
 		var (
 			nodes []kit.Node
 			svc   *corev1.Service
 			pod   corev1.Pod
 		)
-		ws := s.workspace("nodeport", 2, func(ctx context.Context, ws kit.Workspace) string {
+		ws := s.workspace(f, "nodeport", 2, func(ctx context.Context, ws kit.Workspace) string {
 			var err error
 			nodes, err = ws.Nodes(ctx)
 			Expect(err).NotTo(HaveOccurred())

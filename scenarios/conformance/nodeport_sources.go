@@ -24,15 +24,15 @@ import (
 // NodePort from outside only through a cloud load balancer; here the
 // outside client connects to the node's address itself (the lab's client;
 // on a cluster, another node's host network).
-func (s *suite) nodePortSourcesSpecs() {
-	Describe("NodePort from a pod, a node and outside", Ordered, Label("nodeport", "nodeport-sources"), func() {
+func (s *suite) nodePortSourcesSpecs(f familyRun) {
+	Describe(f.text("NodePort from a pod, a node and outside"), Ordered, f.labels(), Label("nodeport", "nodeport-sources"), func() {
 		var (
 			svc       *corev1.Service
 			endpoints []string
 			probe     corev1.Pod
 			nodes     []kit.Node
 		)
-		ws := s.workspace("npsources", 1, func(context.Context, kit.Workspace) string { return s.nodePortSourcesWorkload() })
+		ws := s.workspace(f, "npsources", 1, func(context.Context, kit.Workspace) string { return s.nodePortSourcesWorkload() })
 		BeforeAll(func(ctx SpecContext) {
 			var pods []corev1.Pod
 			svc, pods, probe = readService(ctx, *ws, "np", "np", 2)

@@ -25,13 +25,13 @@ import (
 //
 // Upstream (test/e2e/network/service.go, "[sig-network] Services"):
 // "should be rejected when no endpoints exist" (TCP; UDP here too).
-func (s *suite) noEndpointsSpecs() {
-	Describe("a Service without endpoints", Ordered, Label("noendpoints", "udp"), func() {
+func (s *suite) noEndpointsSpecs(f familyRun) {
+	Describe(f.text("a Service without endpoints"), Ordered, f.labels(), Label("noendpoints", "udp"), func() {
 		var (
 			svc   *corev1.Service
 			probe corev1.Pod
 		)
-		ws := s.workspace("noendpoints", 1, func(context.Context, kit.Workspace) string { return s.noEndpointsService() })
+		ws := s.workspace(f, "noendpoints", 1, func(context.Context, kit.Workspace) string { return s.noEndpointsService() })
 		BeforeAll(func(ctx SpecContext) {
 			svc, _, probe = readService(ctx, *ws, "no-pods", "nopods", 0)
 		})

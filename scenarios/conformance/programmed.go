@@ -44,7 +44,7 @@ func expectIPTablesService(ctx context.Context, ws kit.Workspace, node string, s
 	save, err := ws.IPTablesSave(ctx, node, "nat", false)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(kit.Lines(save)).To(ContainElement(fmt.Sprintf(
-		`-A KUBE-SERVICES -d %s/32 -p tcp -m comment --comment "%s cluster IP" -m tcp --dport 80 -j %s`, svc.Spec.ClusterIP, portName, svcChain)),
+		`-A KUBE-SERVICES -d %s/%d -p tcp -m comment --comment "%s cluster IP" -m tcp --dport 80 -j %s`, svc.Spec.ClusterIP, hostLen(svc.Spec.ClusterIP), portName, svcChain)),
 		"the cluster IP jumps to the KUBE-SVC chain named by upstream's hash")
 	rules := expectIPTablesMasquerade(kit.Rules(save, svcChain), netip.MustParseAddr(svc.Spec.ClusterIP), portName, masq)
 	Expect(rules).To(HaveLen(len(pods)), "one rule per endpoint after the masquerade rule: %v", rules)
@@ -61,7 +61,7 @@ func expectIPTablesService(ctx context.Context, ws kit.Workspace, node string, s
 		sep := sepChain(portName, ip, targetPort)
 		Expect(seps).To(ContainElement(sep), "pod %s has its KUBE-SEP chain", pod.Name)
 		Expect(kit.Rules(save, sep)).To(ConsistOf(
-			kit.Rule{Chain: sep, Spec: fmt.Sprintf(`-s %s/32 -m comment --comment "%s" -j KUBE-MARK-MASQ`, ip, portName)},
+			kit.Rule{Chain: sep, Spec: fmt.Sprintf(`-s %s/%d -m comment --comment "%s" -j KUBE-MARK-MASQ`, ip, kit.HostPrefixLen(kit.FamilyOf(ip)), portName)},
 			kit.Rule{Chain: sep, Spec: fmt.Sprintf(`-p tcp -m comment --comment "%s" -m tcp -j DNAT --to-destination %s`, portName, netip.AddrPortFrom(ip, uint16(targetPort)))},
 		), "pod %s's KUBE-SEP chain: hairpin masquerade and DNAT", pod.Name)
 	}
@@ -132,12 +132,12 @@ func nftMasqueradeProblem(table string, svc *corev1.Service, masq masquerade) st
 	}
 	var marking []*nftRule
 	for _, r := range nft.rules("services") {
-		if r.marksForMasquerade() && slices.Contains(r.matches(), "ip daddr == @cluster-ips") {
+		if r.marksForMasquerade() && slices.Contains(r.matches(), nftProto(svc.Spec.ClusterIP)+" daddr == @cluster-ips") {
 			marking = append(marking, r)
 		}
 	}
 	for _, r := range nft.rules(nftServiceChain(nft, svc)) {
-		if r.marksForMasquerade() && slices.Contains(r.matches(), "ip daddr == "+svc.Spec.ClusterIP) {
+		if r.marksForMasquerade() && slices.Contains(r.matches(), nftProto(svc.Spec.ClusterIP)+" daddr == "+svc.Spec.ClusterIP) {
 			marking = append(marking, r)
 		}
 	}
@@ -164,7 +164,7 @@ func nftMasqueradeProblem(table string, svc *corev1.Service, masq masquerade) st
 func nftNotLocal(r *nftRule) string {
 	var out []string
 	for _, m := range r.matches() {
-		if !strings.HasPrefix(m, "ip daddr ") && !strings.HasPrefix(m, "tcp dport ") && !strings.HasPrefix(m, "th dport ") && !strings.HasPrefix(m, "meta l4proto ") {
+		if !strings.HasPrefix(m, "ip daddr ") && !strings.HasPrefix(m, "ip6 daddr ") && !strings.HasPrefix(m, "tcp dport ") && !strings.HasPrefix(m, "th dport ") && !strings.HasPrefix(m, "meta l4proto ") {
 			out = append(out, m)
 		}
 	}
@@ -285,4 +285,23 @@ func podNames(pods []corev1.Pod) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// hostLen is the prefix length iptables-save writes after one address
+// of ip's family: 32, or 128 for IPv6.
+func hostLen(ip string) int {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return 32
+	}
+	return kit.HostPrefixLen(kit.FamilyOf(a))
+}
+
+// nftProto is the nftables payload protocol of ip's family: ip, or ip6.
+func nftProto(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return "ip"
+	}
+	return kit.NFTFamily(kit.FamilyOf(a))
 }

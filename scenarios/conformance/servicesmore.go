@@ -26,14 +26,14 @@ import (
 // (trafficpolicy.go), the terminating-endpoint fallback (terminating.go),
 // hairpin (hairpin.go), ExternalName and headless Services through
 // cluster DNS (dns.go) and LoadBalancer addresses (loadbalancer.go).
-func (s *suite) serviceSpecsMore() {
-	s.nodePortSourcesSpecs()
-	s.affinitySpecs()
-	s.trafficPolicySpecs()
-	s.terminatingSpecs()
-	s.hairpinSpecs()
-	s.dnsSpecs()
-	s.loadBalancerSpecs()
+func (s *suite) serviceSpecsMore(f familyRun) {
+	s.nodePortSourcesSpecs(f)
+	s.affinitySpecs(f)
+	s.trafficPolicySpecs(f)
+	s.terminatingSpecs(f)
+	s.hairpinSpecs(f)
+	s.dnsSpecs(f)
+	s.loadBalancerSpecs(f)
 }
 
 // sender is one client's way to one target: it makes the connections

@@ -15,11 +15,11 @@ import (
 // refusing at once (noendpoints.go), and a UDP client kept working when
 // its backend is replaced, the stale conntrack entry cleared
 // (udpconntrack.go).
-func (s *suite) serviceSpecsUDP() {
-	s.clusterIPSpecs()
-	s.multiPortSpecs()
-	s.noEndpointsSpecs()
-	s.udpConntrackSpecs()
+func (s *suite) serviceSpecsUDP(f familyRun) {
+	s.clusterIPSpecs(f)
+	s.multiPortSpecs(f)
+	s.noEndpointsSpecs(f)
+	s.udpConntrackSpecs(f)
 }
 
 // IP protocol numbers of conntrack entries.

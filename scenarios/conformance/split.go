@@ -23,13 +23,15 @@ type web struct {
 	// proxy is what proxies Services on the target: what is checked of
 	// the connections depends on it.
 	proxy kit.Proxy
+	// family is the IP family the workload runs in ("" single-stack IPv4).
+	family corev1.IPFamily
 }
 
 // newWeb makes a workspace running webService(replicas) for one Ordered
 // container.
-func (s *suite) newWeb(prefix string, replicas int) *web {
-	w := &web{}
-	w.ws = s.workspace(prefix, 1, func(context.Context, kit.Workspace) string { return s.webService(replicas) })
+func (s *suite) newWeb(f familyRun, prefix string, replicas int) *web {
+	w := &web{family: f.family}
+	w.ws = s.workspace(f, prefix, 1, func(context.Context, kit.Workspace) string { return s.webService(replicas) })
 	BeforeAll(func(ctx SpecContext) {
 		ws := *w.ws
 		var err error
@@ -55,10 +57,10 @@ func (s *suite) newWeb(prefix string, replicas int) *web {
 func (w *web) masquerade(node string) masquerade {
 	for _, n := range w.nodes {
 		if n.Name == node {
-			return expectedMasquerade(w.proxy.Config, n)
+			return expectedMasquerade(w.proxy.Config, n, w.family)
 		}
 	}
-	return expectedMasquerade(w.proxy.Config, kit.Node{Name: node})
+	return expectedMasquerade(w.proxy.Config, kit.Node{Name: node}, w.family)
 }
 
 // expectProgrammed checks the Service's rules on the node the probe pod
@@ -111,9 +113,9 @@ func (w *web) split(ctx context.Context, from kit.Client, n int) (counts []float
 }
 
 // splitSpecs: two pods behind a Service, connections split 50/50.
-func (s *suite) splitSpecs() {
-	Describe("two-pod 50/50 split", Ordered, Label("distribution"), func() {
-		w := s.newWeb("split", 2)
+func (s *suite) splitSpecs(f familyRun) {
+	Describe(f.text("two-pod 50/50 split"), Ordered, f.labels(), Label("distribution"), func() {
+		w := s.newWeb(f, "split", 2)
 
 		It("programs the Service: upstream's chains and a 0.5 ladder (iptables), or a numgen map (nftables)", Label(LabelKubeProxyInternals), func(ctx SpecContext) {
 			w.expectProgrammed(ctx)
@@ -136,9 +138,9 @@ func (s *suite) splitSpecs() {
 }
 
 // ladderSpecs: three pods, the 1/3, 1/2, catch-all ladder.
-func (s *suite) ladderSpecs() {
-	Describe("three-pod ladder", Ordered, Label("distribution"), func() {
-		w := s.newWeb("ladder", 3)
+func (s *suite) ladderSpecs(f familyRun) {
+	Describe(f.text("three-pod ladder"), Ordered, f.labels(), Label("distribution"), func() {
+		w := s.newWeb(f, "ladder", 3)
 
 		It("programs the 1/3, 1/2, catch-all ladder (iptables), or a numgen map over 3 (nftables)", Label(LabelKubeProxyInternals), func(ctx SpecContext) {
 			w.expectProgrammed(ctx)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/labs/kind"
 	"github.com/svclab/svclab/scenarios/kit"
@@ -37,6 +39,16 @@ type Options struct {
 	// switch rewrites the proxy's ConfigMap and restarts its pods); they
 	// skip, saying so, without it. Labs set it: a lab is the suite's own.
 	Disruptive bool
+	// Families are the IP families the specs run in, the cluster's
+	// primary one first (nil is IPv4 alone, as a single-stack IPv4 cluster
+	// has): the specs are declared once per family, each run's Services
+	// single-stack of its family, its evidence that family's, its names
+	// tagged "[IPv6]" (a single-stack IPv4 run's names are as they always
+	// were); with both, the dual-stack specs too. The set-up fails when
+	// the target lacks one of them. The runner finds them before the specs
+	// are declared (kube.ClusterFamilies, the way upstream's e2e does) or
+	// takes them from --ip-family.
+	Families []corev1.IPFamily
 	// Artifacts is a directory for each failed spec's evidence,
 	// DIR/<spec>/{rules,conntrack,trace}.txt (evidence.go); "" is none
 	// (the JUnit report has it either way).
@@ -47,6 +59,8 @@ type Options struct {
 type suite struct {
 	opts   Options
 	target kit.Target
+	// runs are the declarations of the specs, one per family (families.go).
+	runs []familyRun
 }
 
 // Register declares the suite's specs for one run, on the target
@@ -65,7 +79,7 @@ func Register(opts Options) error {
 	if opts.PullPolicy == "" {
 		opts.PullPolicy = "IfNotPresent"
 	}
-	s := &suite{opts: opts}
+	s := &suite{opts: opts, runs: familyRuns(opts.Families)}
 	BeforeSuite(func(ctx SpecContext) {
 		t, err := s.opts.Setup(ctx)
 		if err != nil {
@@ -75,17 +89,27 @@ func Register(opts Options) error {
 		DeferCleanup(func(ctx SpecContext) {
 			Expect(s.target.Close(ctx)).To(Succeed())
 		})
+		if err := s.checkFamilies(ctx); err != nil {
+			Fail("set-up: " + err.Error())
+		}
 	})
 	// A spec's own requirement labels (SkipReason); its containers' are
 	// checked before their workspace is made (workspace).
 	BeforeEach(func(ctx SpecContext) { s.skipUnmet(ctx, CurrentSpecReport().LeafNodeLabels) })
-	// In the order the files declared them at init before.
-	s.modeSwitchSpecs()
-	s.nodePortSpecs()
-	s.splitSpecs()
-	s.ladderSpecs()
-	s.serviceSpecsUDP()
-	s.serviceSpecsMore()
+	// In the order the files declared them at init before, once per
+	// family; the mode switch once, in the primary family (it switches
+	// the proxy of every family).
+	s.modeSwitchSpecs(s.runs[0])
+	for _, f := range s.runs {
+		s.nodePortSpecs(f)
+		s.splitSpecs(f)
+		s.ladderSpecs(f)
+		s.serviceSpecsUDP(f)
+		s.serviceSpecsMore(f)
+	}
+	if len(s.runs) > 1 {
+		s.dualStackSpecs(s.runs[0]) // dualstack.go
+	}
 	return nil
 }
 
@@ -94,18 +118,38 @@ func Register(opts Options) error {
 // A target that does not meet the container's requirement labels
 // (SkipReason), or has fewer nodes than needed, skips the container
 // before anything is made.
-func (s *suite) workspace(prefix string, nodes int, manifests func(ctx context.Context, ws kit.Workspace) string) *kit.Workspace {
+func (s *suite) workspace(f familyRun, prefix string, nodes int, manifests func(ctx context.Context, ws kit.Workspace) string) *kit.Workspace {
 	ws := new(kit.Workspace)
 	BeforeAll(func(ctx SpecContext) {
 		s.skipUnmet(ctx, containerLabels())
-		w, err := s.target.Workspace(ctx, prefix, nodes)
+		w, err := s.target.Workspace(ctx, prefix, nodes, f.family)
 		if err == kit.ErrTooFewNodes {
 			Skip(fmt.Sprintf("%s: needs %d nodes the scenarios can use: %v", s.target.Backend(), nodes, err))
 		}
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx SpecContext) { Expect(w.Delete(ctx)).To(Succeed()) })
 		*ws = w
-		Expect(w.Apply(ctx, manifests(ctx, w))).To(Succeed())
+		m, err := f.manifests(manifests(ctx, w))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w.Apply(ctx, m)).To(Succeed())
 	})
 	return ws
+}
+
+// checkFamilies says which of Options.Families the target lacks (nil
+// when it has them all).
+func (s *suite) checkFamilies(ctx context.Context) error {
+	if len(s.opts.Families) == 0 {
+		return nil
+	}
+	has, err := s.target.Families(ctx)
+	if err != nil {
+		return fmt.Errorf("the target's IP families: %w", err)
+	}
+	for _, f := range s.opts.Families {
+		if !slices.Contains(has, f) {
+			return fmt.Errorf("the specs run in %v, and the %s target has no %s (its families: %v)", s.opts.Families, s.target.Backend(), f, has)
+		}
+	}
+	return nil
 }

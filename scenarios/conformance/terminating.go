@@ -25,14 +25,14 @@ import (
 // internalTrafficPolicy=Cluster" and "[sig-network] Services should
 // fallback to local terminating endpoints when there are no ready
 // endpoints with externalTrafficPolicy=Local".
-func (s *suite) terminatingSpecs() {
-	Describe("the terminating-endpoint fallback", Ordered, Label("terminating"), func() {
+func (s *suite) terminatingSpecs(f familyRun) {
+	Describe(f.text("the terminating-endpoint fallback"), Ordered, f.labels(), Label("terminating"), func() {
 		var (
 			cluster, local *corev1.Service
 			node           kit.Node
 		)
 		const serverName = "term-0"
-		ws := s.workspace("terminating", 1, func(ctx context.Context, ws kit.Workspace) string {
+		ws := s.workspace(f, "terminating", 1, func(ctx context.Context, ws kit.Workspace) string {
 			nodes, err := ws.Nodes(ctx)
 			Expect(err).NotTo(HaveOccurred())
 			node = nodes[0]

@@ -31,8 +31,8 @@ import (
 // loadbalancer.go, "[sig-network] LoadBalancers ESIPP [Slow] should work
 // for type=NodePort" (client address kept) and "… should only target
 // nodes with endpoints" (the health check node port, 200 and 503).
-func (s *suite) trafficPolicySpecs() {
-	Describe("traffic policy Local", Ordered, Label("trafficpolicy", LabelCrossNode), func() {
+func (s *suite) trafficPolicySpecs(f familyRun) {
+	Describe(f.text("traffic policy Local"), Ordered, f.labels(), Label("trafficpolicy", LabelCrossNode), func() {
 		var (
 			nodes           []kit.Node
 			local           []string // the endpoints, all on nodes[0]
@@ -40,7 +40,7 @@ func (s *suite) trafficPolicySpecs() {
 			onNode, offNode corev1.Pod // probe pods on nodes[0] and nodes[1]
 			healthChecks    []netip.AddrPort
 		)
-		ws := s.workspace("trafficpolicy", 2, func(ctx context.Context, ws kit.Workspace) string {
+		ws := s.workspace(f, "trafficpolicy", 2, func(ctx context.Context, ws kit.Workspace) string {
 			var err error
 			nodes, err = ws.Nodes(ctx)
 			Expect(err).NotTo(HaveOccurred())

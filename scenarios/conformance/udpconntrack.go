@@ -35,13 +35,13 @@ import (
 // "should be able to preserve UDP traffic when server pod cycles for a
 // ClusterIP service" (source port 12345, backend 2 created, then backend
 // 1 deleted).
-func (s *suite) udpConntrackSpecs() {
-	Describe("UDP conntrack entries cleared when endpoints change", Ordered, Label("conntrack", "udp"), func() {
+func (s *suite) udpConntrackSpecs(f familyRun) {
+	Describe(f.text("UDP conntrack entries cleared when endpoints change"), Ordered, f.labels(), Label("conntrack", "udp"), func() {
 		var (
 			svc   *corev1.Service
 			probe corev1.Pod
 		)
-		ws := s.workspace("udpconntrack", 1, func(context.Context, kit.Workspace) string { return s.udpServerService() })
+		ws := s.workspace(f, "udpconntrack", 1, func(context.Context, kit.Workspace) string { return s.udpServerService() })
 		BeforeAll(func(ctx SpecContext) {
 			svc, _, probe = readService(ctx, *ws, "udp", "udp-server", 1)
 		})

@@ -12,7 +12,11 @@ const tolerateAll = `tolerations: [{operator: Exists}]`
 // webService is a Deployment of `replicas` netexec pods labelled app=web
 // and a ClusterIP Service "web" (port 80 → 8080) over them, plus a pod
 // "probe" (app=probe) that pod-to-Service traffic is sent from.
-func (s *suite) webService(replicas int) string {
+func (s *suite) webService(replicas int) string { return s.webServiceWithPolicy(replicas, "") }
+
+// webServiceWithPolicy is webService with policy, lines of the Service's
+// spec on its IP families ("" is none: the cluster's default).
+func (s *suite) webServiceWithPolicy(replicas int, policy string) string {
 	return fmt.Sprintf(`
 apiVersion: apps/v1
 kind: Deployment
@@ -36,9 +40,9 @@ apiVersion: v1
 kind: Service
 metadata: {name: web}
 spec:
-  selector: {app: web}
+%s  selector: {app: web}
   ports: [{port: 80, targetPort: 8080}]
-%s`, replicas, tolerateAll, s.opts.ServerImage, s.opts.PullPolicy, s.probePod("probe", ""))
+%s`, replicas, tolerateAll, s.opts.ServerImage, s.opts.PullPolicy, policy, s.probePod("probe", ""))
 }
 
 // probePod is a netexec pod labelled app=probe to send traffic from; on

@@ -22,8 +22,15 @@ type Target interface {
 	// Workspace makes a place for one scenario's workload, on a cluster
 	// of at least the given number of nodes: a lab of its own (netns), or
 	// a namespace of its own (kubernetes). ErrTooFewNodes if the cluster
-	// is smaller.
-	Workspace(ctx context.Context, prefix string, nodes int) (Workspace, error)
+	// is smaller. family is the IP family the scenario runs in: the
+	// workspace's evidence (iptables-save, nft, conntrack) is that
+	// family's, and it shows the objects in that family (InFamily); ""
+	// is a single-stack IPv4 cluster's view, as the objects are.
+	Workspace(ctx context.Context, prefix string, nodes int, family corev1.IPFamily) (Workspace, error)
+	// Families are the IP families the cluster has, its primary one
+	// first (how Kubernetes orders them): the kubernetes Service's
+	// cluster IPs and the families every node has an InternalIP of.
+	Families(ctx context.Context) ([]corev1.IPFamily, error)
 	// Proxy is what proxies Services on the target (proxyfacts.go),
 	// found once per run.
 	Proxy(ctx context.Context) (Proxy, error)
@@ -54,12 +61,15 @@ type Workspace interface {
 	// asking GET /hostname, and returns every connection's outcome.
 	Traffic(ctx context.Context, from Client, target netip.AddrPort, n int) (*traffic.Result, error)
 
-	// IPTablesSave is iptables-save of a table on a node (-c with counters).
+	// IPTablesSave is iptables-save of a table on a node (-c with
+	// counters); ip6tables-save in an IPv6 workspace.
 	IPTablesSave(ctx context.Context, node, table string, counters bool) (string, error)
-	// NFTables is `nft -j list table ip kube-proxy` on a node: the table
-	// in libnftables' JSON schema (libnftables-json(5)).
+	// NFTables is `nft -j list table ip kube-proxy` on a node (table ip6
+	// kube-proxy in an IPv6 workspace): the table in libnftables' JSON
+	// schema (libnftables-json(5)).
 	NFTables(ctx context.Context, node string) (string, error)
-	// Conntrack is a node's conntrack table, read over netlink.
+	// Conntrack is a node's conntrack table, read over netlink (its IPv6
+	// entries in an IPv6 workspace: `conntrack -L -f ipv6`).
 	Conntrack(ctx context.Context, node string) ([]conntrack.Flow, error)
 	// RouteSource is the source address a node's kernel picks to reach
 	// dst: the address MASQUERADE rewrites a connection to dst to.
@@ -109,7 +119,12 @@ type Workspace interface {
 // Node is a cluster node.
 type Node struct {
 	Name string
-	IP   netip.Addr // the node's InternalIP
+	IP   netip.Addr // the node's InternalIP (its IPv4 one, if it has one)
+	// IPs are every InternalIP of the node, as its status lists them;
+	// PodCIDRs its pod ranges (spec.podCIDRs). InFamily picks IP and
+	// PodCIDR of one family from them.
+	IPs      []netip.Addr
+	PodCIDRs []netip.Prefix
 	// PodCIDR is the node's pod range (spec.podCIDR; invalid when it has
 	// none): detectLocalMode NodeCIDR's local traffic.
 	PodCIDR netip.Prefix

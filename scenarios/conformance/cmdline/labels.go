@@ -17,12 +17,15 @@ type SpecLabel struct {
 // calls give.
 var SpecLabels = []SpecLabel{
 	{"Disruptive", "restarts components (the proxy's pods); runs only with --disruptive"},
+	{"IPv4", "a spec's IPv4 run on a cluster with IPv6 too (a single-stack IPv4 run tags none)"},
+	{"IPv6", "a spec's IPv6 run: its Services single-stack IPv6, its evidence ip6tables, table ip6 and IPv6 conntrack entries"},
 	{"affinity", "ClientIP session affinity"},
 	{"clusterip", "ClusterIP Services: TCP and UDP on one port, several named ports"},
 	{"conntrack", "UDP conntrack entries cleared when endpoints change"},
 	{"cross-node", "needs two nodes the scenarios can use"},
 	{"distribution", "how connections split over the endpoints (50/50, the three-pod ladder)"},
 	{"dns", "Services through cluster DNS"},
+	{"dual-stack", "a dual-stack Service: one cluster IP per family, both to the same endpoints (dual-stack clusters)"},
 	{"hairpin", "a pod reaching itself through its own Service"},
 	{"kube-proxy-internals", "asserts kube-proxy's rules, chain names, nft table or /proxyMode"},
 	{"loadbalancer", "LoadBalancer Services where the cluster assigns addresses"},

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/svclab/svclab/labs/agents/selfexec"
+	"github.com/svclab/svclab/scenarios/kit"
 )
 
 const agentName = "svclab-node-agent"
@@ -197,11 +198,12 @@ func (t *Target) onNode(ctx context.Context, node string, c selfexec.Command) (s
 // iptablesSave runs the node's own iptables-save. A node may have rules in
 // either backend (the proxy's image decides, e.g. upstream's
 // iptables-wrapper): the first of iptables-save, iptables-nft-save and
-// iptables-legacy-save that shows KUBE-SERVICES wins.
-func (t *Target) iptablesSave(ctx context.Context, node, table string, counters bool) (string, error) {
+// iptables-legacy-save that shows KUBE-SERVICES wins (the ip6tables ones
+// for IPv6).
+func (t *Target) iptablesSave(ctx context.Context, node, table string, counters bool, family corev1.IPFamily) (string, error) {
 	var first string
 	var firstErr error
-	for i, bin := range []string{"iptables-save", "iptables-nft-save", "iptables-legacy-save"} {
+	for i, bin := range kit.IPTablesSaveCommands(family) {
 		argv := []string{bin, "-t", table}
 		if counters {
 			argv = append(argv, "-c")

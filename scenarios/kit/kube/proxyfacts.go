@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/svclab/svclab/labs/agents/selfexec"
 	"github.com/svclab/svclab/scenarios/kit"
@@ -97,7 +98,7 @@ func (t *Target) modeFromTables(ctx context.Context, node string) (mode, evidenc
 	if _, err := t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"nft", "list", "table", "ip", "kube-proxy"}}); err == nil {
 		return "nftables", "nft has table ip kube-proxy"
 	}
-	nat, err := t.iptablesSave(ctx, node, "nat", false)
+	nat, err := t.iptablesSave(ctx, node, "nat", false, corev1.IPv4Protocol)
 	if err != nil || !strings.Contains(nat, ":KUBE-SERVICES") {
 		return "", ""
 	}

@@ -46,7 +46,7 @@ func newSyncCluster(t *testing.T, internalTrafficPolicy string) *syncCluster {
 	}
 	t.Cleanup(func() { target.Close(context.Background()) })
 	c.target = target
-	ws, err := target.Workspace(ctx, "sync", 1)
+	ws, err := target.Workspace(ctx, "sync", 1, "")
 	if err != nil {
 		t.Fatal(err)
 	}

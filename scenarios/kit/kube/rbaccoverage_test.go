@@ -167,7 +167,7 @@ func wholeRun(t *testing.T, f *fakeAPI, cfg *rest.Config, opts Options) error {
 	if err := target.lease.renew(ctx); err != nil {
 		return err
 	}
-	ws, err := target.Workspace(ctx, "flow", 2)
+	ws, err := target.Workspace(ctx, "flow", 2, "")
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func imageThatDoesNotPull(t *testing.T, f *fakeAPI, cfg *rest.Config, opts Optio
 		return err
 	}
 	defer target.Close(ctx)
-	ws, err := target.Workspace(ctx, "pull", 1)
+	ws, err := target.Workspace(ctx, "pull", 1, "")
 	if err != nil {
 		return err
 	}

@@ -176,7 +176,7 @@ func (t *Target) Close(ctx context.Context) error {
 // Workspace is a namespace of its own, privileged (the scenarios' pods
 // are ordinary, but some clusters enforce Pod Security on every
 // namespace).
-func (t *Target) Workspace(ctx context.Context, prefix string, nodes int) (kit.Workspace, error) {
+func (t *Target) Workspace(ctx context.Context, prefix string, nodes int, family corev1.IPFamily) (kit.Workspace, error) {
 	all, err := t.nodes(ctx)
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (t *Target) Workspace(ctx context.Context, prefix string, nodes int) (kit.W
 	if err != nil {
 		return nil, err
 	}
-	return &workspace{t: t, ns: ns}, nil
+	return kit.InFamily(&workspace{t: t, ns: ns, family: family}, family), nil
 }
 
 // createNamespace makes a namespace prefix-RANDOM labelled as this run's.
@@ -245,6 +245,12 @@ func (t *Target) nodes(ctx context.Context) ([]kit.Node, error) {
 			if a.Type == corev1.NodeInternalIP && !strings.Contains(a.Address, ":") {
 				node.IP = mustAddr(a.Address)
 			}
+		}
+		for _, a := range internalIPs(n) {
+			node.IPs = append(node.IPs, mustAddr(a))
+		}
+		if !node.IP.IsValid() && len(node.IPs) > 0 {
+			node.IP = node.IPs[0] // an IPv6-only node
 		}
 		out = append(out, node)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +24,9 @@ import (
 type workspace struct {
 	t  *Target
 	ns string
+	// family is the IP family whose evidence the workspace reads ("" is
+	// IPv4).
+	family corev1.IPFamily
 }
 
 func (w *workspace) Name() string                     { return w.ns }
@@ -101,8 +105,10 @@ func (w *workspace) endpointsReady(ctx context.Context) func() (bool, error) {
 				}
 			}
 			for _, p := range pods {
-				if !ready[p.Status.PodIP] {
-					return false, fmt.Errorf("service %s: pod %s (%s) not a ready endpoint yet", s.Name, p.Name, p.Status.PodIP)
+				for _, ip := range endpointAddrs(&s, &p) {
+					if !ready[ip] {
+						return false, fmt.Errorf("service %s: pod %s (%s) not a ready endpoint yet", s.Name, p.Name, ip)
+					}
 				}
 			}
 		}
@@ -158,12 +164,18 @@ func (w *workspace) Nodes(ctx context.Context) ([]kit.Node, error) {
 	if err := w.t.res.List(ctx, &list); err != nil {
 		return nil, err
 	}
-	cidrs := map[string]string{}
+	cidrs := map[string]corev1.NodeSpec{}
 	for _, n := range list.Items {
-		cidrs[n.Name] = n.Spec.PodCIDR
+		cidrs[n.Name] = n.Spec
 	}
 	for i := range nodes {
-		nodes[i].PodCIDR, _ = netip.ParsePrefix(cidrs[nodes[i].Name]) // invalid when the node has none
+		spec := cidrs[nodes[i].Name]
+		nodes[i].PodCIDR, _ = netip.ParsePrefix(spec.PodCIDR) // invalid when the node has none
+		for _, c := range spec.PodCIDRs {
+			if p, err := netip.ParsePrefix(c); err == nil {
+				nodes[i].PodCIDRs = append(nodes[i].PodCIDRs, p)
+			}
+		}
 	}
 	return nodes, nil
 }
@@ -174,20 +186,32 @@ func (w *workspace) Traffic(ctx context.Context, from kit.Client, target netip.A
 }
 
 func (w *workspace) IPTablesSave(ctx context.Context, node, table string, counters bool) (string, error) {
-	return w.t.iptablesSave(ctx, node, table, counters)
+	return w.t.iptablesSave(ctx, node, table, counters, w.family)
 }
 
 func (w *workspace) NFTables(ctx context.Context, node string) (string, error) {
-	return w.t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"nft", "-j", "list", "table", "ip", "kube-proxy"}})
+	return w.t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"nft", "-j", "list", "table", kit.NFTFamily(w.family), "kube-proxy"}})
 }
 
+// Conntrack: the node agent's netlink dump (IPv4), or in an IPv6
+// workspace the node's own `conntrack -L -f ipv6`.
 func (w *workspace) Conntrack(ctx context.Context, node string) ([]conntrack.Flow, error) {
+	if kit.IsIPv6(w.family) {
+		out, err := w.t.onNode(ctx, node, &selfexec.NodeRun{Argv: []string{"conntrack", "-L", "-f", "ipv6"}})
+		if err != nil {
+			return nil, err
+		}
+		return kit.ParseConntrackList(out)
+	}
 	out, err := w.t.onNode(ctx, node, &selfexec.NodeConntrack{})
 	if err != nil {
 		return nil, err
 	}
 	var flows []conntrack.Flow
-	return flows, json.Unmarshal([]byte(out), &flows)
+	if err := json.Unmarshal([]byte(out), &flows); err != nil {
+		return nil, err
+	}
+	return kit.FlowsOfFamily(flows, w.family), nil
 }
 
 func (w *workspace) RouteSource(ctx context.Context, node string, dst netip.Addr) (netip.Addr, error) {
@@ -249,4 +273,25 @@ func (w *workspace) SwitchProxyMode(ctx context.Context, mode string) error {
 		return err
 	}
 	return w.waitProxySync(ctx)
+}
+
+// endpointAddrs are the addresses of pod that svc's EndpointSlices must
+// list as ready: its pod IP of each of the Service's families (both of a
+// dual-stack Service's), or status.podIP where the Service or the pod
+// names no family.
+func endpointAddrs(svc *corev1.Service, pod *corev1.Pod) []string {
+	if len(svc.Spec.IPFamilies) == 0 || len(pod.Status.PodIPs) == 0 {
+		return []string{pod.Status.PodIP}
+	}
+	var out []string
+	for _, ip := range pod.Status.PodIPs {
+		a, err := netip.ParseAddr(ip.IP)
+		if err == nil && slices.Contains(svc.Spec.IPFamilies, kit.FamilyOf(a)) {
+			out = append(out, ip.IP)
+		}
+	}
+	if len(out) == 0 {
+		return []string{pod.Status.PodIP}
+	}
+	return out
 }

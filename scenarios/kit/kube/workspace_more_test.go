@@ -20,7 +20,7 @@ func moreTarget(t *testing.T, nodes ...string) (*fakeAPI, *workspace) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { target.Close(context.Background()) })
-	ws, err := target.Workspace(context.Background(), "more", 1)
+	ws, err := target.Workspace(context.Background(), "more", 1, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/svclab/svclab/labs/agents/conntrack"
 	"github.com/svclab/svclab/labs/agents/selfexec"
 	"github.com/svclab/svclab/labs/agents/traffic"
+	"github.com/svclab/svclab/labs/netns/topology"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
@@ -26,6 +28,11 @@ import (
 type LabTarget struct {
 	Binary string // the svclab executable the labs run
 	CNI    string // flannel-vxlan (default), calico-proxyarp or canal
+	// IPFamily is the labs' spec.ipFamily: "" (IPv4, the labs as they
+	// always were) or dual (the IPv6 addresses, subnets and pod ranges
+	// derived from the IPv4 ones, as the lab file does). IPv6-only labs
+	// are not made here: the suite's lab writes IPv4 addresses.
+	IPFamily topology.IPFamily
 
 	proxyFacts labProxyFacts // what Proxy found (labproxy.go)
 }
@@ -39,7 +46,7 @@ apiVersion: svclab.dev/v1alpha1
 kind: Lab
 metadata: {name: "{{NAME}}"}
 spec:
-  cni: {{CNI}}
+  cni: {{CNI}}{{FAMILY}}
   podSubnet: 10.244.0.0/16
   serviceSubnet: 10.96.0.0/16
   proxy: {mode: iptables}
@@ -57,15 +64,42 @@ var labNodes = []string{
 
 func (t *LabTarget) Backend() string { return "netns" }
 
-func (t *LabTarget) Workspace(ctx context.Context, prefix string, nodes int) (kit.Workspace, error) {
+func (t *LabTarget) Workspace(ctx context.Context, prefix string, nodes int, family corev1.IPFamily) (kit.Workspace, error) {
 	if nodes > len(labNodes) {
 		return nil, kit.ErrTooFewNodes
+	}
+	if t.IPFamily != "" && t.IPFamily != topology.IPFamilyIPv4 && t.IPFamily != topology.IPFamilyDual {
+		return nil, fmt.Errorf("the conformance suite's netns labs are ipv4 or dual, not %s", t.IPFamily)
+	}
+	if !slices.Contains(t.families(), kit.FamilyOrIPv4(family)) {
+		return nil, fmt.Errorf("netns labs of ipFamily %q have no %s", t.IPFamily, family)
 	}
 	lab, err := NewLab(ctx, roottest.UniqueName(prefix), t.topology(nodes), t.Binary)
 	if err != nil {
 		return nil, err
 	}
-	return &labWorkspace{lab: lab}, nil
+	return kit.InFamily(&labWorkspace{lab: lab, family: family}, family), nil
+}
+
+// Families are the IP families of the labs: IPFamily's, the primary
+// first.
+func (t *LabTarget) Families(context.Context) ([]corev1.IPFamily, error) { return t.families(), nil }
+
+// families are the labs' IP families: IPv4, and IPv6 in dual-stack labs.
+func (t *LabTarget) families() []corev1.IPFamily {
+	if t.IPFamily == topology.IPFamilyDual {
+		return []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	}
+	return []corev1.IPFamily{corev1.IPv4Protocol}
+}
+
+// familyLine is the topology's spec.ipFamily line ("" for IPv4: the
+// lab file stays as it was).
+func (t *LabTarget) familyLine() string {
+	if t.IPFamily == "" || t.IPFamily == topology.IPFamilyIPv4 {
+		return ""
+	}
+	return "\n  ipFamily: " + string(t.IPFamily)
 }
 
 // topology is the lab topology of a workspace of the given number of
@@ -75,13 +109,18 @@ func (t *LabTarget) topology(nodes int) string {
 	if cni == "" {
 		cni = "flannel-vxlan"
 	}
-	return strings.NewReplacer("{{CNI}}", cni, "{{NODES}}", strings.Join(labNodes[:max(nodes, 1)], "\n")).Replace(labTopology)
+	return strings.NewReplacer("{{CNI}}", cni, "{{FAMILY}}", t.familyLine(), "{{NODES}}", strings.Join(labNodes[:max(nodes, 1)], "\n")).Replace(labTopology)
 }
 
 func (t *LabTarget) Close(context.Context) error { return nil }
 
 // labWorkspace is a Workspace on one lab.
-type labWorkspace struct{ lab *Lab }
+type labWorkspace struct {
+	lab *Lab
+	// family is the IP family whose evidence the workspace reads ("" is
+	// IPv4).
+	family corev1.IPFamily
+}
 
 func (w *labWorkspace) Name() string                              { return w.lab.Name() }
 func (w *labWorkspace) Delete(context.Context) error              { return w.lab.Delete() }
@@ -117,7 +156,11 @@ func (w *labWorkspace) Pods(_ context.Context, app string) ([]corev1.Pod, error)
 func (w *labWorkspace) Nodes(context.Context) ([]kit.Node, error) {
 	var out []kit.Node
 	for _, n := range w.lab.Topology.Spec.Nodes {
-		out = append(out, kit.Node{Name: n.Name, IP: n.IP.Addr(), PodCIDR: n.PodCIDR})
+		node := kit.Node{Name: n.Name, IP: n.IP.Addr(), PodCIDR: n.PodCIDR, PodCIDRs: n.PodCIDRs}
+		for _, ip := range n.IPs {
+			node.IPs = append(node.IPs, ip.Addr())
+		}
+		out = append(out, node)
 	}
 	return out, nil
 }
@@ -133,15 +176,17 @@ func (w *labWorkspace) Traffic(_ context.Context, from kit.Client, target netip.
 }
 
 func (w *labWorkspace) IPTablesSave(_ context.Context, node, table string, counters bool) (string, error) {
-	return w.lab.IPTablesSave(node, table, counters)
+	return w.lab.IPTablesSave(node, table, counters, w.family)
 }
 
 func (w *labWorkspace) NFTables(_ context.Context, node string) (string, error) {
-	return w.lab.Run(node, "nft", "-j", "list", "table", "ip", "kube-proxy")
+	return w.lab.Run(node, "nft", "-j", "list", "table", kit.NFTFamily(w.family), "kube-proxy")
 }
 
+// Conntrack: the node's entries of the workspace's family.
 func (w *labWorkspace) Conntrack(_ context.Context, node string) ([]conntrack.Flow, error) {
-	return w.lab.Conntrack(node)
+	flows, err := w.lab.Conntrack(node)
+	return kit.FlowsOfFamily(flows, w.family), err
 }
 
 func (w *labWorkspace) RouteSource(_ context.Context, node string, dst netip.Addr) (netip.Addr, error) {
