@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/svclab/svclab/internal/fixtures"
 	"github.com/svclab/svclab/proxy/iptables"
 	"github.com/svclab/svclab/proxy/iptables/localtraffic"
 )
@@ -116,7 +118,14 @@ func TestOptionsShapeTheFixedRules(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newRenderer(t, c.opts)
-			payload := string(r.Render(clusterIPService(1).snapshot()).Payload())
+			snap := clusterIPService(1).snapshot()
+			if c.opts.Family == corev1.IPv6Protocol {
+				snap = cluster{
+					services: []*corev1.Service{ipv6Service("web", "fd00:10:96::20", 0)},
+					slices:   []*discoveryv1.EndpointSlice{ipv6Slice("web", fixtures.Endpoint("fd00:10:244:1::1", testOtherNode))},
+				}.ipv6Snapshot()
+			}
+			payload := string(r.Render(snap).Payload())
 			for _, s := range c.contains {
 				if !strings.Contains(payload, s) {
 					t.Errorf("payload lacks %q:\n%s", s, payload)
