@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/svclab/svclab/proxy/config"
 	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
+	"github.com/svclab/svclab/proxy/model"
 )
 
 // proxyFamilies are the IP families the proxy programs and its node IPs.
@@ -145,4 +147,36 @@ func clusterCIDRsOf(cfg config.Config, f corev1.IPFamily) []netip.Prefix {
 		}
 	}
 	return out
+}
+
+// checkBadIPConfig is upstream's checkBadIPConfig for the settings svclab
+// reads: cluster CIDRs that are all of the family the proxy does not run
+// are an error, fatal when the proxy is single-stack (detectLocalMode
+// ClusterCIDR, the only one svclab implements: it has always been fatal
+// upstream); a healthz or metrics bind address of that family is logged
+// on a single-stack proxy.
+func checkBadIPConfig(cfg config.Config, fams proxyFamilies, log *slog.Logger) error {
+	bad := otherFamily(fams.Primary)
+	dual := fams.Secondary != ""
+	clusterType := string(fams.Primary) + "-only"
+	if dual {
+		clusterType = string(fams.Primary) + "-primary"
+	}
+	if len(cfg.ClusterCIDRs) > 0 && len(clusterCIDRsOf(cfg, bad)) == len(cfg.ClusterCIDRs) {
+		err := fmt.Errorf("cluster is %s but clusterCIDRs contains only %s addresses", clusterType, bad)
+		if !dual {
+			return fmt.Errorf("kube-proxy configuration is incorrect: %w", err)
+		}
+		log.Error("Kube-proxy configuration may be incomplete or incorrect", "err", err)
+	}
+	if dual {
+		return nil
+	}
+	for _, b := range []struct{ field, addr string }{{"healthzBindAddress", cfg.HealthzBindAddress}, {"metricsBindAddress", cfg.MetricsBindAddress}} {
+		host, _, _ := net.SplitHostPort(b.addr)
+		if ip, ok := model.ParseAddrSloppy(host); ok && !ip.IsUnspecified() && familyOf(ip) == bad {
+			log.Error("Kube-proxy configuration may be incomplete or incorrect", "err", fmt.Errorf("cluster is %s but %s is %s", clusterType, b.field, bad))
+		}
+	}
+	return nil
 }

@@ -108,3 +108,34 @@ func TestNodeHostIPs(t *testing.T) {
 		t.Errorf("nodeHostIPs of a node without addresses = %v, want none", got)
 	}
 }
+
+// TestCheckBadIPConfig: cluster CIDRs only of the family the proxy does
+// not run stop a single-stack proxy with upstream's message, and are only
+// logged on a dual-stack one.
+func TestCheckBadIPConfig(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	cfgWith := func(cidr string) config.Config {
+		c, err := config.Parse("config.conf", []byte("apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: "+cidr+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	ipv6Only := proxyFamilies{Primary: corev1.IPv6Protocol}
+	err := checkBadIPConfig(cfgWith("10.244.0.0/16"), ipv6Only, log)
+	if want := "kube-proxy configuration is incorrect: cluster is IPv6-only but clusterCIDRs contains only IPv4 addresses"; err == nil || err.Error() != want {
+		t.Errorf("IPv6-only proxy with an IPv4 clusterCIDR: %v, want %q", err, want)
+	}
+	dual := proxyFamilies{Primary: corev1.IPv6Protocol, Secondary: corev1.IPv4Protocol}
+	if err := checkBadIPConfig(cfgWith("10.244.0.0/16"), dual, log); err != nil {
+		t.Errorf("dual-stack proxy: %v, want only a log line", err)
+	}
+	for _, cidr := range []string{"fd00:10:244::/56", "10.244.0.0/16,fd00:10:244::/56"} {
+		if err := checkBadIPConfig(cfgWith(cidr), ipv6Only, log); err != nil {
+			t.Errorf("clusterCIDR %s on an IPv6-only proxy: %v", cidr, err)
+		}
+	}
+	if err := checkBadIPConfig(cfgWith("10.244.0.0/16"), proxyFamilies{Primary: corev1.IPv4Protocol}, log); err != nil {
+		t.Errorf("IPv4 proxy, IPv4 clusterCIDR: %v", err)
+	}
+}

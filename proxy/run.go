@@ -59,6 +59,9 @@ func Run(ctx context.Context, opts Options) error {
 	if err == nil {
 		fams, err = decideFamilies(cfg.Mode, nodeIPs, bindAddress(cfg), opts.LabDir != "", hostFamilyChecks(opts.IPTablesBackend), log)
 	}
+	if err == nil {
+		err = checkBadIPConfig(cfg, fams, log)
+	}
 	var backends []FamilyBackend
 	if err == nil {
 		cleanUpOtherModes(cfg.Mode, opts.IPTablesBackend, log)
