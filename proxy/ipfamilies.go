@@ -91,7 +91,13 @@ func kernelHasIPv6() (bool, string) {
 // is IPv4), so that a single-stack lab's node holds exactly the rules of
 // its family, as a single-stack lab always has.
 func decideFamilies(mode config.Mode, rawNodeIPs []netip.Addr, bindAddress string, labNode bool, checks familyChecks, log *slog.Logger) (proxyFamilies, error) {
-	primary, nodeIPs := detectNodeIPs(rawNodeIPs, bindAddress, log)
+	detectLog := log
+	if labNode && len(rawNodeIPs) == 0 {
+		// An IPv4 lab does not tell its nodes' proxies their IPs (their
+		// command lines stay as they were): not a node of unknown IP.
+		detectLog = slog.New(slog.DiscardHandler)
+	}
+	primary, nodeIPs := detectNodeIPs(rawNodeIPs, bindAddress, detectLog)
 	out := proxyFamilies{Primary: primary, NodeIPs: nodeIPs}
 	ipv4, ipv6 := true, true
 	if mode == config.ModeIPTables || mode == config.ModeIPVS {
