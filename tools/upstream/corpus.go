@@ -225,7 +225,7 @@ func (b BulkEndpoints) slices() ([]*discoveryv1.EndpointSlice, error) {
 		s := &discoveryv1.EndpointSlice{
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace: b.Namespace,
-				Name:      fmt.Sprintf("%s-%03d", b.Service, i/100),
+				Name:      fmt.Sprintf("%s-%s%03d", b.Service, familyInfix(ip), i/100),
 				Labels:    map[string]string{discoveryv1.LabelServiceName: b.Service},
 			},
 			AddressType: addressTypeOf(ip),
@@ -242,6 +242,15 @@ func (b BulkEndpoints) slices() ([]*discoveryv1.EndpointSlice, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// familyInfix keeps the generated slices of the two families of one
+// service apart: "" for IPv4 (big-000), "v6-" for IPv6 (big-v6-000).
+func familyInfix(ip netip.Addr) string {
+	if ip.Is6() {
+		return "v6-"
+	}
+	return ""
 }
 
 // addressTypeOf is the EndpointSlice address type of ip's family.
