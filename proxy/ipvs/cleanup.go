@@ -48,8 +48,11 @@ func IsKubeProxyChain(table, chain string) bool {
 // modes with the rules that jump to them, and then the mode's ipsets,
 // which the kernel refuses to destroy while a rule uses them. It goes on
 // after a failure and returns all of them joined. On a kernel without
-// IPVS it cleans the rest.
-func Cleanup(k kernel.Interface, ipt iptkernel.Runner) error {
+// IPVS it cleans the rest. ipts are the iptables runners whose chains go:
+// on a dual-stack node the iptables and the ip6tables one, as upstream's
+// CleanupLeftovers takes one per family (the sets one family's rules still
+// use cannot be destroyed until those rules are gone).
+func Cleanup(k kernel.Interface, ipts ...iptkernel.Runner) error {
 	var errs []error
 	vss, err := kubeProxyVirtualServers(k)
 	if err != nil {
@@ -63,6 +66,27 @@ func Cleanup(k kernel.Interface, ipt iptkernel.Runner) error {
 	if err := k.DeleteDummy(DummyDevice); err != nil {
 		errs = append(errs, err)
 	}
+	for _, ipt := range ipts {
+		errs = append(errs, cleanupChains(ipt)...)
+	}
+	sets, err := k.ListSets()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range sets {
+		if IsKubeProxySet(s.Name) {
+			if err := k.DestroySet(s.Name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cleanupChains removes kube-proxy's chains, in every table, through one
+// iptables runner.
+func cleanupChains(ipt iptkernel.Runner) []error {
+	var errs []error
 	for _, table := range leftoverTables {
 		save, err := ipt.Save(table)
 		if err != nil {
@@ -77,18 +101,7 @@ func Cleanup(k kernel.Interface, ipt iptkernel.Runner) error {
 			errs = append(errs, fmt.Errorf("removing kube-proxy's %s chains: %w", table, err))
 		}
 	}
-	sets, err := k.ListSets()
-	if err != nil {
-		errs = append(errs, err)
-	}
-	for _, s := range sets {
-		if IsKubeProxySet(s.Name) {
-			if err := k.DestroySet(s.Name); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // cleanupPayload is the iptables-restore input that deletes kube-proxy's

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/proxy/ipvs/kernel/kerneltest"
 	"github.com/svclab/svclab/proxy/model"
@@ -34,10 +36,21 @@ func fuzzSettings(b byte) Settings {
 	return s
 }
 
+// snapshotOf is the proxy's view, for the proxier of family, of the
+// Services and EndpointSlices modeltest.Generate makes from data (dual-stack
+// and IPv6 ones among them).
+func snapshotOf(family corev1.IPFamily, data []byte) *model.Snapshot {
+	services, slices := modeltest.Generate(data)
+	return model.BuildFamily(family, services, slices, modeltest.NodeName)
+}
+
 // FuzzCompute builds Services and EndpointSlices from the input
 // (modeltest.Generate), computes the IPVS desired state, applies it to the
 // fake kernel and the iptables fake, then moves to a second generated
-// state. Properties:
+// state; and does the same, on the same fake kernel with ip6tables of its
+// own, for the IPv6 proxier (a dual-stack node) with both states carried
+// over to IPv6 (snapshotToIPv6), and checks the IPv6 view of the generated
+// objects too. Properties:
 //   - no panic, and Compute is deterministic;
 //   - the desired state keeps its documented order (sorted, unique virtual
 //     servers, real servers and set entries) and every real server is an
@@ -57,20 +70,44 @@ func FuzzCompute(f *testing.F) {
 		}
 		checkDesired(t, snap, d)
 
-		k := kerneltest.New(nodeIP.String(), nodeIP2.String())
+		k := kerneltest.New(nodeAddressesOfBothFamilies()...)
 		ipt := newFakeIPTables()
 		applied := syncTo(t, k, ipt, d, nil)
 		next := Compute(modeltest.Snapshot(second), s)
 		checkDesired(t, modeltest.Snapshot(second), next)
 		syncTo(t, k, ipt, next, applied)
+
+		s6, ipt6 := settingsToIPv6(s), newFakeIPTables()
+		snap6 := snapshotToIPv6(modeltest.Snapshot(first))
+		d6 := Compute(snap6, s6)
+		if again := Compute(snapshotToIPv6(modeltest.Snapshot(first)), s6); again.String() != d6.String() {
+			t.Fatalf("the same input computes differently for IPv6")
+		}
+		checkDesired(t, snap6, d6)
+		applied6 := syncTo(t, k, ipt6, d6, nil)
+		snap6 = snapshotToIPv6(modeltest.Snapshot(second))
+		next6 := Compute(snap6, s6)
+		checkDesired(t, snap6, next6)
+		syncTo(t, k, ipt6, next6, applied6)
+		generated6 := snapshotOf(corev1.IPv6Protocol, second)
+		checkDesired(t, generated6, Compute(generated6, s6))
+		// The IPv4 proxier's state is untouched by the IPv6 one's.
+		a, err := ReadActual(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rest := Diff(next, a, DiffOptions{AppliedIPTables: next.IPTables}); len(rest) != 0 {
+			t.Fatalf("the IPv6 proxier changed the IPv4 one's state:\n%s", rest)
+		}
 	})
 }
 
-// syncTo brings the fakes to d and checks that nothing is left to do. It
-// returns the payload the iptables fake now holds.
+// syncTo brings the fakes to d, the desired state of d.Family's proxier,
+// and checks that nothing is left to do. It returns the payload the
+// iptables fake now holds.
 func syncTo(t *testing.T, k *kerneltest.Fake, ipt *fakeIPTables, d *Desired, appliedIPTables []byte) []byte {
 	t.Helper()
-	a, err := ReadActual(k)
+	a, err := ReadActualOf(k, d.Family)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +115,7 @@ func syncTo(t *testing.T, k *kerneltest.Fake, ipt *fakeIPTables, d *Desired, app
 	if _, err := Apply(k, ipt, plan); err != nil {
 		t.Fatalf("applying the plan failed: %v\nplan:\n%s", err, plan)
 	}
-	a, err = ReadActual(k)
+	a, err = ReadActualOf(k, d.Family)
 	if err != nil {
 		t.Fatal(err)
 	}

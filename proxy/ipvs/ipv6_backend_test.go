@@ -11,6 +11,7 @@ import (
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/proxy/ipvs/kernel/kerneltest"
 	"github.com/svclab/svclab/proxy/model"
+	"github.com/svclab/svclab/proxy/model/modeltest"
 )
 
 // dualStackNode is one fake kernel (shared, as one network namespace's
@@ -209,4 +210,34 @@ ipvs:
 	if _, err := OptionsFromConfigFor(cfg, "IPv5"); err == nil {
 		t.Error("family IPv5 accepted")
 	}
+}
+
+// FuzzDualStackPartialSyncsMatchTheKernel is FuzzPartialSyncsMatchTheKernel
+// for a dual-stack node: the IPv4 and the IPv6 proxier (its states carried
+// over to IPv6 by snapshotToIPv6) sync one fake kernel by turns, and after
+// each sync both proxiers' records (written.go) still are what the kernel
+// holds of their family.
+func FuzzDualStackPartialSyncsMatchTheKernel(f *testing.F) {
+	modeltest.AddSeeds(f)
+	f.Fuzz(func(t *testing.T, _ byte, first, second []byte) {
+		n := newDualStackNode(t)
+		for i, data := range [][]byte{first, second, first, second} {
+			snap4 := modeltest.Snapshot(data)
+			snap6 := snapshotToIPv6(snap4)
+			for _, step := range []struct {
+				b    *Backend
+				snap *model.Snapshot
+			}{{n.v4, snap4}, {n.v6, snap6}} {
+				res, err := step.b.Sync(step.snap)
+				if err != nil {
+					t.Fatalf("sync %d of the %s proxier: %v", i, step.b.settings.Family, err)
+				}
+				if res.Full != (i == 0) {
+					t.Fatalf("sync %d of the %s proxier: full=%v", i, step.b.settings.Family, res.Full)
+				}
+			}
+			checkKernelMatchesFamily(t, n.k, corev1.IPv4Protocol, mustDesired(t, n.v4, n.k, snap4))
+			checkKernelMatchesFamily(t, n.k, corev1.IPv6Protocol, mustDesired(t, n.v6, n.k, snap6))
+		}
+	})
 }
