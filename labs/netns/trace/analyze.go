@@ -13,6 +13,16 @@ const MethodNote = "matched rules: the rules whose packet counters grew between 
 	"rewrites: the connection's conntrack entry on each node (netlink); routes: `ip route get` in each namespace (netlink); " +
 	"VXLAN peers: the neighbour and FDB entries of the VXLAN device"
 
+// methodNote is MethodNote for a connection to dst: for IPv6 it names
+// the programs whose answers an IPv6 connection's are (ip6tables-save,
+// ip -6 route get).
+func methodNote(dst netip.Addr) string {
+	if !dst.Is6() {
+		return MethodNote
+	}
+	return strings.NewReplacer("`iptables-save -c`", "`ip6tables-save -c`", "`ip route get`", "`ip -6 route get`").Replace(MethodNote)
+}
+
 // Analyze turns a Capture into a Result: it diffs each node's counters,
 // orders the matched rules as a packet meets them, reads the rewrites from
 // conntrack and confirms the KUBE-SEP chain whose DNAT target conntrack's
@@ -23,7 +33,7 @@ func Analyze(c *Capture) (*Result, error) {
 	}
 	r := &Result{
 		Lab: c.Lab, Proto: c.Proto, From: c.From, To: c.To, Source: c.Source, ProxyMode: c.ProxyMode,
-		Answer: c.Answer, Error: c.Error, Method: c.Method, MethodNote: MethodNote,
+		Answer: c.Answer, Error: c.Error, Method: c.Method, MethodNote: methodNote(c.To.Addr()),
 	}
 	for i := range c.Hosts {
 		h, err := analyzeHost(&c.Hosts[i])

@@ -52,9 +52,10 @@ func Collect(ctx context.Context, l *netns.Lab, from string, to netip.AddrPort, 
 	if opts.Timeout <= 0 {
 		opts.Timeout = 3 * time.Second
 	}
-	if !to.IsValid() || !to.Addr().Is4() || to.Port() == 0 {
-		return nil, fmt.Errorf("trace: --to %q: want an IPv4 address and a port", to)
+	if !to.IsValid() || to.Addr().Zone() != "" || to.Port() == 0 {
+		return nil, fmt.Errorf("trace: --to %q: want an IP address and a port", to)
 	}
+	to = netip.AddrPortFrom(to.Addr().Unmap(), to.Port())
 	fromNS, err := l.Namespace(from)
 	if err != nil {
 		return nil, err
@@ -64,7 +65,8 @@ func Collect(ctx context.Context, l *netns.Lab, from string, to netip.AddrPort, 
 		return nil, err
 	}
 	c := &Capture{Lab: l.Name(), Method: MethodCounters, Proto: opts.Proto, From: from, To: to, ProxyMode: proxyMode(l)}
-	before, err := saveAll(l, inv.nodes)
+	save := saveCommand(l.Topology.Spec.Proxy.IPTablesBackend.Command(), to.Addr().Is6())
+	before, err := saveAll(l, inv.nodes, save)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +78,7 @@ func Collect(ctx context.Context, l *netns.Lab, from string, to netip.AddrPort, 
 	if !c.Source.IsValid() {
 		return nil, fmt.Errorf("trace: from %s to %s: %s", from, to, c.Error)
 	}
-	after, err := saveAll(l, inv.nodes)
+	after, err := saveAll(l, inv.nodes, save)
 	if err != nil {
 		return nil, err
 	}
@@ -101,10 +103,21 @@ func proxyMode(l *netns.Lab) string {
 	return string(topology.ProxyModeIPTables)
 }
 
-// saveAll reads `iptables-save -t T -c` of every table in every node.
-func saveAll(l *netns.Lab, nodes []string) (map[string][]TableCapture, error) {
+// saveCommand is the -save program of the lab's iptables backend (the
+// iptables, iptables-legacy or iptables-nft command) for the traced
+// connection's family: ip6tables-save and its variants for IPv6, whose
+// counters the IPv6 rules keep.
+func saveCommand(backend string, ipv6 bool) string {
+	if ipv6 {
+		backend = strings.Replace(backend, "iptables", "ip6tables", 1)
+	}
+	return backend + "-save"
+}
+
+// saveAll reads `bin -t T -c` (iptables-save or ip6tables-save) of every
+// table in every node.
+func saveAll(l *netns.Lab, nodes []string, bin string) (map[string][]TableCapture, error) {
 	out := map[string][]TableCapture{}
-	bin := l.Topology.Spec.Proxy.IPTablesBackend.Command() + "-save"
 	for _, node := range nodes {
 		ns := network.NamespaceName(l.Name(), node)
 		for _, table := range traceTables {

@@ -28,7 +28,8 @@ type connection struct {
 	err    error
 }
 
-// connect opens one connection from inside namespace ns. TCP asks a netexec
+// connect opens one connection from inside namespace ns, in the family of
+// to (tcp4/udp4 or tcp6/udp6). TCP asks a netexec
 // server GET /hostname (an answer that is not HTTP is kept as it came);
 // UDP sends "hostname" and waits for a datagram. The connection is closed
 // before connect returns; its conntrack entries stay (TIME_WAIT, or UDP's
@@ -41,7 +42,7 @@ func connect(ctx context.Context, ns, proto string, to netip.AddrPort, timeout t
 			return err
 		}
 		d := net.Dialer{Timeout: timeout, Control: bindFirst(src, &c.local)}
-		conn, err := d.DialContext(ctx, proto+"4", to.String())
+		conn, err := d.DialContext(ctx, proto+family(to.Addr()), to.String())
 		if err != nil {
 			return err
 		}
@@ -68,11 +69,19 @@ func sourceFor(dst netip.Addr) (netip.Addr, error) {
 	if err != nil || len(routes) == 0 {
 		return netip.Addr{}, fmt.Errorf("ip route get %s: %v", dst, err)
 	}
-	src, ok := netip.AddrFromSlice(routes[0].Src.To4())
-	if !ok {
+	src, ok := netip.AddrFromSlice(routes[0].Src)
+	if !ok || routes[0].Src == nil {
 		return netip.Addr{}, fmt.Errorf("ip route get %s: no source address", dst)
 	}
-	return src, nil
+	return src.Unmap(), nil
+}
+
+// family is the dial network suffix of ip: "4" or "6".
+func family(ip netip.Addr) string {
+	if ip.Is6() {
+		return "6"
+	}
+	return "4"
 }
 
 // bindFirst binds the socket to src and a port the kernel picks before it
@@ -82,12 +91,24 @@ func bindFirst(src netip.Addr, local *netip.AddrPort) func(string, string, sysca
 	return func(_, _ string, rc syscall.RawConn) error {
 		var bindErr error
 		err := rc.Control(func(fd uintptr) {
-			if bindErr = unix.Bind(int(fd), &unix.SockaddrInet4{Addr: src.As4()}); bindErr != nil {
+			var sa unix.Sockaddr
+			if src.Is6() {
+				sa = &unix.SockaddrInet6{Addr: src.As16()}
+			} else {
+				sa = &unix.SockaddrInet4{Addr: src.As4()}
+			}
+			if bindErr = unix.Bind(int(fd), sa); bindErr != nil {
 				return
 			}
-			sa, err := unix.Getsockname(int(fd))
-			if in4, ok := sa.(*unix.SockaddrInet4); ok && err == nil {
-				*local = netip.AddrPortFrom(netip.AddrFrom4(in4.Addr), uint16(in4.Port))
+			switch got, err := unix.Getsockname(int(fd)); in := got.(type) {
+			case *unix.SockaddrInet4:
+				if err == nil {
+					*local = netip.AddrPortFrom(netip.AddrFrom4(in.Addr), uint16(in.Port))
+				}
+			case *unix.SockaddrInet6:
+				if err == nil {
+					*local = netip.AddrPortFrom(netip.AddrFrom16(in.Addr), uint16(in.Port))
+				}
 			}
 		})
 		if err != nil {
@@ -97,14 +118,18 @@ func bindFirst(src netip.Addr, local *netip.AddrPort) func(string, string, sysca
 	}
 }
 
+// addrPort is a socket address in either family (an IPv4 one unmapped).
 func addrPort(a net.Addr) netip.AddrPort {
+	var ap netip.AddrPort
 	switch a := a.(type) {
 	case *net.TCPAddr:
-		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(a.IP.To4())), uint16(a.Port))
+		ap = a.AddrPort()
 	case *net.UDPAddr:
-		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(a.IP.To4())), uint16(a.Port))
+		ap = a.AddrPort()
+	default:
+		return netip.AddrPort{}
 	}
-	return netip.AddrPort{}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }
 
 func askHTTP(conn net.Conn, to netip.AddrPort) (string, error) {

@@ -17,4 +17,9 @@
 // match the counters do not show. The conntrack entry then confirms the
 // KUBE-SEP chain: the endpoint in the entry's reply tuple is that chain's
 // DNAT target.
+//
+// A connection to an IPv6 address is traced the same way in that family:
+// `ip6tables-save -c` counters (the ip6tables program of the lab's
+// backend), the inet6 conntrack entries, `ip -6 route get` and the IPv6
+// neighbour table.
 package trace

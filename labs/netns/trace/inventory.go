@@ -23,8 +23,9 @@ type inventory struct {
 	podNode map[string]string
 }
 
-// takeInventory lists the lab's namespaces and the addresses in them.
-// Loopback addresses and kube-ipvs0's (every node holds the Service
+// takeInventory lists the lab's namespaces and the addresses in them, of
+// both families (IPv6 link-local ones too: an IPv6 route's gateway may be
+// one). Loopback addresses and kube-ipvs0's (every node holds the Service
 // addresses there in IPVS mode) name no host.
 func takeInventory(l *netns.Lab) (*inventory, error) {
 	inv := &inventory{lab: l.Name(), role: map[string]string{}, owner: map[netip.Addr]string{}, podNode: map[string]string{}}
@@ -71,12 +72,13 @@ func (inv *inventory) readAddresses(ns, host string) error {
 			if link.Attrs().Name == "kube-ipvs0" {
 				continue
 			}
-			addrs, err := h.AddrList(link, netlink.FAMILY_V4)
+			addrs, err := h.AddrList(link, netlink.FAMILY_ALL)
 			if err != nil {
 				return fmt.Errorf("trace: addresses of %s in %s: %w", link.Attrs().Name, ns, err)
 			}
 			for _, a := range addrs {
-				ip, ok := netip.AddrFromSlice(a.IP.To4())
+				ip, ok := netip.AddrFromSlice(a.IP)
+				ip = ip.Unmap()
 				if ok && !ip.IsLoopback() && inv.owner[ip] == "" {
 					inv.owner[ip] = host
 				}

@@ -74,7 +74,8 @@ func MatchFlow(flows []conntrack.Flow, proto string, t Tuple) (conntrack.Flow, b
 	return conntrack.Flow{}, false
 }
 
-// routeFrom asks the host's kernel for the route to dst (`ip route get`),
+// routeFrom asks the host's kernel for the route to dst (`ip route get`,
+// `ip -6 route get` for an IPv6 dst),
 // the next hop's neighbour entry, and for a VXLAN device the FDB entry of
 // the peer's MAC; it names the lab host that owns the next hop.
 func routeFrom(inv *inventory, hc *HostCapture, dst netip.Addr) error {
@@ -93,8 +94,8 @@ func routeFrom(inv *inventory, hc *HostCapture, dst netip.Addr) error {
 			return fmt.Errorf("trace: %s: link %d: %w", hc.Host, r.LinkIndex, err)
 		}
 		rt := &Route{Dst: dst, Dev: link.Attrs().Name}
-		rt.Gateway, _ = netip.AddrFromSlice(r.Gw.To4())
-		rt.Src, _ = netip.AddrFromSlice(r.Src.To4())
+		rt.Gateway = addrOf(r.Gw)
+		rt.Src = addrOf(r.Src)
 		hop := dst
 		if rt.Gateway.IsValid() {
 			hop = rt.Gateway
@@ -115,14 +116,29 @@ func routeFrom(inv *inventory, hc *HostCapture, dst netip.Addr) error {
 	})
 }
 
-// neighbourMAC is ip's `ip neigh show dev DEV to IP` link-layer address.
+// addrOf is a netlink address as a netip.Addr of its family (IPv4
+// unmapped); the zero Addr for none.
+func addrOf(ip []byte) netip.Addr {
+	a, ok := netip.AddrFromSlice(ip)
+	if !ok {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+// neighbourMAC is ip's `ip neigh show dev DEV to IP` (`ip -6 neigh` for
+// an IPv6 next hop) link-layer address.
 func neighbourMAC(h *netlink.Handle, linkIndex int, ip netip.Addr) string {
-	neighs, err := h.NeighList(linkIndex, netlink.FAMILY_V4)
+	family := netlink.FAMILY_V4
+	if ip.Is6() {
+		family = netlink.FAMILY_V6
+	}
+	neighs, err := h.NeighList(linkIndex, family)
 	if err != nil {
 		return ""
 	}
 	for _, n := range neighs {
-		if a, ok := netip.AddrFromSlice(n.IP.To4()); ok && a == ip && len(n.HardwareAddr) > 0 {
+		if addrOf(n.IP) == ip && len(n.HardwareAddr) > 0 {
 			return n.HardwareAddr.String()
 		}
 	}
@@ -133,14 +149,14 @@ func neighbourMAC(h *netlink.Handle, linkIndex int, ip netip.Addr) string {
 // (`bridge fdb show dev flannel.1`).
 func vxlanHop(h *netlink.Handle, v *netlink.Vxlan, peer netip.Addr, mac string) *VXLANHop {
 	hop := &VXLANHop{Dev: v.Name, VNI: v.VxlanId, Port: v.Port, PeerVTEP: peer, PeerMAC: mac}
-	hop.Local, _ = netip.AddrFromSlice(v.SrcAddr.To4())
+	hop.Local = addrOf(v.SrcAddr)
 	fdb, err := h.NeighList(v.Index, unix.AF_BRIDGE)
 	if err != nil {
 		return hop
 	}
 	for _, n := range fdb {
 		if strings.EqualFold(n.HardwareAddr.String(), mac) {
-			hop.Remote, _ = netip.AddrFromSlice(n.IP.To4())
+			hop.Remote = addrOf(n.IP)
 			break
 		}
 	}
