@@ -16,7 +16,8 @@ func newExec() *cobra.Command {
 		Short: "Run a command inside a node, pod, client or the router of a lab",
 		Example: "  sudo svclab exec node1 -- iptables-save -t nat\n" +
 			"  sudo svclab exec --lab single-node node1 -- curl -s localhost:10249/proxyMode\n" +
-			"  sudo svclab exec client -- curl -s 10.96.0.11/hostname",
+			"  sudo svclab exec client -- curl -s 10.96.0.11/hostname\n" +
+			"  sudo svclab exec client -- curl -sg 'http://[fd00:10:96::b]/hostname'",
 		Args:              cobra.MinimumNArgs(2),
 		ValidArgsFunction: completeHosts,
 		RunE: func(cmd *cobra.Command, args []string) error {

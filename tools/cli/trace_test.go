@@ -15,8 +15,10 @@ func TestTraceRefusesBadInput(t *testing.T) {
 	}{
 		{[]string{"trace", "--from", "client", "--to", "10.0.0.1:80", "-o", "png"}, `-o: format "png": want one of text, json, svg`},
 		{[]string{"trace", "--to", "10.0.0.1:80"}, "--from: required"},
-		{[]string{"trace", "--from", "client", "--to", "10.0.0.1"}, `--to "10.0.0.1": want an IPv4 address and a port`},
-		{[]string{"trace", "--from", "client", "--to", "[::1]:80"}, `--to "[::1]:80": want an IPv4 address`},
+		{[]string{"trace", "--from", "client", "--to", "10.0.0.1"}, `--to "10.0.0.1": 10.0.0.1 has no port: want 10.0.0.1:PORT`},
+		{[]string{"trace", "--from", "client", "--to", "fd00:10:96::a"}, `--to "fd00:10:96::a": fd00:10:96::a is an IPv6 address without a port: want [fd00:10:96::a]:PORT`},
+		{[]string{"trace", "--from", "client", "--to", "web:80"}, `--to "web:80": "web" is not an IP address`},
+		{[]string{"trace", "--lab", "nosuch", "--from", "client", "--to", "[fd00:10:96::a]:80"}, `lab "nosuch": not found`},
 		{[]string{"trace", "--from", "client", "--to", "10.0.0.1:80", "--proto", "sctp"}, `--proto "sctp": want tcp or udp`},
 		{[]string{"trace", "--lab", "nosuch", "--from", "client", "--to", "10.0.0.1:80"}, `lab "nosuch": not found`},
 	} {

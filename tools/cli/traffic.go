@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/svclab/svclab/internal/hostport"
 	"github.com/svclab/svclab/labs/agents/selfexec"
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/agents/traffic/bars"
@@ -30,11 +31,15 @@ func newTraffic() *cobra.Command {
 			"With --from it runs inside that host of the lab (a client, node or pod). " +
 			"-o bars draws the split as bars against the expected shares (coloured on a terminal unless NO_COLOR is set), -o svg as an SVG picture.",
 		Example: "  svclab traffic --from client --to 10.96.0.11:80 -c 3000 -o bars\n" +
+			"  svclab traffic --from client --to [fd00:10:96::b]:80 -c 3000\n" +
 			"  svclab traffic --from client --to 10.96.0.11:80 -c 3000 -o svg > split.svg",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkTrafficOutput(cmdline.Output); err != nil {
 				return err
+			}
+			if _, _, err := hostport.Split(opts.Target); err != nil {
+				return fmt.Errorf("--to %q: %w", opts.Target, err)
 			}
 			var res *traffic.Result
 			var err error

@@ -92,3 +92,18 @@ func TestTrafficRefusesUnknownOutputFirst(t *testing.T) {
 		t.Errorf("traffic -o yaml made %d connections before refusing", n)
 	}
 }
+
+// TestTrafficNamesTheFlagOfABareIPv6Address: an IPv6 --to without
+// brackets is one error naming the flag and the form to write, before
+// any connection or lab.
+func TestTrafficNamesTheFlagOfABareIPv6Address(t *testing.T) {
+	for to, want := range map[string]string{
+		"fd00:10:96::a":           `--to "fd00:10:96::a": fd00:10:96::a is an IPv6 address without a port: want [fd00:10:96::a]:PORT`,
+		"fd00:10:96:1:2:3:4:a:80": `--to "fd00:10:96:1:2:3:4:a:80": an IPv6 address is written in brackets before its port: want [fd00:10:96:1:2:3:4:a]:80`,
+	} {
+		out, err := run("traffic", "--lab", "nosuch", "--from", "client", "--to", to, "-c", "1")
+		if err == nil || err.Error() != want {
+			t.Errorf("traffic --to %s: %v, want %q\n%s", to, err, want, out)
+		}
+	}
+}
