@@ -154,9 +154,21 @@ func New(k kernel.Interface, ipt iptkernel.Runner, opts Options, log *slog.Logge
 func (b *Backend) Mode() string { return Mode }
 
 // Describe implements proxy.Backend: "IPVS (kernel 6.1.0-18-amd64,
-// scheduler rr)".
+// scheduler rr)", "IPVS (IPv6, kernel ...)" for the IPv6 proxier.
 func (b *Backend) Describe() string {
-	return fmt.Sprintf("IPVS (kernel %s, scheduler %s)", b.release, b.settings.scheduler())
+	family := ""
+	if isIPv6(b.settings.Family) {
+		family = "IPv6, "
+	}
+	return fmt.Sprintf("IPVS (%skernel %s, scheduler %s)", family, b.release, b.settings.scheduler())
+}
+
+// Family is the IP family of the proxier: IPv4 or IPv6.
+func (b *Backend) Family() corev1.IPFamily {
+	if isIPv6(b.settings.Family) {
+		return corev1.IPv6Protocol
+	}
+	return corev1.IPv4Protocol
 }
 
 // Close releases the kernel handles NewBackend opened.

@@ -61,6 +61,9 @@ func checkKernelMatchesFamily(t *testing.T, k *kerneltest.Fake, family corev1.IP
 // IPv4 ones.
 func TestIPv6ProxierFirstSyncPlan(t *testing.T) {
 	n := newDualStackNode(t)
+	if got, want := n.v6.Describe(), "IPVS (IPv6, kernel 6.1.0-18-amd64, scheduler rr)"; got != want || n.v6.Family() != corev1.IPv6Protocol || n.v4.Family() != corev1.IPv4Protocol {
+		t.Errorf("Describe() = %q, want %q; families %q and %q", got, want, n.v4.Family(), n.v6.Family())
+	}
 	snap := snapshot6(sp("default", "web", "http", corev1.ProtocolTCP, "fd00:10:96::20", 80, nodePort(30080),
 		eps("local:[fd00:10:244::8]:8080", "[fd00:10:244:1::9]:8080")))
 	res := mustSync(t, n.v6, snap)
