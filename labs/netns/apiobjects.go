@@ -2,6 +2,7 @@ package netns
 
 import (
 	"bufio"
+	"net/netip"
 	"os"
 	"runtime"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/svclab/svclab/internal/buildinfo"
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs/netns/network"
+	"github.com/svclab/svclab/labs/netns/topology"
 )
 
 // The lab as an API server would serve it (`svclab get`, `describe`): the
@@ -43,6 +45,9 @@ func (l *Lab) PodObjects(objs *labstore.State) ([]*corev1.Pod, error) {
 			}}},
 			Status: corev1.PodStatus{PodIP: ip},
 		}
+		for _, h := range l.nodeHostIPs(n.Name) {
+			p.Status.PodIPs = append(p.Status.PodIPs, corev1.PodIP{IP: h.IP}) // host network: the node's addresses
+		}
 		if err := l.fillPodStatus(p, true); err != nil {
 			return nil, err
 		}
@@ -65,6 +70,9 @@ func (l *Lab) PodObjects(objs *labstore.State) ([]*corev1.Pod, error) {
 		if !listed[m.Name] {
 			p := m.DeepCopy()
 			p.Status = corev1.PodStatus{Phase: corev1.PodPending, PodIP: m.Status.PodIP}
+			if len(m.Status.PodIPs) > 1 {
+				p.Status.PodIPs = m.Status.PodIPs // a dual-stack pod's pair
+			}
 			setContainers(p, corev1.ContainerStatus{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}})
 			pods = append(pods, p)
 		}
@@ -82,10 +90,14 @@ func (l *Lab) fillPodStatus(p *corev1.Pod, supervised bool) error {
 	ip := p.Status.PodIP
 	st := corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, HostIP: l.nodeIP(p.Spec.NodeName), QOSClass: corev1.PodQOSBestEffort}
 	if ip != "" {
-		st.PodIPs = []corev1.PodIP{{IP: ip}}
+		// A dual-stack pod keeps both its addresses, primary first.
+		st.PodIPs = p.Status.PodIPs
+		if len(st.PodIPs) == 0 {
+			st.PodIPs = []corev1.PodIP{{IP: ip}}
+		}
 	}
 	if st.HostIP != "" {
-		st.HostIPs = []corev1.HostIP{{IP: st.HostIP}}
+		st.HostIPs = l.nodeHostIPs(p.Spec.NodeName)
 	}
 	cs := corev1.ContainerStatus{}
 	ready := false
@@ -159,6 +171,21 @@ func podConditions(ready, scheduled bool) []corev1.PodCondition {
 	}
 }
 
+// nodeHostIPs are a node's addresses as a pod's status.hostIPs, one per
+// family, the primary first.
+func (l *Lab) nodeHostIPs(node string) []corev1.HostIP {
+	n, _ := l.Topology.Node(node)
+	ips := n.IPs
+	if len(ips) == 0 {
+		ips = []netip.Prefix{n.IP}
+	}
+	out := make([]corev1.HostIP, len(ips))
+	for i, ip := range ips {
+		out[i] = corev1.HostIP{IP: ip.Addr().String()}
+	}
+	return out
+}
+
 func (l *Lab) nodeIP(node string) string {
 	for _, n := range l.Topology.Spec.Nodes {
 		if n.Name == node {
@@ -210,10 +237,10 @@ func (l *Lab) NodeObjects() ([]*corev1.Node, error) {
 			ObjectMeta: metav1.ObjectMeta{Name: n.Name, CreationTimestamp: created, Labels: map[string]string{
 				"kubernetes.io/hostname": n.Name, "kubernetes.io/os": runtime.GOOS, "kubernetes.io/arch": runtime.GOARCH,
 			}},
-			Spec: corev1.NodeSpec{PodCIDR: n.PodCIDR.String(), PodCIDRs: []string{n.PodCIDR.String()}},
+			Spec: corev1.NodeSpec{PodCIDR: n.PodCIDR.String(), PodCIDRs: nodePodCIDRs(n)},
 			Status: corev1.NodeStatus{
 				Conditions: []corev1.NodeCondition{ready},
-				Addresses:  []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.IP.Addr().String()}, {Type: corev1.NodeHostName, Address: n.Name}},
+				Addresses:  nodeAddresses(n),
 				NodeInfo:   info,
 			},
 		})
@@ -244,4 +271,33 @@ func kernelVersion() string {
 		return ""
 	}
 	return unix.ByteSliceToString(u.Release[:])
+}
+
+// nodePodCIDRs is a Node's spec.podCIDRs: one range per family, the
+// primary first, as kube-controller-manager allocates them.
+func nodePodCIDRs(n topology.Node) []string {
+	cidrs := n.PodCIDRs
+	if len(cidrs) == 0 {
+		cidrs = []netip.Prefix{n.PodCIDR}
+	}
+	out := make([]string, len(cidrs))
+	for i, c := range cidrs {
+		out[i] = c.String()
+	}
+	return out
+}
+
+// nodeAddresses is a Node's status.addresses: an InternalIP per family,
+// the primary first (as a dual-stack kubelet reports its --node-ip
+// pair), then its hostname.
+func nodeAddresses(n topology.Node) []corev1.NodeAddress {
+	ips := n.IPs
+	if len(ips) == 0 {
+		ips = []netip.Prefix{n.IP}
+	}
+	var out []corev1.NodeAddress
+	for _, ip := range ips {
+		out = append(out, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: ip.Addr().String()})
+	}
+	return append(out, corev1.NodeAddress{Type: corev1.NodeHostName, Address: n.Name})
 }

@@ -2,6 +2,7 @@ package netns
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,10 +49,24 @@ nftables:
   # svclab lab, not upstream: as iptables.minSyncPeriod above.
   minSyncPeriod: 100ms
   syncPeriod: 0s
-`, t.Spec.PodSubnet, mode)
+`, clusterCIDR(t), mode)
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-proxy", Labels: map[string]string{"app": "kube-proxy"}},
 		Data:       map[string]string{"config.conf": conf},
 	}
+}
+
+// clusterCIDR is kube-proxy's clusterCIDR as kubeadm writes it: the pod
+// subnet, or a dual-stack lab's pod subnets joined by a comma, the
+// primary first ("10.244.0.0/16,fd00:10:244::/56").
+func clusterCIDR(t *topology.Lab) string {
+	if len(t.Spec.PodSubnets) < 2 {
+		return t.Spec.PodSubnet.String()
+	}
+	parts := make([]string, len(t.Spec.PodSubnets))
+	for i, p := range t.Spec.PodSubnets {
+		parts[i] = p.String()
+	}
+	return strings.Join(parts, ",")
 }

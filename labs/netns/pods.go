@@ -3,6 +3,7 @@ package netns
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // agnhost-netexec-compatible server listening on all of them. It returns
 // once the server listens.
 func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error {
-	_, err := network.AttachPod(l.Topology, pod.Spec.NodeName, network.PodNet{Name: pod.Name, IP: mustAddr(pod.Status.PodIP)})
+	_, err := network.AttachPod(l.Topology, pod.Spec.NodeName, network.PodNet{Name: pod.Name, IP: mustAddr(pod.Status.PodIP), IPs: podIPs(pod)})
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", pod.Name, err)
 	}
@@ -211,4 +212,14 @@ func nodePorts(ports []corev1.ServicePort) string {
 		return ""
 	}
 	return ", node ports " + strings.Join(parts, ",")
+}
+
+// podIPs are a pod's addresses, primary first (status.podIPs: one per
+// family of its node; a pod of a single-stack lab may have only podIP).
+func podIPs(pod *corev1.Pod) []netip.Addr {
+	var ips []netip.Addr
+	for _, ip := range pod.Status.PodIPs {
+		ips = append(ips, mustAddr(ip.IP))
+	}
+	return ips
 }
