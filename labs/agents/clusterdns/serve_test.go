@@ -97,3 +97,45 @@ func TestListenErrors(t *testing.T) {
 		t.Errorf("Listen on a used port: %v, want an error naming %s", err, ln.LocalAddr())
 	}
 }
+
+// TestServeOverIPv6 runs the server on ::1 over a dual-stack lab's store:
+// it answers an IPv6 client over UDP and TCP, AAAA with the Service's
+// IPv6 ClusterIP.
+func TestServeOverIPv6(t *testing.T) {
+	if ln, err := net.ListenPacket("udp", "[::1]:0"); err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	} else {
+		ln.Close()
+	}
+	dir := filepath.Join(t.TempDir(), "lab")
+	objs := dualStackObjects()
+	if _, err := labstore.OpenDir(dir).WriteObjects(&labstore.State{Services: objs.Services, EndpointSlices: objs.EndpointSlices}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Listen(Options{LabDir: dir, Listen: "[::1]:0", MetricsListen: "-", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	if !strings.HasPrefix(s.Addr(), "[::1]:") {
+		t.Fatalf("Addr %s, want [::1]:PORT", s.Addr())
+	}
+	for _, proto := range []string{"udp", "tcp"} {
+		c := &dns.Client{Net: proto, Timeout: 2 * time.Second}
+		resp, _, err := c.Exchange(ask("web.default.svc.cluster.local.", dns.TypeAAAA), s.Addr())
+		if err != nil {
+			t.Fatalf("%s: %v", proto, err)
+		}
+		if len(resp.Answer) != 1 || resp.Answer[0].(*dns.AAAA).AAAA.String() != "fd00:10:96::b" {
+			t.Errorf("%s: web AAAA → %v, want fd00:10:96::b", proto, resp.Answer)
+		}
+	}
+}
