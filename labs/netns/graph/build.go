@@ -16,18 +16,28 @@ import (
 type Pod struct {
 	Name, Node string
 	IP         netip.Addr
+	// IPs are a dual-stack pod's addresses, primary first (IPs[0] is
+	// IP); empty means just IP.
+	IPs []netip.Addr
 }
 
 // PodsOf lists the pods of a lab's store that are attached to a node: those
-// with spec.nodeName and an IPv4 status.podIP. Others have no namespace yet.
+// with spec.nodeName and a status.podIP (with status.podIPs, a dual-stack
+// pod's pair). Others have no namespace yet.
 func PodsOf(st *labstore.State) []Pod {
 	var pods []Pod
 	for _, p := range st.Pods {
 		ip, err := netip.ParseAddr(p.Status.PodIP)
-		if p.Spec.NodeName == "" || err != nil || !ip.Is4() {
+		if p.Spec.NodeName == "" || err != nil {
 			continue
 		}
-		pods = append(pods, Pod{Name: p.Name, Node: p.Spec.NodeName, IP: ip})
+		pod := Pod{Name: p.Name, Node: p.Spec.NodeName, IP: ip}
+		for _, s := range p.Status.PodIPs {
+			if a, err := netip.ParseAddr(s.IP); err == nil {
+				pod.IPs = append(pod.IPs, a)
+			}
+		}
+		pods = append(pods, pod)
 	}
 	return pods
 }
@@ -49,7 +59,7 @@ func Build(lab *topology.Lab, pods []Pod) (*Graph, error) {
 	for _, p := range sortedPods(lab, pods) {
 		// The same PodNet as the lab's own attach (labs.startPod): name and
 		// address; the Kubernetes namespace is left to its default there.
-		pp, err := network.PlanPod(lab, p.Node, network.PodNet{Name: p.Name, IP: p.IP})
+		pp, err := network.PlanPod(lab, p.Node, network.PodNet{Name: p.Name, IP: p.IP, IPs: p.IPs})
 		if err != nil {
 			return nil, fmt.Errorf("graph: %w", err)
 		}
