@@ -160,7 +160,9 @@ func nftFamily(o Options) knftables.Family {
 // insertion order, and upstream inserts them while it walks its service
 // map (and its node-port addresses) in Go map order, which changes from
 // run to run. Everything else — tables, chains, sets, maps, their types,
-// flags, comments, every rule in chain order — is compared as dumped.
+// flags, comments, every rule in chain order — is compared as dumped. (The
+// tests also accept a table upstream leaves on another run, for keys two
+// services claim: someUpstreamRunEqual in nftables_test.go.)
 func NormalizeNFTDump(dump string) string {
 	lines := strings.Split(dump, "\n")
 	for i := 0; i < len(lines); {
