@@ -68,7 +68,7 @@ func (*Traffic) Subcommand() []string { return []string{"traffic"} }
 func (t *Traffic) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&t.Lab, "lab", "", "lab name (with --from)")
 	fs.StringVar(&t.From, "from", "", "the lab host to connect from: a client, node or pod")
-	fs.StringVar(&t.Target, "to", "", "IP:PORT to connect to (a ClusterIP:port or nodeIP:nodePort)")
+	fs.StringVar(&t.Target, "to", "", "IP:PORT to connect to (a ClusterIP:port or nodeIP:nodePort); an IPv6 address in brackets: [fd00:10:96::a]:80")
 	fs.StringVar(&t.Protocol, "protocol", traffic.ProtocolTCP, "tcp (HTTP GETs) or udp (agnhost netexec's UDP commands, a new socket each)")
 	fs.StringVar(&t.SourceIP, "source", "", "local address to connect from (default: the one the kernel picks)")
 	fs.IntVar(&t.SourcePort, "source-port", 0, "local port every connection comes from, one at a time (udp: one conntrack entry for all; tcp: one connection only)")
