@@ -51,22 +51,7 @@ func Run(ctx context.Context, opts Options) error {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	status := opts.statusWriter(log)
-	src, cfg, nodeIPs, err := opts.source()
-	if err == nil {
-		err = cfg.CheckModeSupported(SupportedModes...)
-	}
-	var fams proxyFamilies
-	if err == nil {
-		fams, err = decideFamilies(cfg.Mode, nodeIPs, bindAddress(cfg), opts.LabDir != "", hostFamilyChecks(opts.IPTablesBackend), log)
-	}
-	if err == nil {
-		err = checkBadIPConfig(cfg, fams, log)
-	}
-	var backends []FamilyBackend
-	if err == nil {
-		cleanUpOtherModes(cfg.Mode, opts.IPTablesBackend, log)
-		backends, err = newBackends(cfg, opts.IPTablesBackend, fams, log)
-	}
+	src, cfg, backends, err := opts.prepare(log)
 	if err != nil {
 		log.Error("cannot start proxying; exiting, the node's rules are left as they are", "err", err)
 		status(labstore.ProxyStatus{Mode: string(cfg.Mode), Healthy: false, Error: err.Error(), Failures: 1})
@@ -141,6 +126,36 @@ func Run(ctx context.Context, opts Options) error {
 		}
 		return <-loopErr
 	}
+}
+
+// prepare is what the proxy does before it serves, in order:
+//
+//  1. pick the source and read the configuration and the node's IPs;
+//  2. refuse a mode svclab does not implement;
+//  3. decide the IP families (decideFamilies) and check the
+//     configuration against them (checkBadIPConfig);
+//  4. remove the other modes' leftovers (cleanUpOtherModes);
+//  5. build one backend per family (newBackends).
+//
+// The configuration is returned with an error too, when it was read.
+func (o Options) prepare(log *slog.Logger) (sources.Source, config.Config, []FamilyBackend, error) {
+	src, cfg, nodeIPs, err := o.source()
+	if err == nil {
+		err = cfg.CheckModeSupported(SupportedModes...)
+	}
+	if err != nil {
+		return src, cfg, nil, err
+	}
+	fams, err := decideFamilies(cfg.Mode, nodeIPs, bindAddress(cfg), o.LabDir != "", hostFamilyChecks(o.IPTablesBackend), log)
+	if err == nil {
+		err = checkBadIPConfig(cfg, fams, log)
+	}
+	if err != nil {
+		return src, cfg, nil, err
+	}
+	cleanUpOtherModes(cfg.Mode, o.IPTablesBackend, log)
+	backends, err := newBackends(cfg, o.IPTablesBackend, fams, log)
+	return src, cfg, backends, err
 }
 
 // source picks the Source and reads the configuration it comes with and
