@@ -67,6 +67,10 @@ type Flags struct {
 	// Artifacts is a directory for each failed spec's evidence (rules,
 	// conntrack entries, a trace); "" is none (the JUnit still has it).
 	Artifacts string
+	// IPFamily picks the IP families the specs run in, as upstream's e2e
+	// --ip-family does: ipv4, ipv6 or dual (both, and the dual-stack
+	// specs); "" is every family the cluster has (IPFamilies).
+	IPFamily string
 	// Cleanup runs no spec: it removes what killed runs left on the
 	// cluster and puts back a proxy ConfigMap one left changed (`svclab
 	// conformance cleanup`, which runs the binary so that svclab links
@@ -110,6 +114,7 @@ const (
 	flagKindCNI      = "kind-cni"
 	flagKindProxy    = "kind-proxy"
 	flagSvclabBinary = "svclab-binary"
+	flagIPFamily     = "ip-family"
 )
 
 // Register defines the binary's own flags on fs (flag.CommandLine in the
@@ -136,6 +141,7 @@ func Register(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.KindConfig, flagKindConfig, "", "run on a kind cluster made for the run from this kind config file (root; deleted at the end)")
 	fs.StringVar(&f.KindCNI, flagKindCNI, "", "the kind cluster's pod network (with -kind-config)")
 	fs.StringVar(&f.KindProxy, flagKindProxy, "", "the kind cluster's proxy, stock or svclab (with -kind-config)")
+	fs.StringVar(&f.IPFamily, flagIPFamily, "", "the IP families the specs run in: ipv4, ipv6 or dual (default: every family the cluster has)")
 	fs.StringVar(&f.SvclabBinary, flagSvclabBinary, "", "the svclab binary the kind cluster's images are made from (default $SVCLAB_BIN, else built)")
 	return f
 }
@@ -179,6 +185,7 @@ func (f Flags) Args() []string {
 	str(flagKindCNI, f.KindCNI)
 	str(flagKindProxy, f.KindProxy)
 	str(flagSvclabBinary, f.SvclabBinary)
+	str(flagIPFamily, f.IPFamily)
 
 	str("ginkgo.junit-report", f.JUnit)
 	str("ginkgo.focus", f.Focus)
@@ -200,7 +207,25 @@ func (f Flags) Check() error {
 	case f.KindConfig == "" && (f.KindCNI != "" || f.KindProxy != "" || f.SvclabBinary != ""):
 		return fmt.Errorf("-%s, -%s and -%s need -%s", flagKindCNI, flagKindProxy, flagSvclabBinary, flagKindConfig)
 	}
-	return nil
+	_, err := IPFamilies(f.IPFamily)
+	return err
+}
+
+// IPFamilies are the Kubernetes IP families (IPv4, IPv6) an -ip-family
+// value names, in order: ipv4, ipv6, or dual (IPv4 then IPv6); "" is
+// none (the cluster's, found at the start of the run).
+func IPFamilies(value string) ([]string, error) {
+	switch value {
+	case "":
+		return nil, nil
+	case "ipv4":
+		return []string{"IPv4"}, nil
+	case "ipv6":
+		return []string{"IPv6"}, nil
+	case "dual":
+		return []string{"IPv4", "IPv6"}, nil
+	}
+	return nil, fmt.Errorf("-%s %q: want ipv4, ipv6 or dual (or none: every family the cluster has)", flagIPFamily, value)
 }
 
 // Find is the conformance test binary `svclab conformance` runs:

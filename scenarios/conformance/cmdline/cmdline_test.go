@@ -3,6 +3,7 @@ package cmdline
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,6 +40,7 @@ func TestCheckBadInput(t *testing.T) {
 	for _, f := range []Flags{
 		{Kubeconfig: "a.kubeconfig", KindConfig: "clusters/kind/flannel-vxlan.yaml"},
 		{Kubeconfig: "a.kubeconfig", KindCNI: "flannel-vxlan"},
+		{Kubeconfig: "a.kubeconfig", IPFamily: "IPv6"}, // kind's and upstream e2e's values are lower case
 	} {
 		if err := f.Check(); err == nil {
 			t.Errorf("Check %+v: no error", f)
@@ -46,5 +48,17 @@ func TestCheckBadInput(t *testing.T) {
 	}
 	if err := (Flags{Kubeconfig: "a.kubeconfig"}).Check(); err != nil {
 		t.Errorf("Check with a kubeconfig: %v", err)
+	}
+}
+
+func TestIPFamilies(t *testing.T) {
+	for value, want := range map[string][]string{"": nil, "ipv4": {"IPv4"}, "ipv6": {"IPv6"}, "dual": {"IPv4", "IPv6"}} {
+		got, err := IPFamilies(value)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("IPFamilies(%q) = %v, %v; want %v", value, got, err, want)
+		}
+	}
+	if _, err := IPFamilies("dualstack"); err == nil || !strings.Contains(err.Error(), "ipv4, ipv6 or dual") {
+		t.Errorf("IPFamilies(dualstack): %v, want an error naming the values", err)
 	}
 }

@@ -67,8 +67,21 @@ func onCluster(t *testing.T, f cmdline.Flags) {
 	if f.InCluster {
 		where = "the cluster it runs in"
 	}
+	// The families decide which specs are declared, so they are found
+	// first; when that fails, the set-up fails (a failed testcase of the
+	// JUnit report): with the target's own reason when it cannot be made
+	// either (the cluster does not answer), else with this one.
+	families, familiesErr := clusterFamilies(t.Context(), f)
+	setup := func(ctx context.Context) (kit.Target, error) {
+		target, err := clusterTarget(ctx, f)
+		if err != nil || familiesErr == nil {
+			return target, err
+		}
+		target.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("the cluster's IP families: %w", familiesErr)
+	}
 	run(t, "svclab conformance on "+where, conformance.Options{
-		Setup: func(ctx context.Context) (kit.Target, error) { return clusterTarget(ctx, f) },
+		Setup: setup, Families: families,
 		Image: f.Image, ServerImage: f.ServerImage, PullPolicy: f.PullPolicy,
 	})
 }
@@ -152,6 +165,10 @@ func onKind(t *testing.T, f cmdline.Flags) {
 	}
 	cni, proxy := f.KindCNI, f.KindProxy
 	name := "e2e-" + strings.TrimSuffix(filepath.Base(config), ".yaml")
+	families, err := kindFamilies(config, f)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	setup := func(ctx context.Context) (kit.Target, error) {
 		bin := f.SvclabBinary
@@ -190,7 +207,7 @@ func onKind(t *testing.T, f cmdline.Flags) {
 		}
 		return &closing{Target: target, after: destroy}, nil
 	}
-	run(t, "svclab conformance (kind: "+name+")", conformance.Options{Setup: setup, Image: kind.NetexecImage, PullPolicy: "Never"})
+	run(t, "svclab conformance (kind: "+name+")", conformance.Options{Setup: setup, Families: families, Image: kind.NetexecImage, PullPolicy: "Never"})
 }
 
 // run registers the suite's specs with opts and runs them.
@@ -228,7 +245,7 @@ func TestArgsParseInTheBinary(t *testing.T) {
 		Kubeconfig: "/k/config", Context: "ctx", Netns: "svclab-docker", Image: "reg/netexec:1", PullPolicy: "Never",
 		ReadyTimeout: 2 * time.Minute, KindConfig: "/c/kind.yaml", KindCNI: "calico-proxyarp", KindProxy: "stock",
 		SvclabBinary: "/b/svclab", AllowTag: true, ServerImage: "registry.k8s.io/e2e-test-images/agnhost:2.53",
-		NodeSelector: "a=b", TolerateAll: true, ProxyConfig: "kube-system/kp", Disruptive: true, DryRun: true, Artifacts: "/a", Cleanup: true,
+		NodeSelector: "a=b", TolerateAll: true, ProxyConfig: "kube-system/kp", Disruptive: true, DryRun: true, Artifacts: "/a", Cleanup: true, IPFamily: "dual",
 		JUnit: "/r/junit.xml", Focus: "split", LabelFilter: "nodeport", Timeout: 40 * time.Minute, Verbose: true,
 	}
 	fs := flag.NewFlagSet("svclab-conformance.test", flag.ContinueOnError)
