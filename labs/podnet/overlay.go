@@ -33,6 +33,12 @@ const (
 // VXLANMTUV6 is the underlay's MTU minus 70).
 const VXLANOverheadIPv6 = 70
 
+// CalicoVXLANMTUIPv6 is the MTU of vxlan-v6.calico: Felix's VXLANMTUV6,
+// the underlay's minus VXLANOverheadIPv6. Felix gives pods the smallest
+// MTU of the encapsulations it runs (determinePodMTU), so a Calico node
+// with IPv6 gives its pods this one.
+const CalicoVXLANMTUIPv6 = UnderlayMTU - VXLANOverheadIPv6
+
 // flannel's vxlan backend for IPv6 (EnableIPv6): its own device,
 // flannel-v6.<VNI>, with flannel.1's VNI and port, a MAC of its own and
 // the node's IPv6 underlay address as its local address.

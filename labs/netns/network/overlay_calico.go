@@ -13,13 +13,14 @@ import (
 // a blackhole route for the node's own block, and natOutgoing for the pool.
 // With IPv6, Felix adds vxlan-v6.calico (the same VNI and port, its own
 // MAC, the node's IPv6 address as its local address, an address of the
-// node's IPv6 block), with the same routes, blackhole and natOutgoing.
+// node's IPv6 block, Felix's VXLANMTUV6), with the same routes, blackhole
+// and natOutgoing.
 type calicoOverlay struct{}
 
 func (calicoOverlay) vtep(node string, podCIDR netip.Prefix, local netip.Addr) VTEP {
-	dev := podnet.CalicoVXLANDevice
+	dev, mtu := podnet.CalicoVXLANDevice, podnet.PodMTU
 	if podCIDR.Addr().Is6() {
-		dev = podnet.CalicoVXLANDeviceIPv6
+		dev, mtu = podnet.CalicoVXLANDeviceIPv6, podnet.CalicoVXLANMTUIPv6
 	}
 	return VTEP{
 		Device: dev,
@@ -28,7 +29,7 @@ func (calicoOverlay) vtep(node string, podCIDR netip.Prefix, local netip.Addr) V
 		Addr:   podCIDR.Masked().Addr(),
 		MAC:    vtepMAC(node, dev),
 		Local:  local,
-		MTU:    podnet.PodMTU,
+		MTU:    mtu,
 	}
 }
 

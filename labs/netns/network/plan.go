@@ -247,6 +247,9 @@ func planHosts(lab *topology.Lab) (*Plan, error) {
 			h.Node.VTEPs = append(h.Node.VTEPs, ov.vtep(n.Name, cidr, local))
 		}
 		h.Node.VTEP = h.Node.VTEPs[0]
+		for _, v := range h.Node.VTEPs {
+			h.Node.PodMTU = min(h.Node.PodMTU, v.MTU) // the smallest of the encapsulations, as Felix's determinePodMTU
+		}
 		att.node(h)
 	}
 	return p, nil

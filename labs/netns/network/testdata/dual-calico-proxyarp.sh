@@ -62,7 +62,7 @@ ip -n svclab-demo.hosta link set dev vxlan.calico up
 ip -n svclab-demo.hosta neigh add 10.100.81.0 lladdr e2:f0:6f:1c:b5:d3 dev vxlan.calico nud permanent
 bridge -n svclab-demo.hosta fdb add e2:f0:6f:1c:b5:d3 dev vxlan.calico dst 192.168.16.139 self permanent
 ip -n svclab-demo.hosta route add 10.100.81.0/24 via 10.100.81.0 dev vxlan.calico onlink
-ip -n svclab-demo.hosta link add vxlan-v6.calico address aa:af:24:09:23:68 mtu 1450 type vxlan id 4096 local fd00::c0a8:1049 dev eth0 dstport 4789 nolearning
+ip -n svclab-demo.hosta link add vxlan-v6.calico address aa:af:24:09:23:68 mtu 1430 type vxlan id 4096 local fd00::c0a8:1049 dev eth0 dstport 4789 nolearning
 ip -n svclab-demo.hosta addr add fd00:10:244:28::/128 dev vxlan-v6.calico
 ip -n svclab-demo.hosta link set dev vxlan-v6.calico up
 ip -n svclab-demo.hosta neigh add fd00:10:244:51:: lladdr c6:e0:28:4e:5e:cf dev vxlan-v6.calico nud permanent
@@ -90,7 +90,7 @@ ip -n svclab-demo.hostb link set dev vxlan.calico up
 ip -n svclab-demo.hostb neigh add 10.100.40.0 lladdr fe:fb:16:6b:0b:41 dev vxlan.calico nud permanent
 bridge -n svclab-demo.hostb fdb add fe:fb:16:6b:0b:41 dev vxlan.calico dst 192.168.16.73 self permanent
 ip -n svclab-demo.hostb route add 10.100.40.0/24 via 10.100.40.0 dev vxlan.calico onlink
-ip -n svclab-demo.hostb link add vxlan-v6.calico address c6:e0:28:4e:5e:cf mtu 1450 type vxlan id 4096 local fd00::c0a8:108b dev eth0 dstport 4789 nolearning
+ip -n svclab-demo.hostb link add vxlan-v6.calico address c6:e0:28:4e:5e:cf mtu 1430 type vxlan id 4096 local fd00::c0a8:108b dev eth0 dstport 4789 nolearning
 ip -n svclab-demo.hostb addr add fd00:10:244:51::/128 dev vxlan-v6.calico
 ip -n svclab-demo.hostb link set dev vxlan-v6.calico up
 ip -n svclab-demo.hostb neigh add fd00:10:244:28:: lladdr aa:af:24:09:23:68 dev vxlan-v6.calico nud permanent
@@ -116,7 +116,7 @@ EOF
 ip netns add svclab-demo.poda
 ip -n svclab-demo.poda link set dev lo alias 'svclab lab=demo role=pod node=hosta'
 ip -n svclab-demo.poda link set dev lo up
-ip -n svclab-demo.poda link add eth0 mtu 1450 type veth peer name calieaa0238ca22 mtu 1450 address ee:ee:ee:ee:ee:ee netns svclab-demo.hosta
+ip -n svclab-demo.poda link add eth0 mtu 1430 type veth peer name calieaa0238ca22 mtu 1430 address ee:ee:ee:ee:ee:ee netns svclab-demo.hosta
 ip netns exec svclab-demo.hosta sysctl -qw net.ipv4.conf.calieaa0238ca22.proxy_arp=1
 ip netns exec svclab-demo.hosta sysctl -qw net.ipv4.neigh.calieaa0238ca22.proxy_delay=0
 ip netns exec svclab-demo.hosta sysctl -qw net.ipv4.conf.calieaa0238ca22.forwarding=1
@@ -139,7 +139,7 @@ ip -n svclab-demo.hosta neigh replace 10.100.40.2 lladdr $(ip netns exec svclab-
 ip netns add svclab-demo.podb
 ip -n svclab-demo.podb link set dev lo alias 'svclab lab=demo role=pod node=hostb'
 ip -n svclab-demo.podb link set dev lo up
-ip -n svclab-demo.podb link add eth0 mtu 1450 type veth peer name calib5a14c313c4 mtu 1450 address ee:ee:ee:ee:ee:ee netns svclab-demo.hostb
+ip -n svclab-demo.podb link add eth0 mtu 1430 type veth peer name calib5a14c313c4 mtu 1430 address ee:ee:ee:ee:ee:ee netns svclab-demo.hostb
 ip netns exec svclab-demo.hostb sysctl -qw net.ipv4.conf.calib5a14c313c4.proxy_arp=1
 ip netns exec svclab-demo.hostb sysctl -qw net.ipv4.neigh.calib5a14c313c4.proxy_delay=0
 ip netns exec svclab-demo.hostb sysctl -qw net.ipv4.conf.calib5a14c313c4.forwarding=1

@@ -44,7 +44,7 @@ ip -n svclab-demo.client addr add fd00::c0a8:37e6/120 dev eth0 nodad
 ip -n svclab-demo.client link set dev eth0 up
 ip -n svclab-demo.client route add default via fd00::c0a8:37fe dev eth0
 ip -n svclab-demo.router route add fd00:10:96::/112 via fd00::c0a8:1049
-ip -n svclab-demo.hosta link add vxlan-v6.calico address aa:af:24:09:23:68 mtu 1450 type vxlan id 4096 local fd00::c0a8:1049 dev eth0 dstport 4789 nolearning
+ip -n svclab-demo.hosta link add vxlan-v6.calico address aa:af:24:09:23:68 mtu 1430 type vxlan id 4096 local fd00::c0a8:1049 dev eth0 dstport 4789 nolearning
 ip -n svclab-demo.hosta addr add fd00:10:244:28::/128 dev vxlan-v6.calico
 ip -n svclab-demo.hosta link set dev vxlan-v6.calico up
 ip -n svclab-demo.hosta neigh add fd00:10:244:51:: lladdr c6:e0:28:4e:5e:cf dev vxlan-v6.calico nud permanent
@@ -58,7 +58,7 @@ ip netns exec svclab-demo.hosta ip6tables-restore -w 5 --noflush <<'EOF'
 -A cali-nat-outgoing -s fd00:10:244::/56 ! -d fd00:10:244::/56 -m comment --comment "svclab: calico natOutgoing" -j MASQUERADE --random-fully
 COMMIT
 EOF
-ip -n svclab-demo.hostb link add vxlan-v6.calico address c6:e0:28:4e:5e:cf mtu 1450 type vxlan id 4096 local fd00::c0a8:108b dev eth0 dstport 4789 nolearning
+ip -n svclab-demo.hostb link add vxlan-v6.calico address c6:e0:28:4e:5e:cf mtu 1430 type vxlan id 4096 local fd00::c0a8:108b dev eth0 dstport 4789 nolearning
 ip -n svclab-demo.hostb addr add fd00:10:244:51::/128 dev vxlan-v6.calico
 ip -n svclab-demo.hostb link set dev vxlan-v6.calico up
 ip -n svclab-demo.hostb neigh add fd00:10:244:28:: lladdr aa:af:24:09:23:68 dev vxlan-v6.calico nud permanent
@@ -76,7 +76,7 @@ EOF
 ip netns add svclab-demo.poda
 ip -n svclab-demo.poda link set dev lo alias 'svclab lab=demo role=pod node=hosta'
 ip -n svclab-demo.poda link set dev lo up
-ip -n svclab-demo.poda link add eth0 mtu 1450 type veth peer name calieaa0238ca22 mtu 1450 address ee:ee:ee:ee:ee:ee netns svclab-demo.hosta
+ip -n svclab-demo.poda link add eth0 mtu 1430 type veth peer name calieaa0238ca22 mtu 1430 address ee:ee:ee:ee:ee:ee netns svclab-demo.hosta
 ip netns exec svclab-demo.hosta sysctl -qw net.ipv6.conf.calieaa0238ca22.accept_dad=0
 ip netns exec svclab-demo.hosta sysctl -qw net.ipv6.conf.calieaa0238ca22.proxy_ndp=1
 ip netns exec svclab-demo.hosta sysctl -qw net.ipv6.conf.calieaa0238ca22.forwarding=1
@@ -91,7 +91,7 @@ ip -n svclab-demo.hosta route add fd00:10:244:28::2/128 dev calieaa0238ca22 scop
 ip netns add svclab-demo.podb
 ip -n svclab-demo.podb link set dev lo alias 'svclab lab=demo role=pod node=hostb'
 ip -n svclab-demo.podb link set dev lo up
-ip -n svclab-demo.podb link add eth0 mtu 1450 type veth peer name calib5a14c313c4 mtu 1450 address ee:ee:ee:ee:ee:ee netns svclab-demo.hostb
+ip -n svclab-demo.podb link add eth0 mtu 1430 type veth peer name calib5a14c313c4 mtu 1430 address ee:ee:ee:ee:ee:ee netns svclab-demo.hostb
 ip netns exec svclab-demo.hostb sysctl -qw net.ipv6.conf.calib5a14c313c4.accept_dad=0
 ip netns exec svclab-demo.hostb sysctl -qw net.ipv6.conf.calib5a14c313c4.proxy_ndp=1
 ip netns exec svclab-demo.hostb sysctl -qw net.ipv6.conf.calib5a14c313c4.forwarding=1
