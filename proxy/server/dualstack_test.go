@@ -2,7 +2,10 @@ package server
 
 import (
 	"errors"
+	"io"
 	"log/slog"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +51,32 @@ func TestDualStackHealthAndMetrics(t *testing.T) {
 	} {
 		if !strings.Contains(body, w) {
 			t.Errorf("/metrics lacks %q", w)
+		}
+	}
+}
+
+// TestServiceHealthPerFamily: a dual-stack proxy's health check node port
+// is served per family on the same port, tcp4 and tcp6 as upstream's
+// per-family service health servers, each answering with its own
+// family's local endpoints.
+func TestServiceHealthPerFamily(t *testing.T) {
+	port := freePort(t)
+	healthy := func() bool { return true }
+	v4 := &ServiceHealth{Address: "127.0.0.1", Network: "tcp4", Healthy: healthy}
+	v6 := &ServiceHealth{Address: "::1", Network: "tcp6", Healthy: healthy}
+	defer v4.Close()
+	defer v6.Close()
+	v4.Sync(map[int32]ServiceHealthCheck{port: {Namespace: "default", Name: "lb", LocalEndpoints: 2}})
+	v6.Sync(map[int32]ServiceHealthCheck{port: {Namespace: "default", Name: "lb", LocalEndpoints: 1}})
+	for host, want := range map[string]string{"127.0.0.1": `"localEndpoints": 2`, "[::1]": `"localEndpoints": 1`} {
+		resp, err := http.Get("http://" + host + ":" + strconv.Itoa(int(port)) + "/")
+		if err != nil {
+			t.Fatalf("%s: %v", host, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), want) {
+			t.Errorf("%s answered %s, want %s", host, body, want)
 		}
 	}
 }
