@@ -49,7 +49,7 @@ var resources = []resource{
 			return objects(pods), err
 		}},
 	{plural: "services", aliases: []string{"service", "svc"}, gvk: corev1.SchemeGroupVersion.WithKind("Service"), namespaced: true,
-		list: func(v *labView) ([]runtime.Object, error) { return objects(v.objs.Services), nil }},
+		list: func(v *labView) ([]runtime.Object, error) { return objects(servicesAsRead(v)), nil }},
 	{plural: "endpointslices", aliases: []string{"endpointslice"}, gvk: schema.GroupVersionKind{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice"}, namespaced: true,
 		list: func(v *labView) ([]runtime.Object, error) { return objects(v.objs.EndpointSlices), nil }},
 	{plural: "configmaps", aliases: []string{"configmap", "cm"}, gvk: corev1.SchemeGroupVersion.WithKind("ConfigMap"), namespaced: true,
@@ -186,4 +186,16 @@ func (r resource) listed(v *labView) ([]runtime.Object, error) {
 		return a.GetName() < b.GetName()
 	})
 	return objs, nil
+}
+
+// servicesAsRead are the lab's Services as the API server returns them:
+// one stored by an older svclab, without ipFamilies, shows them
+// defaulted (IP Families: IPv4), as after an upgrade of the API server.
+func servicesAsRead(v *labView) []*corev1.Service {
+	c := v.lab.Cluster()
+	out := make([]*corev1.Service, 0, len(v.objs.Services))
+	for _, svc := range v.objs.Services {
+		out = append(out, c.ServiceAsRead(svc))
+	}
+	return out
 }

@@ -255,3 +255,17 @@ func dualStackIPs(ips []string) bool {
 	}
 	return v4 == 1 && v6 == 1
 }
+
+// ServiceAsRead is what the API server returns for a stored Service
+// (defaultOnReadService): clusterIPs in step with clusterIP, and
+// ipFamilies and ipFamilyPolicy as it defaults them for a Service stored
+// without (one an older svclab wrote). svc is left alone.
+func (c Cluster) ServiceAsRead(svc *corev1.Service) *corev1.Service {
+	out := svc.DeepCopy()
+	normalizeClusterIPs(out, nil)
+	c.defaultOnReadIPFamilies(out)
+	if out.Spec.Type == corev1.ServiceTypeExternalName {
+		out.Spec.InternalTrafficPolicy = nil
+	}
+	return out
+}

@@ -373,3 +373,27 @@ func TestHostNetworkPodGetsNodeIPs(t *testing.T) {
 		t.Errorf("podIPs %v, want %v", got, want)
 	}
 }
+
+// TestServiceAsRead: a Service stored without families reads as the API
+// server defaults it; one with families reads as stored.
+func TestServiceAsRead(t *testing.T) {
+	stored := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.0.50", Selector: map[string]string{"app": "s"}}}
+	read := v4Lab.ServiceAsRead(stored)
+	if got, want := familiesOf(read), (serviceFamilies{corev1.IPFamilyPolicySingleStack, "IPv4", "10.96.0.50"}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if stored.Spec.IPFamilies != nil || stored.Spec.ClusterIPs != nil {
+		t.Errorf("ServiceAsRead changed the stored Service: %+v", stored.Spec)
+	}
+	headless := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: corev1.ClusterIPNone}}
+	if got, want := familiesOf(dual6Lab.ServiceAsRead(headless)), (serviceFamilies{corev1.IPFamilyPolicyRequireDualStack, "IPv6,IPv4", "None"}); got != want {
+		t.Errorf("headless without selector: got %+v, want %+v", got, want)
+	}
+	st, err := tryApply(dualLab, &labstore.State{}, familyService("  ipFamilyPolicy: PreferDualStack\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := familiesOf(dualLab.ServiceAsRead(st.Service("default", "s"))), familiesOf(st.Service("default", "s")); got != want {
+		t.Errorf("a Service stored with families: read %+v, stored %+v", got, want)
+	}
+}
