@@ -45,7 +45,7 @@ func cleanUpIPTablesBasedModes(iptablesBackend string) error {
 	if err != nil {
 		return err
 	}
-	var runners []*iptkernel.ExecRunner
+	var runners []iptkernel.Runner
 	var errs []error
 	for _, f := range []corev1.IPFamily{"", corev1.IPv6Protocol} {
 		ipt, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Backend: backend, Family: f})
@@ -63,9 +63,7 @@ func cleanUpIPTablesBasedModes(iptablesBackend string) error {
 		return err
 	}
 	defer k.Close()
-	errs = errs[:0]
-	for _, ipt := range runners {
-		errs = append(errs, ipvs.Cleanup(k, ipt))
-	}
-	return errors.Join(errs...)
+	// One call with both families' iptables: the KUBE-6-* ipsets can be
+	// destroyed only once the ip6tables rules using them are gone.
+	return ipvs.Cleanup(k, runners...)
 }
