@@ -83,13 +83,17 @@ func TestIPFamilyValidation(t *testing.T) {
 	}
 }
 
-// TestIPFamilyNeedsTheRealFlannel: ipv6 and dual run the real flannel
-// with kind's kube-proxy; the IPv4-only pod networks and proxy are
-// refused by name; flannel's IPv4 Network must still be the manifest's.
-func TestIPFamilyNeedsTheRealFlannel(t *testing.T) {
+// TestIPFamilyNeedsAFlannel: ipv6 and dual run the real flannel or
+// svclab's flannel-vxlan with kind's kube-proxy; the IPv4-only pod
+// networks and proxy are refused by name; the real flannel's IPv4
+// Network must still be the manifest's.
+func TestIPFamilyNeedsAFlannel(t *testing.T) {
 	for _, family := range []string{"ipv6", "dual"} {
 		cfg := networkingConfig(t, "ipFamily: "+family)
-		for _, c := range []string{cni.FlannelVXLAN, cni.CalicoProxyARP, CNICalico} {
+		if _, err := resolveSettings(cfg, CreateOptions{CNI: cni.FlannelVXLAN}, false); err != nil {
+			t.Errorf("ipFamily %s --cni %s: %v", family, cni.FlannelVXLAN, err)
+		}
+		for _, c := range []string{cni.CalicoProxyARP, CNICalico} {
 			_, err := resolveSettings(cfg, CreateOptions{CNI: c}, false)
 			if err == nil || !strings.Contains(err.Error(), "--cni "+c) || !strings.Contains(err.Error(), "--cni flannel") {
 				t.Errorf("ipFamily %s --cni %s: got %v, want an error naming it and --cni flannel", family, c, err)

@@ -40,14 +40,16 @@ func DescribeCNI(name string) string {
 }
 
 // checkIPFamilyCNI: an IPv6 or dual-stack cluster needs a pod network
-// that gives pods IPv6 addresses — the real flannel (its net-conf.json's
-// EnableIPv6 and IPv6Network, see flannel.WithIPv6). svclab's CNIs and
-// upstream Calico's manifest are IPv4-only here so far.
+// that gives pods IPv6 addresses: the real flannel (its net-conf.json's
+// EnableIPv6 and IPv6Network, see flannel.WithIPv6) or svclab's
+// flannel-vxlan (flannel-v6.1 beside flannel.1, as flanneld). svclab's
+// calico-proxyarp and upstream Calico's manifest are IPv4-only here so
+// far.
 func checkIPFamilyCNI(cniName string, family v1alpha4.ClusterIPFamily) error {
-	if family == v1alpha4.IPv4Family || cniName == flannel.Name {
+	if family == v1alpha4.IPv4Family || cniName == flannel.Name || cniName == cni.FlannelVXLAN {
 		return nil
 	}
-	return fmt.Errorf("networking.ipFamily %s: --cni %s gives pods IPv4 addresses only; use --cni %s (the real flannel, with its IPv6 settings)", family, cniName, flannel.Name)
+	return fmt.Errorf("networking.ipFamily %s: --cni %s gives pods IPv4 addresses only; use --cni %s (the real flannel, with its IPv6 settings) or --cni %s", family, cniName, flannel.Name, cni.FlannelVXLAN)
 }
 
 // checkIPFamilyProxy: an IPv6 or dual-stack cluster needs a proxy of

@@ -13,14 +13,24 @@ const ConfigPath = "/etc/cni/net.d/10-svclab.conflist"
 const PluginType = "svclab-cni"
 
 // Conflist is the node's CNI configuration for a variant and the node's
-// podCIDR.
-func Conflist(variant string, podCIDR netip.Prefix) ([]byte, error) {
+// podCIDRs: one, or one per family (IPv4 first) on a dual-stack node —
+// host-local then gives each pod an address of each range, and the
+// bridge plugin cni0 the gateway of each (as flannel's CNI plugin
+// delegates for FLANNEL_SUBNET and FLANNEL_IPV6_SUBNET).
+func Conflist(variant string, podCIDRs ...netip.Prefix) ([]byte, error) {
+	if len(podCIDRs) == 0 {
+		return nil, fmt.Errorf("cni %q: no podCIDR", variant)
+	}
+	ranges := [][]map[string]string{}
+	for _, p := range podCIDRs {
+		ranges = append(ranges, []map[string]string{{"subnet": p.Masked().String()}})
+	}
 	// No ipam routes: the bridge plugin's isDefaultGateway adds the
 	// default route (both would collide: "file exists"), and the Calico
 	// variant's plugin adds its own.
 	ipam := map[string]any{
 		"type":    "host-local",
-		"ranges":  [][]map[string]string{{{"subnet": podCIDR.Masked().String()}}},
+		"ranges":  ranges,
 		"dataDir": "/var/lib/cni/networks",
 	}
 	var main map[string]any

@@ -20,4 +20,11 @@
 // published on the Node objects. Device names, VNIs and ports are
 // labs/netns/network's (the same as the netns labs), so the scenarios read the
 // same.
+//
+// On a dual-stack or IPv6 cluster (--cluster-cidr with an IPv6 CIDR,
+// flannel-vxlan only) the agent does the same per family, as flanneld
+// with EnableIPv6: flannel-v6.1 (flannel.1's VNI and port, MTU 1430) over
+// the node's IPv6 InternalIP, its IPv6 podCIDR in the conflist's second
+// host-local range (cni0 gets the gateway of each), and flanneld's IPv6
+// masquerade rules through the node's ip6tables.
 package cni

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -37,23 +38,33 @@ func masqRules(variant, cluster, podCIDR string) (rules string, jumps [][]string
 
 // applyMasq installs the rules with the node's own iptables (the agent's
 // image has none: the node's root is mounted at hostRoot), removing the
-// jumps an earlier agent added first so that they are never doubled.
+// jumps an earlier agent added first so that they are never doubled. An
+// IPv6 cluster CIDR gets flanneld's IPv6 rules (masqIP6Rules) through the
+// node's ip6tables.
 func applyMasq(ctx context.Context, hostRoot, variant, cluster, podCIDR string) error {
 	rules, jumps := masqRules(variant, cluster, podCIDR)
+	iptables, restore := "/usr/sbin/iptables", "/usr/sbin/iptables-restore"
+	if strings.Contains(cluster, ":") {
+		if variant != FlannelVXLAN {
+			return fmt.Errorf("cni %q: no IPv6 masquerade rules", variant)
+		}
+		rules = podnet.FlannelMasqIP6Rules(cluster, podCIDR)
+		iptables, restore = "/usr/sbin/ip6tables", "/usr/sbin/ip6tables-restore"
+	}
 	if rules == "" {
 		return nil
 	}
 	for _, j := range jumps {
 		for i := 0; i < 10; i++ {
-			if hostCommand(ctx, hostRoot, append([]string{"/usr/sbin/iptables", "-w", "5"}, j...)...).Run() != nil {
+			if hostCommand(ctx, hostRoot, append([]string{iptables, "-w", "5"}, j...)...).Run() != nil {
 				break
 			}
 		}
 	}
-	cmd := hostCommand(ctx, hostRoot, "/usr/sbin/iptables-restore", "-w", "5", "--noflush")
+	cmd := hostCommand(ctx, hostRoot, restore, "-w", "5", "--noflush")
 	cmd.Stdin = strings.NewReader(rules)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("chroot %s iptables-restore -w 5 --noflush: %v: %s", hostRoot, err, out)
+		return fmt.Errorf("chroot %s %s -w 5 --noflush: %v: %s", hostRoot, filepath.Base(restore), err, out)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // Peer is another node as the overlay needs it.
@@ -19,8 +21,28 @@ type Peer struct {
 }
 
 // VTEPAddr is a node's VXLAN device address: its podCIDR's network
-// address (flannel's and svclab's labs' choice).
+// address (flannel's and svclab's labs' choice; flanneld gives
+// flannel-v6.<VNI> the IPv6 podCIDR's network address the same way).
 func VTEPAddr(podCIDR netip.Prefix) netip.Addr { return podCIDR.Masked().Addr() }
+
+// hostPrefix is addr as a host route's destination: a /32 or a /128.
+func hostPrefix(addr netip.Addr) *net.IPNet {
+	return &net.IPNet{IP: net.IP(addr.AsSlice()), Mask: net.CIDRMask(addr.BitLen(), addr.BitLen())}
+}
+
+// ipNet is a prefix as netlink takes it.
+func ipNet(p netip.Prefix) *net.IPNet {
+	p = p.Masked()
+	return &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
+
+// netlinkFamily is FAMILY_V4 or FAMILY_V6, the family of addr.
+func netlinkFamily(addr netip.Addr) int {
+	if addr.Is4() {
+		return netlink.FAMILY_V4
+	}
+	return netlink.FAMILY_V6
+}
 
 // ensureVXLAN creates (or keeps) the variant's VXLAN device on the link
 // holding local, with the node's VTEP address, and brings it up.
@@ -43,7 +65,7 @@ func ensureVXLAN(o Overlay, node string, local netip.Addr, podCIDR netip.Prefix)
 	}
 	if link == nil {
 		vx := &netlink.Vxlan{
-			LinkAttrs:    netlink.LinkAttrs{Name: o.Device, MTU: PodMTU, HardwareAddr: mac},
+			LinkAttrs:    netlink.LinkAttrs{Name: o.Device, MTU: vxlanMTU(local), HardwareAddr: mac},
 			VxlanId:      o.VNI,
 			VtepDevIndex: under.Attrs().Index,
 			SrcAddr:      net.IP(local.AsSlice()),
@@ -57,7 +79,7 @@ func ensureVXLAN(o Overlay, node string, local netip.Addr, podCIDR netip.Prefix)
 			return nil, err
 		}
 	}
-	addr := &netlink.Addr{IPNet: &net.IPNet{IP: net.IP(VTEPAddr(podCIDR).AsSlice()), Mask: net.CIDRMask(32, 32)}}
+	addr := &netlink.Addr{IPNet: hostPrefix(VTEPAddr(podCIDR))}
 	if err := netlink.AddrReplace(link, addr); err != nil {
 		return nil, fmt.Errorf("ip addr replace %s dev %s: %w", addr, o.Device, err)
 	}
@@ -65,6 +87,16 @@ func ensureVXLAN(o Overlay, node string, local netip.Addr, podCIDR netip.Prefix)
 		return nil, err
 	}
 	return link, nil
+}
+
+// vxlanMTU is the VXLAN device's MTU over an underlay address: PodMTU
+// over IPv4, the underlay's minus VXLAN over IPv6's 70 bytes over IPv6
+// (flanneld's flannel-v6.<VNI>: 1430).
+func vxlanMTU(local netip.Addr) int {
+	if local.Is4() {
+		return PodMTU
+	}
+	return podnet.UnderlayMTU - podnet.VXLANOverheadIPv6
 }
 
 // programPeer writes the route, neighbour and FDB entries for one peer:
@@ -76,23 +108,24 @@ func programPeer(link netlink.Link, o Overlay, p Peer) error {
 	mac := VTEPMAC(p.Name, o.Device)
 	vtep := net.IP(VTEPAddr(p.PodCIDR).AsSlice())
 	idx := link.Attrs().Index
-	if err := netlink.NeighSet(&netlink.Neigh{LinkIndex: idx, Family: netlink.FAMILY_V4, State: netlink.NUD_PERMANENT, IP: vtep, HardwareAddr: mac}); err != nil {
+	if err := netlink.NeighSet(&netlink.Neigh{LinkIndex: idx, Family: netlinkFamily(p.PodCIDR.Addr()), State: netlink.NUD_PERMANENT, IP: vtep, HardwareAddr: mac}); err != nil {
 		return fmt.Errorf("ip neigh replace %s lladdr %s dev %s: %w", vtep, mac, o.Device, err)
 	}
 	if err := netlink.NeighSet(&netlink.Neigh{LinkIndex: idx, Family: syscall.AF_BRIDGE, State: netlink.NUD_PERMANENT, Flags: netlink.NTF_SELF,
 		IP: net.IP(p.IP.AsSlice()), HardwareAddr: mac}); err != nil {
 		return fmt.Errorf("bridge fdb replace %s dev %s dst %s: %w", mac, o.Device, p.IP, err)
 	}
-	dst := &net.IPNet{IP: net.IP(p.PodCIDR.Masked().Addr().AsSlice()), Mask: net.CIDRMask(p.PodCIDR.Bits(), 32)}
+	dst := ipNet(p.PodCIDR)
 	if err := netlink.RouteReplace(&netlink.Route{LinkIndex: idx, Dst: dst, Gw: vtep, Flags: int(netlink.FLAG_ONLINK)}); err != nil {
 		return fmt.Errorf("ip route replace %s via %s dev %s onlink: %w", dst, vtep, o.Device, err)
 	}
 	return nil
 }
 
-// pruneRoutes removes routes over the device to podCIDRs no peer has.
-func pruneRoutes(link netlink.Link, peers []Peer) error {
-	routes, err := netlink.RouteList(link, netlink.FAMILY_V4)
+// pruneRoutes removes routes of a family (netlink.FAMILY_V4 or _V6) over
+// the device to podCIDRs no peer has.
+func pruneRoutes(link netlink.Link, family int, peers []Peer) error {
+	routes, err := netlink.RouteList(link, family)
 	if err != nil {
 		return err
 	}
@@ -114,7 +147,7 @@ func pruneRoutes(link netlink.Link, peers []Peer) error {
 
 // linkWithAddr finds the link holding ip (the node's eth0).
 func linkWithAddr(ip netip.Addr) (netlink.Link, error) {
-	addrs, err := netlink.AddrList(nil, netlink.FAMILY_V4)
+	addrs, err := netlink.AddrList(nil, netlinkFamily(ip))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +162,7 @@ func linkWithAddr(ip netip.Addr) (netlink.Link, error) {
 // blackholeRoute drops traffic to the node's own block that no pod has
 // (Felix does the same): ip route replace blackhole <podCIDR>.
 func blackholeRoute(podCIDR netip.Prefix) error {
-	dst := &net.IPNet{IP: net.IP(podCIDR.Masked().Addr().AsSlice()), Mask: net.CIDRMask(podCIDR.Bits(), 32)}
+	dst := ipNet(podCIDR)
 	if err := netlink.RouteReplace(&netlink.Route{Dst: dst, Type: unix.RTN_BLACKHOLE}); err != nil {
 		return fmt.Errorf("ip route replace blackhole %s: %w", dst, err)
 	}

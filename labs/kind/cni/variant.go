@@ -35,6 +35,16 @@ func OverlayOf(variant string) (Overlay, error) {
 	return Overlay{}, fmt.Errorf("cni %q: want one of %v", variant, Variants)
 }
 
+// OverlayIPv6Of returns the variant's IPv6 VXLAN device: flanneld's
+// flannel-v6.<VNI> (same VNI and port as flannel.<VNI>) for
+// flannel-vxlan. calico-proxyarp is IPv4-only in kind clusters so far.
+func OverlayIPv6Of(variant string) (Overlay, error) {
+	if variant != FlannelVXLAN {
+		return Overlay{}, fmt.Errorf("cni %q gives pods IPv4 addresses only in kind clusters; %s has IPv6", variant, FlannelVXLAN)
+	}
+	return Overlay{Device: podnet.FlannelDeviceIPv6, VNI: podnet.FlannelVNI, Port: podnet.FlannelPort}, nil
+}
+
 // Validate checks a variant name.
 func Validate(variant string) error {
 	_, err := OverlayOf(variant)
