@@ -47,6 +47,9 @@ type Router struct {
 	// does for an address, and the node's proxy takes the packet from
 	// there.
 	LoadBalancerRoutes []netip.Prefix
+	// LoadBalancerVia is the first node's IPv4 address (the routes are
+	// IPv4: ServiceVia in an IPv4-primary lab).
+	LoadBalancerVia netip.Addr
 }
 
 // LAN is one underlay subnet: a bridge in the router, with the router's

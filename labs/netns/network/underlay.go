@@ -78,7 +78,7 @@ func planUnderlay(p *Plan, lab *topology.Lab) error {
 		p.Steps = append(p.Steps, AddRoute{NS: r, Dst: dst, Gw: p.Router.ServiceVias[i]})
 	}
 	for _, dst := range p.Router.LoadBalancerRoutes {
-		p.Steps = append(p.Steps, AddRoute{NS: r, Dst: dst, Gw: p.Router.ServiceVia})
+		p.Steps = append(p.Steps, AddRoute{NS: r, Dst: dst, Gw: p.Router.LoadBalancerVia})
 	}
 	return nil
 }
@@ -114,6 +114,7 @@ func planRouterFacts(p *Plan, lab *topology.Lab) {
 		p.Router.ServiceSubnets = append(p.Router.ServiceSubnets, svc)
 		p.Router.ServiceVias = append(p.Router.ServiceVias, topology.OfFamily(firstIPs, topology.FamilyOf(svc.Addr())).Addr())
 	}
+	p.Router.LoadBalancerVia = topology.OfFamily(firstIPs, topology.IPFamilyIPv4).Addr()
 	p.Router.LoadBalancerRoutes = append(p.Router.LoadBalancerRoutes, lab.Spec.LoadBalancer.Pool.Prefixes()...)
 	p.Router.LoadBalancerRoutes = append(p.Router.LoadBalancerRoutes, lab.Spec.ExternalIPs...)
 }

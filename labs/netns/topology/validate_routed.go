@@ -39,6 +39,10 @@ func (v validator) routedBlocks(s *Spec, hostSubnets *prefixSet) {
 	if b, ok := v.pool(s.LoadBalancer.Pool); ok {
 		blocks = append(blocks, b)
 	}
+	if s.IPFamily == IPFamilyIPv6 {
+		v.ipv4OnlyBlocks(s)
+		return
+	}
 	for i, p := range s.ExternalIPs {
 		field := fmt.Sprintf("spec.externalIPs[%d]", i)
 		if v.subnet(field, p) {
@@ -48,6 +52,20 @@ func (v validator) routedBlocks(s *Spec, hostSubnets *prefixSet) {
 	plan := v.planSubnets(s)
 	for i, b := range blocks {
 		v.routedBlockApart(b, blocks[:i], plan, hostSubnets)
+	}
+}
+
+// ipv4OnlyBlocks refuses the routed blocks of an ipv6 lab: they are
+// IPv4 (only IPv4 is supported) and the lab has no IPv4 to reach them by.
+func (v validator) ipv4OnlyBlocks(s *Spec) {
+	const why = "an ipv6 lab has no IPv4 route to its nodes (use a dual lab)"
+	if pool := s.LoadBalancer.Pool; pool != (podnet.AddrRange{}) && v.ok("spec.loadBalancer.pool") {
+		v.add("spec.loadBalancer.pool", pool.String(), "%s", why)
+	}
+	for i, p := range s.ExternalIPs {
+		if field := fmt.Sprintf("spec.externalIPs[%d]", i); v.subnet(field, p) {
+			v.add(field, p.String(), "%s", why)
+		}
 	}
 }
 
