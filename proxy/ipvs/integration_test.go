@@ -102,11 +102,12 @@ func itSnapshot(webEndpoints ...string) *model.Snapshot {
 	)...)
 }
 
-// readSets reads the mode's sets as an Actual would hold them.
+// readSets reads the mode's sets of both families (KUBE-* and KUBE-6-*)
+// as an Actual would hold them.
 func readSets(t *testing.T, k kernel.IPSets) map[string]ActualSet {
 	t.Helper()
 	out := map[string]ActualSet{}
-	for _, s := range Sets {
+	for _, s := range append(slices.Clone(Sets), setsOf(corev1.IPv6Protocol)...) {
 		typ, entries, exists, err := k.Entries(s.Name)
 		if err != nil {
 			t.Fatal(err)
@@ -316,12 +317,16 @@ func ipvsadmSave(t *testing.T, ns string) []string {
 	return out
 }
 
-func desiredIPVS(d *Desired) []string {
+// desiredIPVS is what ipvsadmSave should list for the proxiers' desired
+// states ds (one per family on a dual-stack node).
+func desiredIPVS(ds ...*Desired) []string {
 	var out []string
-	for _, vs := range d.VirtualServers {
-		out = append(out, vs.VirtualServer.String())
-		for _, rs := range vs.RealServers {
-			out = append(out, "-a "+vs.Target()+" "+rs.Describe())
+	for _, d := range ds {
+		for _, vs := range d.VirtualServers {
+			out = append(out, vs.VirtualServer.String())
+			for _, rs := range vs.RealServers {
+				out = append(out, "-a "+vs.Target()+" "+rs.Describe())
+			}
 		}
 	}
 	slices.Sort(out)
@@ -338,13 +343,16 @@ func checkKernelState(t *testing.T, ns string, k *kernel.Netlink, ipt iptkernel.
 }
 
 // checkIPVSState checks the kernel's IPVS services, ipsets and kube-ipvs0
-// against d (checkKernelState without iptables, which execs).
-func checkIPVSState(t *testing.T, ns string, k *kernel.Netlink, d *Desired) {
+// against ds, the desired states of the node's proxiers (one per family)
+// (checkKernelState without iptables, which execs).
+func checkIPVSState(t *testing.T, ns string, k *kernel.Netlink, ds ...*Desired) {
 	t.Helper()
-	if got, want := ipvsadmSave(t, ns), desiredIPVS(d); !slices.Equal(got, want) {
+	if got, want := ipvsadmSave(t, ns), desiredIPVS(ds...); !slices.Equal(got, want) {
 		t.Errorf("IPVS state:\n  got  %q\n  want %q", got, want)
 	}
-	checkSets(t, k, d)
+	for _, d := range ds {
+		checkSets(t, k, d)
+	}
 	h := nlHandle(t, ns)
 	dummy, err := h.LinkByName(DummyDevice)
 	if err != nil {
@@ -353,18 +361,22 @@ func checkIPVSState(t *testing.T, ns string, k *kernel.Netlink, d *Desired) {
 	if dummy.Type() != "dummy" || dummy.Attrs().Flags&net.FlagUp != 0 {
 		t.Errorf("%s: type %s, flags %v; want a dummy device left down", DummyDevice, dummy.Type(), dummy.Attrs().Flags)
 	}
-	addrs, err := h.AddrList(dummy, netlink.FAMILY_V4)
+	addrs, err := h.AddrList(dummy, netlink.FAMILY_ALL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, a := range addrs {
-		got = append(got, a.IPNet.String())
+		if !a.IP.IsLinkLocalUnicast() {
+			got = append(got, a.IPNet.String())
+		}
 	}
 	slices.Sort(got)
 	var want []string
-	for _, a := range d.Addresses {
-		want = append(want, a.String()+"/32")
+	for _, d := range ds {
+		for _, a := range d.Addresses {
+			want = append(want, hostPrefix(a))
+		}
 	}
 	slices.Sort(want)
 	if !slices.Equal(got, want) {

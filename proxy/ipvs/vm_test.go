@@ -16,7 +16,8 @@ func TestIntegrationsInVM(t *testing.T) {
 	}
 	out := vmtest.Run(t, vmtest.Options{Package: "./proxy/ipvs", Args: []string{"-test.run", "^TestIntegration[A-Z]", "-test.v"}})
 	for _, name := range []string{"TestIntegrationSync", "TestIntegrationSchedulerProbe", "TestIntegrationGracefulTermination",
-		"TestIntegrationCachedSync", "TestIntegrationCachedSyncAtScale"} {
+		"TestIntegrationCachedSync", "TestIntegrationCachedSyncAtScale",
+		"TestIntegrationIPv6Sync", "TestIntegrationDualStackSync", "TestIntegrationIPv6Connection"} {
 		if !strings.Contains(out, "--- PASS: "+name+" ") {
 			t.Errorf("%s did not pass in the VM", name)
 		}
