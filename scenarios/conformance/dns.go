@@ -72,23 +72,34 @@ func (s *suite) dnsSpecs(f familyRun) {
 			By(fmt.Sprintf("pod %s: %s %s → %s %v", probe.Name, qtype, name, last.Name, last.Values()))
 		}
 
-		It("answers a Service's name with an A record of its ClusterIP", func(ctx SpecContext) {
-			expectAnswer(ctx, web.Name, "A", []string{web.Spec.ClusterIP})
+		// The address records of the run's family: A, or AAAA for IPv6.
+		rr := addressRecord(f.family)
+		It("answers a Service's name with an "+rr+" record of its ClusterIP", func(ctx SpecContext) {
+			expectAnswer(ctx, web.Name, rr, []string{web.Spec.ClusterIP})
 		})
 
-		It("answers a headless Service's name with the A records of its ready endpoints", func(ctx SpecContext) {
+		It("answers a headless Service's name with the "+rr+" records of its ready endpoints", func(ctx SpecContext) {
 			Expect(headless.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
 			var want []string
 			for _, p := range pods {
 				want = append(want, p.Status.PodIP)
 			}
-			expectAnswer(ctx, headless.Name, "A", want)
+			expectAnswer(ctx, headless.Name, rr, want)
 		})
 
 		It("answers an ExternalName Service's name with a CNAME of its externalName", func(ctx SpecContext) {
 			expectAnswer(ctx, external.Name, "CNAME", []string{strings.TrimSuffix(external.Spec.ExternalName, ".") + "."})
 		})
 	})
+}
+
+// addressRecord is the DNS record type of a family's addresses: A, or
+// AAAA for IPv6.
+func addressRecord(family corev1.IPFamily) string {
+	if kit.IsIPv6(family) {
+		return "AAAA"
+	}
+	return "A"
 }
 
 // dnsLag bounds how long cluster DNS may take to answer what the API

@@ -111,7 +111,7 @@ type Workspace interface {
 	// then for every node's proxy to have synced since. An error wrapping
 	// ErrNoLoadBalancerAddress says none came.
 	LoadBalancerAddress(ctx context.Context, service string, within time.Duration) (netip.Addr, error)
-	// Lookup asks a pod's resolver for name's records of qtype (A or
+	// Lookup asks a pod's resolver for name's records of qtype (A, AAAA or
 	// CNAME), as `dig +search` in the pod would (dnslookup).
 	Lookup(ctx context.Context, pod, name, qtype string) (dnslookup.Answer, error)
 }

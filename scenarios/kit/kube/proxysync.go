@@ -194,25 +194,37 @@ func (w *workspace) proxySyncProbes(ctx context.Context) ([]proxySyncProbe, []st
 	var probes []proxySyncProbe
 	var unchecked []string
 	for _, s := range svcs.Items {
-		probe, why, err := w.proxySyncProbe(ctx, &s, netexec)
-		switch {
-		case err != nil:
-			return nil, nil, err
-		case why != "":
-			unchecked = append(unchecked, s.Name+": "+why)
-		default:
-			probes = append(probes, probe)
+		for _, clusterIP := range clusterIPs(&s) {
+			probe, why, err := w.proxySyncProbe(ctx, &s, clusterIP, netexec)
+			switch {
+			case err != nil:
+				return nil, nil, err
+			case why != "":
+				unchecked = append(unchecked, s.Name+": "+why)
+			default:
+				probes = append(probes, probe)
+			}
 		}
 	}
 	return probes, unchecked, nil
 }
 
-// proxySyncProbe is the probe of one Service, or why it has none;
-// netexec says which of the workspace's pods run netexec.
-func (w *workspace) proxySyncProbe(ctx context.Context, s *corev1.Service, netexec map[string]bool) (proxySyncProbe, string, error) {
-	ip, err := netip.ParseAddr(s.Spec.ClusterIP)
-	if err != nil || !ip.Is4() {
-		return proxySyncProbe{}, "no IPv4 cluster IP", nil
+// clusterIPs are a Service's cluster IPs, one per family (spec.clusterIPs;
+// spec.clusterIP where that is empty).
+func clusterIPs(s *corev1.Service) []string {
+	if len(s.Spec.ClusterIPs) > 0 {
+		return s.Spec.ClusterIPs
+	}
+	return []string{s.Spec.ClusterIP}
+}
+
+// proxySyncProbe is the probe of one Service through one of its cluster
+// IPs (each family's proxy programs its own), or why it has none; netexec
+// says which of the workspace's pods run netexec.
+func (w *workspace) proxySyncProbe(ctx context.Context, s *corev1.Service, clusterIP string, netexec map[string]bool) (proxySyncProbe, string, error) {
+	ip, err := netip.ParseAddr(clusterIP)
+	if err != nil {
+		return proxySyncProbe{}, "no cluster IP", nil
 	}
 	if s.Spec.SessionAffinity == corev1.ServiceAffinityClientIP {
 		return proxySyncProbe{}, "session affinity: one client reaches one endpoint", nil
