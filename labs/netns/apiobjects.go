@@ -46,7 +46,7 @@ func (l *Lab) PodObjects(objs *labstore.State) ([]*corev1.Pod, error) {
 			Status: corev1.PodStatus{PodIP: ip},
 		}
 		for _, h := range l.nodeHostIPs(n.Name) {
-			p.Status.PodIPs = append(p.Status.PodIPs, corev1.PodIP{IP: h.IP}) // host network: the node's addresses
+			p.Status.PodIPs = append(p.Status.PodIPs, corev1.PodIP(h)) // host network: the node's addresses
 		}
 		if err := l.fillPodStatus(p, true); err != nil {
 			return nil, err
