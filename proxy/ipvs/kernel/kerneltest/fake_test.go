@@ -56,6 +56,25 @@ func TestFakeRefusesWhatTheKernelRefuses(t *testing.T) {
 	if err := f.AddEntry("S", kernel.HashIPPort, "10.96.0.10"); err == nil {
 		t.Error("malformed entry accepted")
 	}
+	if err := f.AddEntry("S", kernel.HashIPPort, "fd00:10:96::a,udp:53"); err == nil {
+		t.Error("an IPv6 member accepted in an inet set")
+	}
+	if err := f.CreateSet("S6", kernel.HashIPPort, kernel.Inet6); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.AddEntry("S6", kernel.HashIPPort, "10.96.0.10,udp:53"); err == nil {
+		t.Error("an IPv4 member accepted in an inet6 set")
+	}
+	if err := f.AddEntry("S6", kernel.HashIPPort, "fd00:10:96::a,udp:53"); err != nil {
+		t.Errorf("an IPv6 member of an inet6 set: %v", err)
+	}
+	vs6 := kernel.VirtualServer{Address: netip.MustParseAddr("fd00:10:96::a"), Protocol: kernel.UDP, Port: 53, Scheduler: "rr"}
+	if err := f.AddVirtualServer(vs6); err != nil {
+		t.Fatalf("an IPv6 virtual server: %v", err)
+	}
+	if err := f.AddRealServer(vs6, kernel.RealServer{Address: netip.MustParseAddr("10.244.1.5"), Port: 53, Weight: 1}); !errors.Is(err, unix.EINVAL) {
+		t.Errorf("an IPv4 real server of an IPv6 virtual server: %v, want EINVAL", err)
+	}
 	f.InUse["S"] = true
 	if err := f.DestroySet("S"); err == nil {
 		t.Error("destroyed a set in use")
