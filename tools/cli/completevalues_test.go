@@ -58,7 +58,7 @@ func TestCompleteValues(t *testing.T) {
 		{[]string{"bench", "dataplane", "--modes", "ipvs,iptables"}, []string{"ipvs,iptables", "ipvs,iptables-legacy", "ipvs,iptables-nft"}},
 		{[]string{"conformance", "--label-filter", "nodeport && !u"}, []string{"nodeport && !udp\tUDP Services"}},
 		{[]string{"create", "lab", "--config", "single"}, []string{"single-node"}},
-		{[]string{"create", "cluster", "--config", "flannel"}, []string{"flannel-vxlan", "flannel"}},
+		{[]string{"create", "cluster", "--config", "flannel"}, []string{"flannel-dual", "flannel-ipv6", "flannel-vxlan", "flannel"}},
 		{[]string{"apply", "-f", "workloads/n"}, nil}, // a path: the shell's files
 		{[]string{"apply", "-f", "workloads"}, []string{"workloads/httpserver.yaml", "workloads/nginx.yaml", "workloads/service-types-all.yaml", "workloads/service-types.yaml", "workloads/servicenet.yaml", "workloads/two-pods.yaml"}},
 	} {
