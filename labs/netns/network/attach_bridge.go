@@ -37,10 +37,11 @@ func (bridgeAttachment) nodeSteps(h *Host) []Step {
 	for i, cidr := range n.PodCIDRs {
 		steps = append(steps, AddAddr{NS: h.Namespace, Link: n.Bridge, Addr: netip.PrefixFrom(n.PodGateways[i], cidr.Bits())})
 	}
-	return append(steps,
-		LinkUp{NS: h.Namespace, Link: n.Bridge},
-		EnableBridgeNF{NS: h.Namespace},
-	)
+	steps = append(steps, LinkUp{NS: h.Namespace, Link: n.Bridge})
+	for _, cidr := range n.PodCIDRs {
+		steps = append(steps, EnableBridgeNF{NS: h.Namespace, IPv6: cidr.Addr().Is6()})
+	}
+	return steps
 }
 
 func (bridgeAttachment) podPrefix(h *Host, ip netip.Addr) netip.Prefix {

@@ -54,8 +54,13 @@ func readSysctl(key string) (string, error) {
 }
 
 // bridgeNFKey makes bridged IPv4 traffic traverse iptables, which kube-proxy
-// needs when a pod reaches a Service whose endpoint sits on the same bridge.
-const bridgeNFKey = "net/bridge/bridge-nf-call-iptables"
+// needs when a pod reaches a Service whose endpoint sits on the same bridge;
+// bridgeNFKeyIPv6 does the same for IPv6 and ip6tables (kubeadm's preflight
+// wants both on a dual-stack node).
+const (
+	bridgeNFKey     = "net/bridge/bridge-nf-call-iptables"
+	bridgeNFKeyIPv6 = "net/bridge/bridge-nf-call-ip6tables"
+)
 
 // EnableBridgeNF sets net.bridge.bridge-nf-call-iptables=1 in a node
 // namespace. The knob is per network namespace since Linux 5.3 (on 6.18 a
@@ -63,14 +68,25 @@ const bridgeNFKey = "net/bridge/bridge-nf-call-iptables"
 // value alone); on an older kernel it is host-wide, and the step refuses to
 // write it rather than change the host.
 //
+// With IPv6 set it is net.bridge.bridge-nf-call-ip6tables.
+//
 //	ip netns exec <NS> sysctl -qw net.bridge.bridge-nf-call-iptables=1
 type EnableBridgeNF struct {
-	NS string
+	NS   string
+	IPv6 bool
 }
 
 func (s EnableBridgeNF) Namespace() string { return s.NS }
 func (s EnableBridgeNF) Command() string {
-	return SetSysctl{NS: s.NS, Key: bridgeNFKey, Value: "1"}.Command()
+	return SetSysctl{NS: s.NS, Key: s.key(), Value: "1"}.Command()
+}
+
+// key is the sysctl of the step's family.
+func (s EnableBridgeNF) key() string {
+	if s.IPv6 {
+		return bridgeNFKeyIPv6
+	}
+	return bridgeNFKey
 }
 
 func (s EnableBridgeNF) apply(x *executor) error {
@@ -79,18 +95,19 @@ func (s EnableBridgeNF) apply(x *executor) error {
 	if err != nil {
 		return err
 	}
+	key := s.key()
 	return nsthread.Do(s.NS, c.ns, func() error {
-		v, err := readSysctl(bridgeNFKey)
+		v, err := readSysctl(key)
 		if err != nil {
-			return fmt.Errorf("read %s: %w (is br_netfilter loaded on the host?)", bridgeNFKey, err)
+			return fmt.Errorf("read %s: %w (is br_netfilter loaded on the host?)", key, err)
 		}
 		if v == "1" {
 			return nil
 		}
 		if !kernelAtLeast(5, 3) {
-			return fmt.Errorf("%s is 0 and is host-wide on this kernel (before 5.3); set it on the host yourself, svclab does not change host-wide knobs", bridgeNFKey)
+			return fmt.Errorf("%s is 0 and is host-wide on this kernel (before 5.3); set it on the host yourself, svclab does not change host-wide knobs", key)
 		}
-		return writeSysctl(bridgeNFKey, "1")
+		return writeSysctl(key, "1")
 	})
 }
 

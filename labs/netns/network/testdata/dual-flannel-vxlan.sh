@@ -61,11 +61,13 @@ ip -n svclab-demo.hosta addr add 10.100.40.1/24 dev cni0
 ip -n svclab-demo.hosta addr add fd00:10:244:28::1/64 dev cni0
 ip -n svclab-demo.hosta link set dev cni0 up
 ip netns exec svclab-demo.hosta sysctl -qw net.bridge.bridge-nf-call-iptables=1
+ip netns exec svclab-demo.hosta sysctl -qw net.bridge.bridge-nf-call-ip6tables=1
 ip -n svclab-demo.hostb link add cni0 address 76:93:78:81:8a:9a mtu 1450 type bridge
 ip -n svclab-demo.hostb addr add 10.100.81.1/24 dev cni0
 ip -n svclab-demo.hostb addr add fd00:10:244:51::1/64 dev cni0
 ip -n svclab-demo.hostb link set dev cni0 up
 ip netns exec svclab-demo.hostb sysctl -qw net.bridge.bridge-nf-call-iptables=1
+ip netns exec svclab-demo.hostb sysctl -qw net.bridge.bridge-nf-call-ip6tables=1
 ip -n svclab-demo.hosta link add flannel.1 address 2e:a6:b8:19:21:2e mtu 1450 type vxlan id 1 local 192.168.16.73 dev eth0 dstport 8472 nolearning
 ip -n svclab-demo.hosta addr add 10.100.40.0/32 dev flannel.1
 ip -n svclab-demo.hosta link set dev flannel.1 up

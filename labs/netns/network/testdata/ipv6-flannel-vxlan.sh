@@ -47,11 +47,11 @@ ip -n svclab-demo.router route add fd00:10:96::/112 via fd00::c0a8:1049
 ip -n svclab-demo.hosta link add cni0 address fe:64:4a:54:8c:30 mtu 1450 type bridge
 ip -n svclab-demo.hosta addr add fd00:10:244:28::1/64 dev cni0
 ip -n svclab-demo.hosta link set dev cni0 up
-ip netns exec svclab-demo.hosta sysctl -qw net.bridge.bridge-nf-call-iptables=1
+ip netns exec svclab-demo.hosta sysctl -qw net.bridge.bridge-nf-call-ip6tables=1
 ip -n svclab-demo.hostb link add cni0 address 76:93:78:81:8a:9a mtu 1450 type bridge
 ip -n svclab-demo.hostb addr add fd00:10:244:51::1/64 dev cni0
 ip -n svclab-demo.hostb link set dev cni0 up
-ip netns exec svclab-demo.hostb sysctl -qw net.bridge.bridge-nf-call-iptables=1
+ip netns exec svclab-demo.hostb sysctl -qw net.bridge.bridge-nf-call-ip6tables=1
 ip -n svclab-demo.hosta link add flannel-v6.1 address 3e:15:6b:a5:18:5b mtu 1450 type vxlan id 1 local fd00::c0a8:1049 dev eth0 dstport 8472 nolearning
 ip -n svclab-demo.hosta addr add fd00:10:244:28::/128 dev flannel-v6.1
 ip -n svclab-demo.hosta link set dev flannel-v6.1 up
