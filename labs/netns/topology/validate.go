@@ -13,6 +13,12 @@ import (
 // *Error naming the field, joined one per line (errors.Join: errors.As
 // finds the first), or nil. Parse and Load call it; call it yourself for a
 // Lab built in code. An empty Proxy.Mode counts as iptables here.
+//
+// Validate first completes the lab's per-family lists (complete.go): it
+// sets PodSubnets, ServiceSubnets and each host's IPs and PodCIDRs from
+// the single fields, defaults and derivations, one value per family of
+// the lab, so a lab built in code may set only the single fields. On a
+// lab it completed already it changes nothing.
 func (l *Lab) Validate() error {
 	p := newProblems(l.Source)
 	validate(l, p)
