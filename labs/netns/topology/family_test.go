@@ -188,3 +188,25 @@ func TestFamilyProblems(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateCompletesHandBuiltDualLab: a lab built in code with only
+// the single fields gets its lists as a parsed file would, and a second
+// Validate changes nothing.
+func TestValidateCompletesHandBuiltDualLab(t *testing.T) {
+	lab := &Lab{APIVersion: APIVersion, Kind: Kind, Metadata: Metadata{Name: "hand"}, Spec: Spec{
+		CNI: CNICanal, IPFamily: IPFamilyDual, Proxy: Proxy{Mode: ProxyModeIPTables},
+		PodSubnet:     netip.MustParsePrefix("10.244.0.0/16"),
+		ServiceSubnet: netip.MustParsePrefix("10.96.0.0/16"),
+		Nodes:         []Node{{Name: "n", IP: netip.MustParsePrefix("192.168.16.73/20"), PodCIDR: netip.MustParsePrefix("10.244.7.0/24")}},
+	}}
+	for range 2 {
+		if err := lab.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		n := lab.Spec.Nodes[0]
+		if !slices.Equal(n.PodCIDRs, prefixes("10.244.7.0/24", "fd00:10:244:7::/64")) || !slices.Equal(n.IPs, prefixes("192.168.16.73/20", "fd00::c0a8:1049/116")) ||
+			!slices.Equal(lab.Spec.ServiceSubnets, prefixes("10.96.0.0/16", "fd00:10:96::/112")) {
+			t.Errorf("after Validate: node %+v, services %v", n, lab.Spec.ServiceSubnets)
+		}
+	}
+}
