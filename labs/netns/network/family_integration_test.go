@@ -1,6 +1,7 @@
 package network
 
 import (
+	"maps"
 	"net/netip"
 	"testing"
 
@@ -28,6 +29,7 @@ func testFamily(t *testing.T, family topology.IPFamily, cni topology.CNI) {
 	name := uniqueLabName(t)
 	lab := familyLab(t, family, cni)
 	lab.Metadata.Name = name
+	rootBefore := rootIPv6Sysctls(t)
 	plan := buildLab(t, lab)
 	ips := familyPodIPs(family)
 	pa, err := AttachPod(lab, "hosta", PodNet{Name: "pa", IP: ips[0][0], IPs: ips[0]})
@@ -50,6 +52,27 @@ func testFamily(t *testing.T, family topology.IPFamily, cni topology.CNI) {
 	}
 	mustPing(t, NamespaceName(name, "client"), topology.OfFamily(a.IPs, topology.IPFamilyIPv6).Addr().String())
 	noIPv6RouteOut(t, lab, plan)
+	if after := rootIPv6Sysctls(t); !maps.Equal(after, rootBefore) {
+		t.Errorf("the root namespace's IPv6 sysctls changed: %v, were %v", after, rootBefore)
+	}
+}
+
+// rootIPv6Sysctls reads the IPv6 knobs a lab sets in its namespaces from
+// the root namespace (the test's own), to show that they stay as they were.
+func rootIPv6Sysctls(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, conf := range []string{"all", "default"} {
+		for _, knob := range []string{"forwarding", "accept_ra", "accept_dad", "proxy_ndp"} {
+			key := "net/ipv6/conf/" + conf + "/" + knob
+			v, err := readSysctl(key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[key] = v
+		}
+	}
+	return out
 }
 
 // noIPv6RouteOut checks every namespace of the lab: an IPv6 route goes to
