@@ -148,11 +148,15 @@ func (cr *creation) ensureImages() error {
 	return nil
 }
 
-// createCluster has kind create the cluster from the adapted config. When
-// kind fails, svclab's state of that name goes; when a later step fails,
-// the cluster is deleted.
+// createCluster has kind create the cluster from the adapted config (an
+// ipv6 or dual one once the kind network is known to have IPv6, see
+// checkKindNetworkIPv6). When kind fails, svclab's state of that name
+// goes; when a later step fails, the cluster is deleted.
 func (cr *creation) createCluster() error {
 	s, out := cr.s, cr.out
+	if err := checkKindNetworkIPv6(cr.ctx, cr.d, s.IPFamily); err != nil {
+		return err
+	}
 	kubeconfig := kubeconfigPath(s.Name)
 	if err := os.MkdirAll(clustersDir, 0o700); err != nil {
 		return err
