@@ -74,7 +74,9 @@ func (calicoAttachment) reserved(h *Host, ip netip.Addr) bool {
 // up, so that the link-local address the kernel derives from
 // ee:ee:ee:ee:ee:ee (fe80::ecee:eeff:feee:eeee) is usable at once; DAD off
 // on the pod's eth0; the pod's address as a /128 and its default route
-// via that link-local address; the node's /128 route to the pod.
+// via that link-local address; the node's /128 route to the pod. The
+// node pins no IPv6 neighbour for the pod: Felix's static entries are ARP
+// only (routetable's addStaticARPEntry is AF_INET).
 func (calicoAttachment) podSteps(h *Host, pp *PodPlan) []Step {
 	node, pod, veth := h.Namespace, pp.Namespace, pp.HostVeth
 	steps := []Step{AddVeth{NS: pod, Name: "eth0", MTU: pp.MTU, PeerNS: node, PeerName: veth, PeerMAC: podnet.CalicoHostMAC}}
