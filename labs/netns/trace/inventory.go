@@ -21,14 +21,20 @@ type inventory struct {
 	role    map[string]string // host → client, router, node or pod
 	owner   map[netip.Addr]string
 	podNode map[string]string
+	// linkLocal are the hosts holding each IPv6 link-local address: one
+	// names its owner, more name none (Calico gives every pod's host-side
+	// veth the same MAC, so the same fe80::ecee:eeff:feee:eeee on every
+	// node).
+	linkLocal map[netip.Addr]map[string]bool
 }
 
 // takeInventory lists the lab's namespaces and the addresses in them, of
-// both families (IPv6 link-local ones too: an IPv6 route's gateway may be
-// one). Loopback addresses and kube-ipvs0's (every node holds the Service
+// both families (IPv6 link-local ones too, when one host holds them: an
+// IPv6 route's gateway may be one). Loopback addresses and kube-ipvs0's (every node holds the Service
 // addresses there in IPVS mode) name no host.
 func takeInventory(l *netns.Lab) (*inventory, error) {
-	inv := &inventory{lab: l.Name(), role: map[string]string{}, owner: map[netip.Addr]string{}, podNode: map[string]string{}}
+	inv := &inventory{lab: l.Name(), role: map[string]string{}, owner: map[netip.Addr]string{}, podNode: map[string]string{},
+		linkLocal: map[netip.Addr]map[string]bool{}}
 	for _, n := range l.Topology.Spec.Nodes {
 		inv.nodes = append(inv.nodes, n.Name)
 		inv.role[n.Name] = "node"
@@ -59,7 +65,21 @@ func takeInventory(l *netns.Lab) (*inventory, error) {
 			return nil, err
 		}
 	}
+	inv.ownUniqueLinkLocal()
 	return inv, nil
+}
+
+// ownUniqueLinkLocal adds to owner the link-local addresses exactly one
+// host holds.
+func (inv *inventory) ownUniqueLinkLocal() {
+	for ip, hosts := range inv.linkLocal {
+		if len(hosts) != 1 || inv.owner[ip] != "" {
+			continue
+		}
+		for host := range hosts {
+			inv.owner[ip] = host
+		}
+	}
 }
 
 func (inv *inventory) readAddresses(ns, host string) error {
@@ -79,6 +99,13 @@ func (inv *inventory) readAddresses(ns, host string) error {
 			for _, a := range addrs {
 				ip, ok := netip.AddrFromSlice(a.IP)
 				ip = ip.Unmap()
+				if ok && ip.IsLinkLocalUnicast() {
+					if inv.linkLocal[ip] == nil {
+						inv.linkLocal[ip] = map[string]bool{}
+					}
+					inv.linkLocal[ip][host] = true
+					continue
+				}
 				if ok && !ip.IsLoopback() && inv.owner[ip] == "" {
 					inv.owner[ip] = host
 				}

@@ -17,9 +17,10 @@ import (
 	"github.com/svclab/svclab/labs/netns/trace"
 )
 
-// dualStackServer is one netexec pod on hostb behind a RequireDualStack
-// NodePort Service (3000:30000), a ClusterIP and node port in each family.
-const dualStackServer = `apiVersion: apps/v1
+// familyServer is one netexec pod on hostb behind a NodePort Service
+// (3000:30000) of the lab's families: PreferDualStack, a ClusterIP and
+// node port in each family of a dual lab, one in an ipv6 lab.
+const familyServer = `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: httpserver}
 spec:
@@ -39,14 +40,14 @@ kind: Service
 metadata: {name: httpserver}
 spec:
   type: NodePort
-  ipFamilyPolicy: RequireDualStack
+  ipFamilyPolicy: PreferDualStack
   selector: {app: httpserver}
   ports: [{name: http, port: 3000, targetPort: http, nodePort: 30000}]
 `
 
-// dualStackNodePortLab is clusters/nodeport.yaml as a dual-stack
-// flannel-vxlan lab under a unique name, with dualStackServer applied.
-func dualStackNodePortLab(t *testing.T) *netns.Lab {
+// familyNodePortLab is clusters/nodeport.yaml as a lab of family f with
+// the CNI cni under a unique name, with familyServer applied.
+func familyNodePortLab(t *testing.T, cni topology.CNI, f topology.IPFamily) *netns.Lab {
 	t.Helper()
 	data, err := os.ReadFile("../../../clusters/nodeport.yaml")
 	if err != nil {
@@ -54,13 +55,13 @@ func dualStackNodePortLab(t *testing.T) *netns.Lab {
 	}
 	name := roottest.UniqueName("trace6")
 	text := strings.Replace(string(data), "name: nodeport", "name: "+name, 1)
-	text = regexp.MustCompile(`(?m)^  cni: .*$`).ReplaceAllString(text, "  cni: flannel-vxlan\n  ipFamily: dual")
+	text = regexp.MustCompile(`(?m)^  cni: .*$`).ReplaceAllString(text, "  cni: "+string(cni)+"\n  ipFamily: "+string(f))
 	dir := t.TempDir()
 	file, manifest := filepath.Join(dir, "lab.yaml"), filepath.Join(dir, "server.yaml")
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(manifest, []byte(dualStackServer), 0o644); err != nil {
+	if err := os.WriteFile(manifest, []byte(familyServer), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	opts := netns.Options{Binary: roottest.SharedBinary(t), Timeout: 5 * time.Minute}
@@ -112,7 +113,7 @@ func serverPodIP(t *testing.T, l *netns.Lab, f topology.IPFamily) (string, netip
 // the same as in an IPv4 lab.
 func TestIntegrationTraceNodePortDualStack(t *testing.T) {
 	roottest.Require(t, "creates labs of network namespaces")
-	l := dualStackNodePortLab(t)
+	l := familyNodePortLab(t, topology.CNIFlannelVXLAN, topology.IPFamilyDual)
 	nodes := l.Topology.Spec.Nodes
 	for _, f := range []topology.IPFamily{topology.IPFamilyIPv6, topology.IPFamilyIPv4} {
 		t.Run(string(f), func(t *testing.T) {
@@ -153,4 +154,54 @@ func TestIntegrationTraceNodePortDualStack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIntegrationTraceFromCalicoPodIPv6 traces from a Calico pod of an
+// ipv6 lab to its own Service: the pod's default route goes via Calico's
+// link-local gateway fe80::ecee:eeff:feee:eeee, which every node's
+// host-side veths hold, so the next hop is the pod's own node (hostb),
+// where conntrack shows the hairpin's DNAT and SNAT.
+func TestIntegrationTraceFromCalicoPodIPv6(t *testing.T) {
+	roottest.Require(t, "creates labs of network namespaces")
+	l := familyNodePortLab(t, topology.CNICalicoProxyARP, topology.IPFamilyIPv6)
+	pod, ip := serverPodIP(t, l, topology.IPFamilyIPv6)
+	svc := topology.OfFamily(l.Topology.Spec.ServiceSubnets, topology.IPFamilyIPv6)
+	objs, _, err := l.Store.ReadObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clusterIP netip.Addr
+	for _, s := range objs.Services {
+		if s.Name == "httpserver" {
+			clusterIP = netip.MustParseAddr(s.Spec.ClusterIP)
+		}
+	}
+	if !svc.Contains(clusterIP) {
+		t.Fatalf("httpserver's ClusterIP %s, want one of %s", clusterIP, svc)
+	}
+	r, err := trace.Trace(context.Background(), l, pod, netip.AddrPortFrom(clusterIP, 3000), trace.Options{Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := trace.WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("trace:\n%s", text.String())
+	if len(r.Hops) != 3 || r.Hops[1].Host != "hostb" || r.Hops[0].Route == nil || !r.Hops[0].Route.Gateway.IsLinkLocalUnicast() {
+		t.Fatalf("hops %v, want the pod, via its link-local gateway to hostb, then the pod", hostNames(r))
+	}
+	s := r.Summary
+	if r.Answer != pod || s.Reached != pod || s.Endpoint != netip.AddrPortFrom(ip, 3000) || s.MasqueradeOn != "hostb" {
+		t.Errorf("answer %q, reached %q, endpoint %s, masquerade on %q; want %s, %s:3000 and the hairpin's SNAT on hostb",
+			r.Answer, s.Reached, s.Endpoint, s.MasqueradeOn, pod, ip)
+	}
+}
+
+func hostNames(r *trace.Result) []string {
+	var out []string
+	for _, h := range r.Hops {
+		out = append(out, h.Host)
+	}
+	return out
 }
