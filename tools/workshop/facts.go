@@ -114,3 +114,57 @@ func (f LabFacts) vtep(node string) (network.VTEP, error) {
 	}
 	return h.Node.VTEP, nil
 }
+
+// ClusterIPs are the Service's spec.clusterIPs (spec.clusterIP when a
+// stored Service has no list).
+func (f LabFacts) ClusterIPs(namespace, name string) ([]string, error) {
+	objs, _, err := f.Lab.Store.ReadObjects()
+	if err != nil {
+		return nil, err
+	}
+	svc := objs.Service(namespace, name)
+	if svc == nil {
+		return nil, fmt.Errorf("lab %s: no Service %s/%s", f.Lab.Name(), namespace, name)
+	}
+	if len(svc.Spec.ClusterIPs) > 0 {
+		return svc.Spec.ClusterIPs, nil
+	}
+	return []string{svc.Spec.ClusterIP}, nil
+}
+
+// PodIPs are the pod's status.podIPs.
+func (f LabFacts) PodIPs(pod string) ([]string, error) {
+	objs, _, err := f.Lab.Store.ReadObjects()
+	if err != nil {
+		return nil, err
+	}
+	p := objs.Pod(pod)
+	if p == nil || p.Status.PodIP == "" {
+		return nil, fmt.Errorf("lab %s: no pod %s with an address", f.Lab.Name(), pod)
+	}
+	ips := make([]string, 0, len(p.Status.PodIPs))
+	for _, ip := range p.Status.PodIPs {
+		ips = append(ips, ip.IP)
+	}
+	if len(ips) == 0 {
+		ips = append(ips, p.Status.PodIP)
+	}
+	return ips, nil
+}
+
+// HostIPs are a node's or client's LAN addresses, primary first.
+func (f LabFacts) HostIPs(host string) ([]string, error) {
+	for _, h := range f.Lab.Topology.Hosts() {
+		if h.Name == host {
+			ips := make([]string, len(h.IPs))
+			for i, p := range h.IPs {
+				ips[i] = p.Addr().String()
+			}
+			if len(ips) == 0 {
+				ips = append(ips, h.IP.Addr().String())
+			}
+			return ips, nil
+		}
+	}
+	return nil, fmt.Errorf("lab %s: no node or client %q", f.Lab.Name(), host)
+}

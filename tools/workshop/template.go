@@ -46,6 +46,7 @@ const maxExpansion = 64 << 10
 //	vxlanDevice NODE, vni NODE, vxlanPort NODE   the node's VXLAN device
 //	cni                              the lab's CNI, for {{ if eq cni "flannel-vxlan" }}…{{ else }}…{{ end }}
 //	re S                             S with regexp metacharacters escaped
+//	clusterIPOf, podIPOf, hostIPOf, hostPort   one family's addresses (families.go), when f has Families
 //
 // PORT is the Service port's name ("" for an unnamed port), PROTO tcp,
 // udp or sctp, as kube-proxy hashes "NS/NAME:PORT" + PROTO.
@@ -59,7 +60,7 @@ func templateFuncs(f Facts) template.FuncMap {
 		}
 		return ns + "/" + name + ":" + port
 	}
-	return template.FuncMap{
+	funcs := template.FuncMap{
 		"svcChain": func(ns, name, port, proto string) string {
 			return iptables.ServiceChainName(spn(ns, name, port), proto)
 		},
@@ -97,6 +98,12 @@ func templateFuncs(f Facts) template.FuncMap {
 		"cni":         f.CNI,
 		"re":          regexp.QuoteMeta,
 	}
+	if fam, ok := f.(Families); ok {
+		for name, fn := range familyFuncs(fam) {
+			funcs[name] = fn
+		}
+	}
+	return funcs
 }
 
 // Expand expands one template string of a lesson with the lab's facts.
@@ -163,3 +170,12 @@ func (placeholderFacts) VXLANDevice(string) (string, error)           { return "
 func (placeholderFacts) VNI(string) (int, error)                      { return 1, nil }
 func (placeholderFacts) VXLANPort(string) (int, error)                { return 8472, nil }
 func (placeholderFacts) CNI() string                                  { return "canal" }
+func (placeholderFacts) ClusterIPs(string, string) ([]string, error) {
+	return []string{"10.96.0.10", "fd00:10:96::a"}, nil
+}
+func (placeholderFacts) PodIPs(string) ([]string, error) {
+	return []string{"10.244.1.2", "fd00:10:244:1::2"}, nil
+}
+func (placeholderFacts) HostIPs(string) ([]string, error) {
+	return []string{"192.168.16.73", "fd00::c0a8:1049"}, nil
+}

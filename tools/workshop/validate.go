@@ -37,7 +37,7 @@ var LabFreeCommands = []string{"bench"}
 
 // HostPrograms are the programs a lesson may run in a lab host: the ones
 // internal/hostprog declares for the tours and lessons.
-var HostPrograms = []string{"bridge", "cat", "conntrack", "ip", "ipset", "iptables", "iptables-save", "ipvsadm", "nft", "sh"}
+var HostPrograms = []string{"bridge", "cat", "conntrack", "getent", "ip", "ip6tables-save", "ipset", "iptables", "iptables-save", "ipvsadm", "nft", "sh"}
 
 var seedPattern = regexp.MustCompile(`^[0-9]{3}$`)
 
