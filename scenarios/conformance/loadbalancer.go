@@ -43,6 +43,12 @@ func (s *suite) loadBalancerSpecs(f familyRun) {
 				Skip(fmt.Sprintf("%s: %v", s.target.Backend(), err))
 			}
 			Expect(err).NotTo(HaveOccurred())
+			if f.tagged {
+				// A proxy programs a load balancer address in the Service's
+				// family only (upstream's proxier of the other family
+				// skips it: an address of the wrong family is no ingress).
+				Expect(kit.FamilyOf(addr)).To(Equal(f.family), "the %s Service's load balancer address %s is of its family", f.family, addr)
+			}
 			ingress = netip.AddrPortFrom(addr, uint16(svc.Spec.Ports[0].Port))
 			By(fmt.Sprintf("Service %s: load balancer address %s", svc.Name, addr))
 			// Read again, with the address in its status: the evidence
