@@ -272,6 +272,18 @@ func TestIntegrationIPv6Connection(t *testing.T) {
 	}
 }
 
+// TestIntegrationIPv6GracefulTermination is TestIntegrationGracefulTermination
+// for the IPv6 proxier: a leaving IPv6 real server with a live connection
+// drains at weight 0 and is deleted once the connection is gone.
+func TestIntegrationIPv6GracefulTermination(t *testing.T) {
+	roottest.Require(t, "creates network namespaces and sends traffic through IPVS in them")
+	roottest.RequireIPVS(t)
+	ns := newDualStackTestNetns(t)
+	k := openKernel(t, ns)
+	b, _ := newIPv6IntegrationBackend(t, ns, k)
+	checkGracefulTermination(t, ns, k, b, addr(itNodeIP6), addr("fd00:10:96::50"))
+}
+
 // TestIntegrationIPv6IPSetsAndIP6Tables is TestIntegrationIPSetsAndIPTables
 // for the IPv6 proxier: its KUBE-6-* sets of family inet6 and its payload
 // go into a real kernel through ip6tables-restore (legacy and nft), read

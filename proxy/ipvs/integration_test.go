@@ -495,7 +495,18 @@ func TestIntegrationGracefulTermination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	endpoints := []string{itNodeIP + ":8080", itNodeIP + ":8081"}
+	checkGracefulTermination(t, ns, k, b, addr(itNodeIP), addr("10.96.0.50"))
+}
+
+// checkGracefulTermination is TestIntegrationGracefulTermination's
+// sequence for the proxier b of namespace ns: a service at clusterIP with
+// two endpoints on nodeIP (ports 8080 and 8081), one connection through
+// it, the connected endpoint removed (drained at weight 0), the
+// connection reset, and the endpoint deleted by the next sync.
+func checkGracefulTermination(t *testing.T, ns string, k *kernel.Netlink, b *Backend, nodeIP, clusterIP netip.Addr) {
+	t.Helper()
+	var err error
+	endpoints := []string{netip.AddrPortFrom(nodeIP, 8080).String(), netip.AddrPortFrom(nodeIP, 8081).String()}
 	for _, ep := range endpoints {
 		var ln net.Listener
 		roottest.InNetns(t, ns, func() (err error) { ln, err = net.Listen("tcp", ep); return err })
@@ -511,14 +522,16 @@ func TestIntegrationGracefulTermination(t *testing.T) {
 		}()
 	}
 	debug := func() {
-		for _, cmd := range [][]string{{"ipvsadm", "-Ln", "--stats"}, {"ipvsadm", "-Lnc"}, {"iptables-save", "-c"}, {"ip", "-4", "addr"}} {
+		for _, cmd := range [][]string{{"ipvsadm", "-Ln", "--stats"}, {"ipvsadm", "-Lnc"}, {iptablesCommand(b.settings.Family) + "-save", "-c"}, {"ip", ipCommandFlag(b.settings.Family), "addr"}} {
 			out, _ := exec.Command("ip", append([]string{"netns", "exec", ns}, cmd...)...).CombinedOutput()
 			t.Logf("%s:\n%s", strings.Join(cmd, " "), out)
 		}
 	}
 	tcp := corev1.ProtocolTCP
 	svc := func(eps_ ...string) *model.Snapshot {
-		return snapshot(sp("default", "web", "", tcp, "10.96.0.50", 80, eps(eps_...)))
+		snap := snapshot(sp("default", "web", "", tcp, clusterIP.String(), 80, eps(eps_...)))
+		snap.Family = b.Family()
+		return snap
 	}
 	if _, err := b.Sync(svc(endpoints...)); err != nil {
 		t.Fatal(err)
@@ -526,14 +539,14 @@ func TestIntegrationGracefulTermination(t *testing.T) {
 	var conn net.Conn
 	roottest.InNetns(t, ns, func() error { // err is reported below, after debug
 		d := net.Dialer{Timeout: 10 * time.Second}
-		conn, err = d.Dial("tcp", "10.96.0.50:80")
+		conn, err = d.Dial("tcp", netip.AddrPortFrom(clusterIP, 80).String())
 		return nil
 	})
 	if err != nil {
 		debug()
 		t.Fatalf("connecting through IPVS: %v", err)
 	}
-	vs := kernel.VirtualServer{Address: addr("10.96.0.50"), Protocol: kernel.TCP, Port: 80}
+	vs := kernel.VirtualServer{Address: clusterIP, Protocol: kernel.TCP, Port: 80}
 	conns := func(ep string) (n, weight int) {
 		rss, err := k.RealServers(vs)
 		if err != nil {
@@ -559,7 +572,8 @@ func TestIntegrationGracefulTermination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "ipvsadm -e -t 10.96.0.50:80 -r " + busy + " -m -w 0  # draining: 1 active, 0 inactive connections"
+	target := vs.Target()
+	want := "ipvsadm -e " + target + " -r " + busy + " -m -w 0  # draining: 1 active, 0 inactive connections"
 	if got := planLines(res.Plan); !slices.Equal(got, []string{want}) {
 		t.Errorf("plan %q, want %q", got, want)
 	}
@@ -590,7 +604,7 @@ func TestIntegrationGracefulTermination(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := planLines(res.Plan), []string{"ipvsadm -d -t 10.96.0.50:80 -r " + busy}; !slices.Equal(got, want) {
+	if got, want := planLines(res.Plan), []string{"ipvsadm -d " + target + " -r " + busy}; !slices.Equal(got, want) {
 		t.Errorf("sync after the drain: %q, want %q", got, want)
 	}
 	if n, _ := conns(busy); n != -1 {

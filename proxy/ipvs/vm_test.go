@@ -17,7 +17,8 @@ func TestIntegrationsInVM(t *testing.T) {
 	out := vmtest.Run(t, vmtest.Options{Package: "./proxy/ipvs", Args: []string{"-test.run", "^TestIntegration[A-Z]", "-test.v"}})
 	for _, name := range []string{"TestIntegrationSync", "TestIntegrationSchedulerProbe", "TestIntegrationGracefulTermination",
 		"TestIntegrationCachedSync", "TestIntegrationCachedSyncAtScale",
-		"TestIntegrationIPv6Sync", "TestIntegrationDualStackSync", "TestIntegrationIPv6Connection"} {
+		"TestIntegrationIPv6Sync", "TestIntegrationDualStackSync", "TestIntegrationIPv6Connection",
+		"TestIntegrationIPv6GracefulTermination"} {
 		if !strings.Contains(out, "--- PASS: "+name+" ") {
 			t.Errorf("%s did not pass in the VM", name)
 		}
