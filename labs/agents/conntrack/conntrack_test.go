@@ -181,9 +181,7 @@ func TestIntegrationDumpSeesIPv6NAT(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	run("ip", "-n", ns, "link", "set", "lo", "up")
-	run("ip", "-n", ns, "addr", "add", "fd00::1/128", "dev", "lo", "nodad")
-	run("ip", "-n", ns, "addr", "add", "fd00::2/128", "dev", "lo", "nodad")
+	roottest.AddLocalAddrs(t, ns, "lo", "fd00::1/128", "fd00::2/128")
 	run("ip", "netns", "exec", ns, "ip6tables", "-w", "-t", "nat", "-A", "OUTPUT", "-d", "fd00::1", "-p", "tcp", "--dport", "80", "-j", "DNAT", "--to-destination", "[fd00::1]:8080")
 	run("ip", "netns", "exec", ns, "ip6tables", "-w", "-t", "nat", "-A", "POSTROUTING", "-d", "fd00::1", "-p", "tcp", "--dport", "8080", "-j", "SNAT", "--to-source", "fd00::2")
 

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -27,15 +26,7 @@ import (
 func TestIntegrationServesBothFamilies(t *testing.T) {
 	roottest.Require(t, "creates a network namespace with IPv4 and IPv6 addresses in it")
 	ns := roottest.Netns(t, "svclab-netexec6-test")
-	for _, a := range []string{"10.244.1.5/32", "fd00:10:244:1::5/128", "fd00:10:244:1::6/128"} {
-		args := []string{"-n", ns, "addr", "add", a, "dev", "lo"}
-		if a[0] == 'f' {
-			args = append(args, "nodad")
-		}
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %v: %v: %s", args, err, out)
-		}
-	}
+	roottest.AddLocalAddrs(t, ns, "lo", "10.244.1.5/32", "fd00:10:244:1::5/128", "fd00:10:244:1::6/128")
 	var s *Server
 	err := network.Do(ns, func() error {
 		var err error

@@ -59,9 +59,7 @@ func TestIntegrationCountsIPv6Backends(t *testing.T) {
 	ns := roottest.Netns(t, "svclab-traffic6-test")
 	addrs := []string{"fd00:10:244:1::11", "fd00:10:244:1::12", "fd00:10:244:1::13", "fd00:10:244:1::99"}
 	for _, a := range addrs {
-		if out, err := exec.Command("ip", "-n", ns, "addr", "add", a+"/128", "dev", "lo", "nodad").CombinedOutput(); err != nil {
-			t.Fatalf("ip addr add %s: %v: %s", a, err, out)
-		}
+		roottest.AddLocalAddrs(t, ns, "lo", a+"/128")
 	}
 	backends := map[string]string{}
 	for i, pod := range []string{"web-1", "web-2", "web-3"} {

@@ -42,11 +42,17 @@ func TestSaveCommandPerFamily(t *testing.T) {
 func TestIntegrationConnectIPv6(t *testing.T) {
 	roottest.Require(t, "creates a network namespace with IPv6 addresses in it")
 	ns := roottest.Netns(t, "svclab-trace6-test")
-	for _, a := range []string{"fd00:10:244:1::7/128", "fd00:10:244:1::5/64"} {
-		if out, err := exec.Command("ip", "-n", ns, "addr", "add", a, "dev", "lo", "nodad").CombinedOutput(); err != nil {
-			t.Fatalf("ip addr add %s: %v: %s", a, err, out)
+	// A pod's addresses are on an interface of its own, not lo.
+	for _, args := range [][]string{
+		{"link", "add", "eth0", "type", "veth", "peer", "name", "peer0"},
+		{"link", "set", "peer0", "up"},
+		{"link", "set", "eth0", "up"},
+	} {
+		if out, err := exec.Command("ip", append([]string{"-n", ns}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v: %s", args, err, out)
 		}
 	}
+	roottest.AddLocalAddrs(t, ns, "eth0", "fd00:10:244:1::7/128", "fd00:10:244:1::5/64")
 	var s *netexec.Server
 	err := network.Do(ns, func() error {
 		var err error
@@ -66,7 +72,7 @@ func TestIntegrationConnectIPv6(t *testing.T) {
 		to := netip.MustParseAddrPort(addr.String())
 		c := connect(context.Background(), ns, proto, to, 3*time.Second)
 		if c.err != nil || c.answer != "web-1" {
-			t.Errorf("%s to %s: answer %q, error %v; want web-1", proto, to, c.answer, c.err)
+			t.Errorf("%s to %s from %s: answer %q, error %v; want web-1", proto, to, c.local, c.answer, c.err)
 		}
 		if !c.local.Addr().Is6() || c.local.Port() == 0 {
 			t.Errorf("%s to %s: source %s, want an IPv6 address and port", proto, to, c.local)
