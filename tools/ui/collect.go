@@ -121,8 +121,9 @@ func (s *LabSource) Kernels(ctx context.Context, nodes []NodeView) map[string]Ke
 	return out
 }
 
-// kernel reads one node's kernel: ipvsadm in IPVS mode, else
-// iptables-save's nat table.
+// kernel reads one node's kernel: ipvsadm in IPVS mode (both families in
+// one listing), else the nat table of each of the lab's IP families
+// (iptables-save, ip6tables-save).
 func (s *LabSource) kernel(ctx context.Context, node, mode string) Kernel {
 	var k Kernel
 	var err error
@@ -133,11 +134,7 @@ func (s *LabSource) kernel(ctx context.Context, node, mode string) Kernel {
 			k.VirtualServers, err = ParseIPVSStats(string(out))
 		}
 	} else {
-		cmd, cerr := s.saveCommand(node)
-		var out []byte
-		if out, err = runBounded(ctx, cmd, cerr); err == nil {
-			k.Chains, err = ParseNATCounters(string(out))
-		}
+		k.Chains, err = s.natChains(ctx, node)
 	}
 	if err != nil {
 		k.Error = err.Error()
@@ -145,14 +142,56 @@ func (s *LabSource) kernel(ctx context.Context, node, mode string) Kernel {
 	return k
 }
 
-// saveCommand is `iptables-save -c -t nat` of the lab's iptables backend
-// in the node's namespace.
-func (s *LabSource) saveCommand(node string) (*exec.Cmd, error) {
+// natChains are the KUBE chains of the nat table of every IP family of the
+// lab, the primary family's first; an IPv6 chain says so in its Family.
+func (s *LabSource) natChains(ctx context.Context, node string) ([]Chain, error) {
+	var chains []Chain
+	for _, fam := range s.Lab.Topology.Spec.Families() {
+		cmd, cerr := s.saveCommand(node, fam)
+		out, err := runBounded(ctx, cmd, cerr)
+		if err != nil {
+			return nil, err
+		}
+		got, err := ParseNATCounters(string(out))
+		if err != nil {
+			return nil, err
+		}
+		chains = append(chains, inFamily(got, fam)...)
+	}
+	return chains, nil
+}
+
+// inFamily marks the chains read from fam's table: IPv6 ones get Family
+// "IPv6"; IPv4 ones stay unmarked, as an IPv4 lab's page has them.
+func inFamily(chains []Chain, fam topology.IPFamily) []Chain {
+	if fam != topology.IPFamilyIPv6 {
+		return chains
+	}
+	for i := range chains {
+		chains[i].Family = FamilyIPv6
+	}
+	return chains
+}
+
+// saveCommand is `iptables-save -c -t nat` (ip6tables-save for IPv6) of
+// the lab's iptables backend in the node's namespace. Each program is
+// named where it runs (internal/hostprog's scan reads the calls).
+func (s *LabSource) saveCommand(node string, fam topology.IPFamily) (*exec.Cmd, error) {
+	v6 := fam == topology.IPFamilyIPv6
 	switch s.Lab.Topology.Spec.Proxy.IPTablesBackend {
 	case topology.BackendLegacy:
+		if v6 {
+			return s.Lab.Command(node, hostprog.IP6TablesLegacySave, "-c", "-t", "nat")
+		}
 		return s.Lab.Command(node, hostprog.IPTablesLegacySave, "-c", "-t", "nat")
 	case topology.BackendNFT:
+		if v6 {
+			return s.Lab.Command(node, hostprog.IP6TablesNFTSave, "-c", "-t", "nat")
+		}
 		return s.Lab.Command(node, hostprog.IPTablesNFTSave, "-c", "-t", "nat")
+	}
+	if v6 {
+		return s.Lab.Command(node, hostprog.IP6TablesSave, "-c", "-t", "nat")
 	}
 	return s.Lab.Command(node, hostprog.IPTablesSave, "-c", "-t", "nat")
 }

@@ -42,9 +42,19 @@ type Kernel struct {
 
 // Chain is one iptables chain as iptables-save -c prints it.
 type Chain struct {
-	Name  string `json:"name"`
-	Rules []Rule `json:"rules"`
+	Name string `json:"name"`
+	// Family is FamilyIPv6 for a chain of ip6tables-save; empty for
+	// iptables-save's (IPv4).
+	Family string `json:"family,omitempty"`
+	Rules  []Rule `json:"rules"`
 }
+
+// FamilyIPv6 marks what belongs to IPv6 on a page that may show both
+// families (Chain.Family, ServiceRef.Family).
+const FamilyIPv6 = "IPv6"
+
+// FamilyIPv4 marks an IPv4 ServiceRef of a dual-stack Service.
+const FamilyIPv4 = "IPv4"
 
 // Rule is one rule and its counters.
 type Rule struct {
@@ -84,10 +94,15 @@ type IPVSStats struct {
 
 // ServiceRef is a Service port traffic can be sent to.
 type ServiceRef struct {
-	// Key names it in a POST: "NAMESPACE/NAME:PORT".
+	// Key names it in a POST: "NAMESPACE/NAME:PORT" for the Service's
+	// primary cluster IP, "NAMESPACE/NAME:PORT (IPv6)" (or "(IPv4)") for
+	// the other one of a dual-stack Service.
 	Key string `json:"key"`
-	// Target is the ClusterIP:port the connections go to.
+	// Target is the ClusterIP:port the connections go to ("[IPv6]:port").
 	Target string `json:"target"`
+	// Family is the cluster IP's family, FamilyIPv4 or FamilyIPv6, for a
+	// Service with a cluster IP of each; empty for a single-stack one.
+	Family string `json:"family,omitempty"`
 }
 
 // TraceView is the last trace the lab's store holds.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,7 +143,7 @@ func TestServiceRefs(t *testing.T) {
 		svc("apps", "api", "10.96.0.30", corev1.ServicePort{Port: 80}),
 	}}
 	got := ServiceRefs(st)
-	want := []ServiceRef{{"apps/api:80", "10.96.0.30:80"}, {"default/web:80", "10.96.0.20:80"}, {"default/web:8080", "10.96.0.20:8080"}}
+	want := []ServiceRef{{"apps/api:80", "10.96.0.30:80", ""}, {"default/web:80", "10.96.0.20:80", ""}, {"default/web:8080", "10.96.0.20:8080", ""}}
 	if len(got) != len(want) {
 		t.Fatalf("ServiceRefs = %+v, want %+v", got, want)
 	}
@@ -150,5 +151,31 @@ func TestServiceRefs(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("ServiceRefs[%d] = %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestServiceRefsDualStack: a Service with a cluster IP per family gives a
+// ref per cluster IP (the other family's key says its family, its target
+// is [IPv6]:port); an IPv6 single-stack Service keeps the plain key.
+func TestServiceRefsDualStack(t *testing.T) {
+	tcp80 := []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}
+	svc := func(name string, ips ...string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+			Spec: corev1.ServiceSpec{ClusterIP: ips[0], ClusterIPs: ips, Ports: tcp80}}
+	}
+	st := &labstore.State{Services: []*corev1.Service{
+		svc("web", "10.96.0.11", "fd00:10:96::b"),
+		svc("web6", "fd00:10:96::c"),
+		svc("web64", "fd00:10:96::d", "10.96.0.13"),
+	}}
+	want := []ServiceRef{
+		{"default/web64:80", "[fd00:10:96::d]:80", FamilyIPv6},
+		{"default/web64:80 (IPv4)", "10.96.0.13:80", FamilyIPv4},
+		{"default/web6:80", "[fd00:10:96::c]:80", ""},
+		{"default/web:80", "10.96.0.11:80", FamilyIPv4},
+		{"default/web:80 (IPv6)", "[fd00:10:96::b]:80", FamilyIPv6},
+	}
+	if got := ServiceRefs(st); !slices.Equal(got, want) {
+		t.Errorf("ServiceRefs =\n%+v\nwant\n%+v", got, want)
 	}
 }

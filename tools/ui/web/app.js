@@ -46,6 +46,15 @@ function renderRule(rule) {
   return li;
 }
 
+// renderChain is a chain's box; an ip6tables chain (family "IPv6") says
+// so in its heading and its data-family, beside the IPv4 chain of the
+// same name.
+function renderChain(chain, ol) {
+  if (!chain.family) return el("div", { "class": "chain", "data-chain": chain.name }, el("h4", {}, chain.name), ol);
+  return el("div", { "class": "chain family-" + chain.family, "data-chain": chain.name, "data-family": chain.family },
+    el("h4", {}, chain.name, el("span", { "class": "family" }, chain.family)), ol);
+}
+
 function renderNode(node) {
   const section = el("section", { "class": "node", "data-node": node.name },
     el("h3", {}, node.name, el("span", { "class": "mode" }, (node.mode || "no proxy") + (node.backend ? " · " + node.backend : ""))));
@@ -53,7 +62,7 @@ function renderNode(node) {
   for (const chain of node.chains || []) {
     const ol = el("ol");
     for (const rule of chain.rules) ol.append(renderRule(rule));
-    section.append(el("div", { "class": "chain", "data-chain": chain.name }, el("h4", {}, chain.name), ol));
+    section.append(renderChain(chain, ol));
   }
   for (const vs of node.virtualServers || []) {
     const ol = el("ol");
