@@ -4,16 +4,16 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"syscall"
-
-	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/svclab/svclab/labs/netns/network"
 )
