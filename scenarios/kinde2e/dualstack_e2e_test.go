@@ -20,20 +20,62 @@ import (
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
-// The dual-stack cluster's config and kind's dual-stack subnets it
-// writes out (pods: a /64 of the IPv6 /56 per node).
+// ipStack is a kind cluster's IP families as the end-to-end test makes
+// and checks it: its config (clusters/kind), its families in order (the
+// primary first), the pod and Service subnets per family (kind's
+// defaults, written out in the config; pods: a /24 or a /64 per node),
+// and what the test's Service asks for.
+type ipStack struct {
+	name, config  string
+	families      []corev1.IPFamily
+	podSubnets    []netip.Prefix
+	serviceRanges []netip.Prefix
+	servicePolicy string
+}
+
+// The two stacks: dual (IPv4 first) and IPv6 alone.
 var (
-	dualStackConfig   = filepath.Join("..", "..", "clusters", "kind", "flannel-dual.yaml")
-	dualPodSubnets    = []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16"), netip.MustParsePrefix("fd00:10:244::/56")}
-	dualServiceRanges = []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("fd00:10:96::/112")}
+	dualStack = ipStack{
+		name:          "dual",
+		config:        filepath.Join("..", "..", "clusters", "kind", "flannel-dual.yaml"),
+		families:      []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol},
+		podSubnets:    []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16"), netip.MustParsePrefix("fd00:10:244::/56")},
+		serviceRanges: []netip.Prefix{netip.MustParsePrefix("10.96.0.0/16"), netip.MustParsePrefix("fd00:10:96::/112")},
+		servicePolicy: "ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv4, IPv6]",
+	}
+	ipv6Stack = ipStack{
+		name:          "ipv6",
+		config:        filepath.Join("..", "..", "clusters", "kind", "flannel-ipv6.yaml"),
+		families:      []corev1.IPFamily{corev1.IPv6Protocol},
+		podSubnets:    []netip.Prefix{netip.MustParsePrefix("fd00:10:244::/56")},
+		serviceRanges: []netip.Prefix{netip.MustParsePrefix("fd00:10:96::/112")},
+		servicePolicy: "ipFamilyPolicy: SingleStack\n  ipFamilies: [IPv6]",
+	}
 )
+
+// nodeCIDRBits is the size of a node's podCIDR of a family (kube-
+// controller-manager's defaults, which kind keeps).
+func nodeCIDRBits(f corev1.IPFamily) int {
+	if f == corev1.IPv6Protocol {
+		return 64
+	}
+	return 24
+}
+
+// familyOf is an address's Kubernetes IP family.
+func familyOf(a netip.Addr) corev1.IPFamily {
+	if a.Is4() {
+		return corev1.IPv4Protocol
+	}
+	return corev1.IPv6Protocol
+}
 
 // dualStackNS is the namespace of the test's workload.
 const dualStackNS = "dualstack"
 
-// dualStackManifest: two netexec pods, one per node, behind a Service
-// that requires both families (IPv4 first, the cluster's primary), and a
-// client pod with svclab's traffic client (the netexec image).
+// dualStackManifest: two netexec pods, one per node, behind a Service of
+// the stack's families (SERVICE_POLICY), and a client pod with svclab's
+// traffic client (the netexec image).
 const dualStackManifest = `apiVersion: v1
 kind: Namespace
 metadata:
@@ -73,8 +115,7 @@ metadata:
   name: web
   namespace: dualstack
 spec:
-  ipFamilyPolicy: RequireDualStack
-  ipFamilies: [IPv4, IPv6]
+  SERVICE_POLICY
   selector: {app: web}
   ports:
   - {port: 80, targetPort: 8080, protocol: TCP}
@@ -90,43 +131,52 @@ spec:
     image: svclab/netexec:dev
 `
 
-// dualStackRuns are the pod networks the dual-stack test creates a
-// cluster of, one after the other: the real flannel and svclab's
-// flannel-vxlan (both flannel.1 and flannel-v6.1).
-var dualStackRuns = []string{kind.CNIFlannel, cni.FlannelVXLAN}
+// ipStackRuns are the pod networks the test creates a cluster of per
+// stack, one after the other: the real flannel and svclab's
+// flannel-vxlan (flannel-v6.1 beside flannel.1, or alone).
+var ipStackRuns = []string{kind.CNIFlannel, cni.FlannelVXLAN}
 
 // TestIntegrationKindDualStack creates a dual-stack kind cluster
-// (clusters/kind/flannel-dual.yaml) per pod network of dualStackRuns,
-// with kind's kube-proxy in iptables mode, checks it (e2eDualStack) and
-// deletes it. With SVCLAB_KIND_CLUSTER it checks that cluster instead
-// (made from the same config) and creates none. Not in `make e2e-kind`
-// yet; ~2.5 min a cluster on a warm cache (create ~1.5 min, checks
-// ~25 s, delete ~30 s).
-func TestIntegrationKindDualStack(t *testing.T) {
+// (clusters/kind/flannel-dual.yaml) per pod network of ipStackRuns, with
+// kind's kube-proxy in iptables mode, checks it (e2eIPStack) and deletes
+// it. With SVCLAB_KIND_CLUSTER it checks that cluster instead (made from
+// the same config) and creates none. Not in `make e2e-kind` yet; ~2.5
+// min a cluster on a warm cache (create ~1.5 min, checks ~25 s, delete
+// ~30 s).
+func TestIntegrationKindDualStack(t *testing.T) { testIPStack(t, dualStack) }
+
+// TestIntegrationKindIPv6 is TestIntegrationKindDualStack for IPv6-only
+// clusters (clusters/kind/flannel-ipv6.yaml).
+func TestIntegrationKindIPv6(t *testing.T) { testIPStack(t, ipv6Stack) }
+
+// testIPStack creates, checks and deletes a cluster of the stack per pod
+// network of ipStackRuns (or checks SVCLAB_KIND_CLUSTER's), and checks
+// that the host's IPv6 state is as it was.
+func testIPStack(t *testing.T, st ipStack) {
 	if os.Getenv("SVCLAB_E2E_KIND") != "1" {
-		t.Skip("set SVCLAB_E2E_KIND=1 to run the dual-stack kind end-to-end test (minutes)")
+		t.Skip("set SVCLAB_E2E_KIND=1 to run the " + st.name + " kind end-to-end test (minutes)")
 	}
 	roottest.Require(t, "runs dockerd and a kind cluster")
 	if name := os.Getenv("SVCLAB_KIND_CLUSTER"); name != "" {
-		e2eDualStack(t, clusterOf(t, name))
+		e2eIPStack(t, clusterOf(t, name), st)
 		return
 	}
 	bin := dualStackSvclabBinary(t)
 	ipv6Before := hostIPv6State(t)
-	for _, cniName := range dualStackRuns {
+	for _, cniName := range ipStackRuns {
 		t.Run(cniName, func(t *testing.T) {
-			name := "e2e-dual-" + cniName
+			name := "e2e-" + st.name + "-" + cniName
 			start := time.Now()
-			out := run(t, bin, "create", "cluster", "--config", dualStackConfig, "--name", name, "--cni", cniName)
-			t.Logf("MEASURE dual-stack cluster (%s): create %s\n%s", cniName, time.Since(start).Round(time.Second), lastLines(out, 12))
+			out := run(t, bin, "create", "cluster", "--config", st.config, "--name", name, "--cni", cniName)
+			t.Logf("MEASURE %s cluster (%s): create %s\n%s", st.name, cniName, time.Since(start).Round(time.Second), lastLines(out, 12))
 			defer func() {
 				t0 := time.Now()
 				run(t, bin, "delete", "cluster", "--name", name)
-				t.Logf("MEASURE dual-stack cluster (%s): delete %s; all %s", cniName, time.Since(t0).Round(time.Second), time.Since(start).Round(time.Second))
+				t.Logf("MEASURE %s cluster (%s): delete %s; all %s", st.name, cniName, time.Since(t0).Round(time.Second), time.Since(start).Round(time.Second))
 			}()
 			t0 := time.Now()
-			e2eDualStack(t, clusterOf(t, name))
-			t.Logf("MEASURE dual-stack cluster (%s): checks %s", cniName, time.Since(t0).Round(time.Second))
+			e2eIPStack(t, clusterOf(t, name), st)
+			t.Logf("MEASURE %s cluster (%s): checks %s", st.name, cniName, time.Since(t0).Round(time.Second))
 		})
 	}
 	if after := hostIPv6State(t); after != ipv6Before {
@@ -165,23 +215,25 @@ func dualStackSvclabBinary(t *testing.T) string {
 	return bin
 }
 
-// e2eDualStack: every node has an InternalIP and a podCIDR of each
-// family and flannel's two VXLAN devices; CoreDNS has both families'
-// addresses; a Service requiring both families gets a clusterIP from each
-// Service range, kube-proxy writes it into ip6tables too, and a pod
-// reaches it over IPv6 and over IPv4 (TCP, both backends answering).
-func e2eDualStack(t *testing.T, c kind.Cluster) {
+// e2eIPStack: every node has an InternalIP and a podCIDR of each of the
+// stack's families and flannel's VXLAN device of each; CoreDNS has an
+// address of each; the Service gets a clusterIP from each Service range,
+// kube-proxy writes the IPv6 one into ip6tables, and a pod reaches the
+// Service over each family (TCP, through kube-proxy, both backends — one
+// on each node — answering).
+func e2eIPStack(t *testing.T, c kind.Cluster, st ipStack) {
 	k := kubectlIn(c)
-	t.Run("nodes have both families' InternalIPs and podCIDRs", func(t *testing.T) { checkDualStackNodes(t, c, k) })
-	t.Run("flannel runs both families on every node", func(t *testing.T) { checkFlannelIPv6OnNodes(t, c, c.CNI == kind.CNIFlannel) })
-	t.Run("CoreDNS has both families' addresses", func(t *testing.T) {
+	t.Run("nodes have each family's InternalIP and podCIDR", func(t *testing.T) { checkStackNodes(t, c, k, st) })
+	t.Run("flannel runs each family on every node", func(t *testing.T) { checkFlannelFamiliesOnNodes(t, c, st, c.CNI == kind.CNIFlannel) })
+	t.Run("CoreDNS has each family's address", func(t *testing.T) {
 		for _, pod := range dualStackPods(t, k, "kube-system", "k8s-app=kube-dns") {
-			checkPodIPs(t, pod)
+			checkPodIPs(t, pod, st)
 		}
 	})
 
-	if out, err := k(dualStackManifest, "apply", "-f", "-"); err != nil {
-		t.Fatalf("applying the dual-stack workload: %v\n%s", err, out)
+	manifest := strings.Replace(dualStackManifest, "SERVICE_POLICY", st.servicePolicy, 1)
+	if out, err := k(manifest, "apply", "-f", "-"); err != nil {
+		t.Fatalf("applying the %s workload: %v\n%s", st.name, err, out)
 	}
 	defer func() {
 		if out, err := k("", "delete", "namespace", dualStackNS, "--timeout=2m"); err != nil {
@@ -198,7 +250,7 @@ func e2eDualStack(t *testing.T, c kind.Cluster) {
 	}
 	var web, webNodes []string
 	for _, pod := range dualStackPods(t, k, dualStackNS, "app=web") {
-		checkPodIPs(t, pod)
+		checkPodIPs(t, pod, st)
 		web = append(web, pod.Name)
 		webNodes = append(webNodes, pod.Spec.NodeName)
 	}
@@ -208,21 +260,21 @@ func e2eDualStack(t *testing.T, c kind.Cluster) {
 		t.Fatalf("web pods on nodes %v, want one on each of %v (so that traffic crosses the overlay)", webNodes, c.Nodes)
 	}
 
-	clusterIPs := dualStackClusterIPs(t, k)
+	clusterIPs := stackClusterIPs(t, k, st)
+	waitFor(t, "kube-proxy's rules to both web pods in every family on every node", func() bool {
+		return kubeProxyHasEndpoints(t, c, st, len(web))
+	})
+	ipv6 := clusterIPs[len(clusterIPs)-1]
 	t.Run("kube-proxy writes the IPv6 clusterIP into ip6tables", func(t *testing.T) {
 		for _, node := range c.Nodes {
 			rules := dockerExec(t, c, node, "ip6tables-save", "-t", "nat")
-			if !hasRule(rules, dualStackNS+"/web", "-d "+clusterIPs[1].String()+"/128") {
-				t.Errorf("%s's ip6tables nat table has no rule for %s/web to %s", node, dualStackNS, clusterIPs[1])
+			if !hasRule(rules, dualStackNS+"/web", "-d "+ipv6.String()+"/128") {
+				t.Errorf("%s's ip6tables nat table has no rule for %s/web to %s", node, dualStackNS, ipv6)
 			}
 		}
 	})
-	for _, ip := range []netip.Addr{clusterIPs[1], clusterIPs[0]} {
-		family := "IPv4"
-		if ip.Is6() {
-			family = "IPv6"
-		}
-		t.Run("a pod reaches the Service over "+family, func(t *testing.T) {
+	for _, ip := range clusterIPs {
+		t.Run("a pod reaches the Service over "+string(familyOf(ip)), func(t *testing.T) {
 			target := netip.AddrPortFrom(ip, 80).String()
 			out, err := k("", "-n", dualStackNS, "exec", "client", "--", "/svclab", "traffic", "--raw", "--to", target, "-c", "30", "--parallel", "1", "--timeout", "2s")
 			res := decodeTraffic(t, out, err)
@@ -241,10 +293,33 @@ func e2eDualStack(t *testing.T, c kind.Cluster) {
 	}
 }
 
-// checkDualStackNodes: each node's InternalIPs and podCIDRs are one of
-// each family, IPv4 first, the podCIDRs a /24 and a /64 of the pod
-// subnets.
-func checkDualStackNodes(t *testing.T, c kind.Cluster, k func(string, ...string) (string, error)) {
+// kubeProxyHasEndpoints says whether kube-proxy's KUBE-SVC chain of the
+// web Service jumps to n endpoints in the nat table of each family of
+// the stack on every node (the pods are ready before kube-proxy has
+// synced their EndpointSlices).
+func kubeProxyHasEndpoints(t *testing.T, c kind.Cluster, st ipStack, n int) bool {
+	t.Helper()
+	save := map[corev1.IPFamily]string{corev1.IPv4Protocol: "iptables-save", corev1.IPv6Protocol: "ip6tables-save"}
+	for _, node := range c.Nodes {
+		for _, f := range st.families {
+			jumps := 0
+			for _, l := range strings.Split(dockerExec(t, c, node, save[f], "-t", "nat"), "\n") {
+				if strings.HasPrefix(l, "-A KUBE-SVC-") && strings.Contains(l, dualStackNS+"/web") && strings.Contains(l, "-j KUBE-SEP-") {
+					jumps++
+				}
+			}
+			if jumps != n {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// checkStackNodes: each node's InternalIPs and podCIDRs are one per
+// family of the stack, in its order, the podCIDRs a /24 or a /64 of the
+// pod subnets.
+func checkStackNodes(t *testing.T, c kind.Cluster, k func(string, ...string) (string, error), st ipStack) {
 	out, err := k("", "get", "nodes", "-o", "json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -257,41 +332,56 @@ func checkDualStackNodes(t *testing.T, c kind.Cluster, k func(string, ...string)
 		t.Fatalf("%d nodes, want %d (%v)", len(nodes.Items), len(c.Nodes), c.Nodes)
 	}
 	for _, n := range nodes.Items {
-		var internal []netip.Addr
+		var internal []corev1.IPFamily
 		for _, a := range n.Status.Addresses {
 			if a.Type == corev1.NodeInternalIP {
-				internal = append(internal, netip.MustParseAddr(a.Address))
+				internal = append(internal, familyOf(netip.MustParseAddr(a.Address)))
 			}
 		}
-		if len(internal) != 2 || !internal[0].Is4() || !internal[1].Is6() {
-			t.Errorf("node %s: InternalIPs %v, want an IPv4 and an IPv6 address", n.Name, internal)
+		if !slices.Equal(internal, st.families) {
+			t.Errorf("node %s: InternalIPs of %v, want %v (%v)", n.Name, internal, st.families, n.Status.Addresses)
 		}
-		if len(n.Spec.PodCIDRs) != 2 {
-			t.Errorf("node %s: podCIDRs %v, want one per family", n.Name, n.Spec.PodCIDRs)
+		if len(n.Spec.PodCIDRs) != len(st.families) {
+			t.Errorf("node %s: podCIDRs %v, want one per family %v", n.Name, n.Spec.PodCIDRs, st.families)
 			continue
 		}
-		for i, bits := range []int{24, 64} {
+		for i, f := range st.families {
 			p, err := netip.ParsePrefix(n.Spec.PodCIDRs[i])
-			if err != nil || p.Bits() != bits || !dualPodSubnets[i].Overlaps(p) || p.Bits() < dualPodSubnets[i].Bits() {
-				t.Errorf("node %s: podCIDRs[%d] %s, want a /%d of %s", n.Name, i, n.Spec.PodCIDRs[i], bits, dualPodSubnets[i])
+			if err != nil || p.Bits() != nodeCIDRBits(f) || !st.podSubnets[i].Contains(p.Addr()) {
+				t.Errorf("node %s: podCIDRs[%d] %s, want a /%d of %s", n.Name, i, n.Spec.PodCIDRs[i], nodeCIDRBits(f), st.podSubnets[i])
 			}
 		}
-		t.Logf("node %s: InternalIPs %v, podCIDRs %v", n.Name, internal, n.Spec.PodCIDRs)
+		t.Logf("node %s: InternalIPs %v, podCIDRs %v", n.Name, n.Status.Addresses, n.Spec.PodCIDRs)
 	}
 }
 
-// checkFlannelIPv6OnNodes: on every node flanneld (or svclab's
-// flannel-vxlan agent, with flanneld's names) made its IPv6 VXLAN device
-// (flannel-v6.<VNI>, the VNI and port of flannel.<VNI>) beside the IPv4
-// one, and the real flanneld wrote both families into
-// /run/flannel/subnet.env.
-func checkFlannelIPv6OnNodes(t *testing.T, c kind.Cluster, real bool) {
+// checkFlannelFamiliesOnNodes: on every node flanneld (or svclab's
+// flannel-vxlan agent, with flanneld's names) made the VXLAN device of
+// each family of the stack — flannel.<VNI>, flannel-v6.<VNI> with the
+// same VNI and port — and no other; the real flanneld wrote each family
+// into /run/flannel/subnet.env.
+func checkFlannelFamiliesOnNodes(t *testing.T, c kind.Cluster, st ipStack, real bool) {
 	info, err := kind.Flannel()
 	if err != nil {
 		t.Fatal(err)
 	}
+	device := map[corev1.IPFamily]string{corev1.IPv4Protocol: info.Device, corev1.IPv6Protocol: info.DeviceIPv6}
+	envLines := map[corev1.IPFamily][]string{
+		corev1.IPv4Protocol: {"FLANNEL_NETWORK=", "FLANNEL_SUBNET="},
+		corev1.IPv6Protocol: {"FLANNEL_IPV6_NETWORK=", "FLANNEL_IPV6_SUBNET="},
+	}
 	for _, node := range c.Nodes {
-		for _, dev := range []string{info.Device, info.DeviceIPv6} {
+		links := dockerExec(t, c, node, "ip", "-br", "link", "show")
+		for _, f := range []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol} {
+			dev := device[f]
+			has := slices.ContainsFunc(strings.Split(links, "\n"), func(l string) bool { return strings.HasPrefix(l, dev+" ") })
+			if has != slices.Contains(st.families, f) {
+				t.Errorf("%s on %s: present %v, want it for %v only:\n%s", dev, node, has, st.families, links)
+				continue
+			}
+			if !has {
+				continue
+			}
 			link := dockerExec(t, c, node, "ip", "-d", "link", "show", dev)
 			if !strings.Contains(link, fmt.Sprintf("vxlan id %d ", info.VNI)) || !strings.Contains(link, fmt.Sprintf("dstport %d ", info.Port)) {
 				t.Errorf("%s on %s is not VXLAN VNI %d port %d:\n%s", dev, node, info.VNI, info.Port, link)
@@ -301,9 +391,10 @@ func checkFlannelIPv6OnNodes(t *testing.T, c kind.Cluster, real bool) {
 			continue
 		}
 		env := dockerExec(t, c, node, "cat", "/run/flannel/subnet.env")
-		for _, want := range []string{"FLANNEL_NETWORK=" + dualPodSubnets[0].String() + "\n", "FLANNEL_IPV6_NETWORK=" + dualPodSubnets[1].String() + "\n", "FLANNEL_IPV6_SUBNET=fd00:10:244:"} {
-			if !strings.Contains(env, want) {
-				t.Errorf("/run/flannel/subnet.env on %s has no %q:\n%s", node, strings.TrimSpace(want), env)
+		for i, f := range st.families {
+			network, subnet := envLines[f][0], envLines[f][1]
+			if !strings.Contains(env, network+st.podSubnets[i].String()+"\n") || !strings.Contains(env, subnet) {
+				t.Errorf("/run/flannel/subnet.env on %s has no %s%s or %s:\n%s", node, network, st.podSubnets[i], subnet, env)
 			}
 		}
 	}
@@ -326,25 +417,26 @@ func dualStackPods(t *testing.T, k func(string, ...string) (string, error), ns, 
 	return pods.Items
 }
 
-// checkPodIPs: a pod's podIPs are one of each family, IPv4 first, each
-// in its pod subnet.
-func checkPodIPs(t *testing.T, pod corev1.Pod) {
+// checkPodIPs: a pod's podIPs are one per family of the stack, in its
+// order, each in its pod subnet.
+func checkPodIPs(t *testing.T, pod corev1.Pod, st ipStack) {
 	t.Helper()
-	if len(pod.Status.PodIPs) != 2 {
-		t.Errorf("pod %s/%s: podIPs %v, want one per family", pod.Namespace, pod.Name, pod.Status.PodIPs)
+	if len(pod.Status.PodIPs) != len(st.families) {
+		t.Errorf("pod %s/%s: podIPs %v, want one per family %v", pod.Namespace, pod.Name, pod.Status.PodIPs, st.families)
 		return
 	}
 	for i, p := range pod.Status.PodIPs {
 		a, err := netip.ParseAddr(p.IP)
-		if err != nil || !dualPodSubnets[i].Contains(a) {
-			t.Errorf("pod %s/%s: podIPs[%d] %s, want an address of %s", pod.Namespace, pod.Name, i, p.IP, dualPodSubnets[i])
+		if err != nil || !st.podSubnets[i].Contains(a) {
+			t.Errorf("pod %s/%s: podIPs[%d] %s, want an address of %s", pod.Namespace, pod.Name, i, p.IP, st.podSubnets[i])
 		}
 	}
 }
 
-// dualStackClusterIPs are the Service's two clusterIPs, checked: IPv4
-// then IPv6 (its ipFamilies), each from its Service range.
-func dualStackClusterIPs(t *testing.T, k func(string, ...string) (string, error)) []netip.Addr {
+// stackClusterIPs are the Service's clusterIPs, checked: one per family
+// of the stack (its ipFamilies), in its order, each from its Service
+// range.
+func stackClusterIPs(t *testing.T, k func(string, ...string) (string, error), st ipStack) []netip.Addr {
 	t.Helper()
 	out, err := k("", "-n", dualStackNS, "get", "service", "web", "-o", "json")
 	if err != nil {
@@ -354,14 +446,14 @@ func dualStackClusterIPs(t *testing.T, k func(string, ...string) (string, error)
 	if err := json.Unmarshal([]byte(out), &svc); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(svc.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}) || len(svc.Spec.ClusterIPs) != 2 {
-		t.Fatalf("Service web: ipFamilies %v, clusterIPs %v; want IPv4 and IPv6, two clusterIPs", svc.Spec.IPFamilies, svc.Spec.ClusterIPs)
+	if !slices.Equal(svc.Spec.IPFamilies, st.families) || len(svc.Spec.ClusterIPs) != len(st.families) {
+		t.Fatalf("Service web: ipFamilies %v, clusterIPs %v; want %v, a clusterIP each", svc.Spec.IPFamilies, svc.Spec.ClusterIPs, st.families)
 	}
 	var ips []netip.Addr
 	for i, s := range svc.Spec.ClusterIPs {
 		a, err := netip.ParseAddr(s)
-		if err != nil || !dualServiceRanges[i].Contains(a) {
-			t.Fatalf("Service web: clusterIPs[%d] %s, want an address of %s", i, s, dualServiceRanges[i])
+		if err != nil || !st.serviceRanges[i].Contains(a) {
+			t.Fatalf("Service web: clusterIPs[%d] %s, want an address of %s", i, s, st.serviceRanges[i])
 		}
 		ips = append(ips, a)
 	}
