@@ -88,7 +88,14 @@ spec:
 // operator does (seed 001), then checks /proxyMode on every node.
 func switchMode(ctx SpecContext, lab *netnslab.Lab, mode, scheduler string) {
 	GinkgoHelper()
-	Expect(lab.Apply(ctx, kubeProxyConfig(mode, scheduler))).To(Succeed())
+	switchModeWith(ctx, lab, kubeProxyConfig(mode, scheduler), mode)
+}
+
+// switchModeWith is switchMode with the ConfigMap given whole (a
+// dual-stack lab's names both families' clusterCIDR).
+func switchModeWith(ctx SpecContext, lab *netnslab.Lab, configMap, mode string) {
+	GinkgoHelper()
+	Expect(lab.Apply(ctx, configMap)).To(Succeed())
 	var nodes []string
 	for _, n := range lab.Topology.Spec.Nodes {
 		nodes = append(nodes, n.Name)
