@@ -201,7 +201,8 @@ func (w *workspace) Conntrack(ctx context.Context, node string) ([]conntrack.Flo
 		if err != nil {
 			return nil, err
 		}
-		return kit.ParseConntrackList(out)
+		flows, err := kit.ParseConntrackList(out)
+		return kit.FlowsOfFamily(flows, w.family), err
 	}
 	out, err := w.t.onNode(ctx, node, &selfexec.NodeConntrack{})
 	if err != nil {
