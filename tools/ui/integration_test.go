@@ -94,31 +94,66 @@ func TestIntegrationPageInChromium(t *testing.T) {
 // name with clusters/workloads/nginx.yaml applied, deleted at the end.
 func singleNodeLabWithNginx(t *testing.T, bin string) *netns.Lab {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	return labWith(t, bin, "single-node.yaml", "single-node", filepath.Join("workloads", "nginx.yaml"))
+}
+
+// labWith creates the lab of clusters/file (whose metadata.name is
+// fileName) under a unique name, with clusters/workload applied; the lab
+// is deleted at the end.
+func labWith(t *testing.T, bin, file, fileName, workload string) *netns.Lab {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	clusters := filepath.Join(filepath.Dir(self), "..", "..", "clusters")
 	name := roottest.UniqueName("ui")
-	topo, err := os.ReadFile(filepath.Join(root, "clusters", "single-node.yaml"))
+	topo, err := os.ReadFile(filepath.Join(clusters, file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	topoFile := filepath.Join(t.TempDir(), "lab.yaml")
-	if err := os.WriteFile(topoFile, []byte(strings.Replace(string(topo), "name: single-node", "name: "+name, 1)), 0o644); err != nil {
+	if err := os.WriteFile(topoFile, []byte(strings.Replace(string(topo), "name: "+fileName, "name: "+name, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	svclab := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
-			t.Fatalf("svclab %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
 	t.Cleanup(func() { _ = exec.Command(bin, "delete", "lab", "--name", name).Run() })
-	svclab("create", "lab", "--config", topoFile)
-	svclab("apply", "--lab", name, "-f", filepath.Join(root, "clusters", "workloads", "nginx.yaml"))
+	runSvclab(t, bin, "create", "lab", "--config", topoFile)
+	runSvclab(t, bin, "apply", "--lab", name, "-f", filepath.Join(clusters, workload))
 	lab, err := netns.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return lab
+}
+
+// runSvclab runs the svclab binary and fails the test if it fails.
+func runSvclab(t *testing.T, bin string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("svclab %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// servePage serves the page of lab until the test ends.
+func servePage(ctx context.Context, t *testing.T, lab *netns.Lab, bin string) *ui.Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	served := make(chan *ui.Server, 1)
+	serveErr := make(chan error, 1)
+	go func() {
+		serveErr <- ui.Serve(ctx, "127.0.0.1:0", &ui.LabSource{Lab: lab, Binary: bin}, func(s *ui.Server) { served <- s })
+	}()
+	select {
+	case srv := <-served:
+		t.Cleanup(func() {
+			cancel()
+			if err := <-serveErr; err != nil {
+				t.Errorf("ui.Serve: %v", err)
+			}
+		})
+		return srv
+	case err := <-serveErr:
+		cancel()
+		t.Fatalf("ui.Serve: %v", err)
+	}
+	return nil
 }
 
 // dumpDOM loads pageURL in headless Chromium (a fresh profile: no cookie)
