@@ -14,8 +14,8 @@ import (
 func newLookup() *cobra.Command {
 	var cmdline selfexec.Lookup
 	cmd := &cobra.Command{
-		Use:    "lookup [--type A|CNAME] NAME",
-		Short:  "Ask this host's resolver for NAME's A or CNAME records and print the answer as JSON",
+		Use:    "lookup [--type A|AAAA|CNAME] NAME",
+		Short:  "Ask this host's resolver for NAME's A, AAAA or CNAME records and print the answer as JSON",
 		Long:   "Expands NAME with /etc/resolv.conf's search list and ndots, asks each candidate of the name servers in order (UDP, TCP when truncated) and prints the first answer that is not NXDOMAIN: the name that answered and the records of the asked type. Nothing is chased: an A query for an ExternalName Service's name answers no A record. The conformance suite runs it in its pods.",
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),

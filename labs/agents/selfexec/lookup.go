@@ -2,7 +2,7 @@ package selfexec
 
 import "github.com/spf13/pflag"
 
-// Lookup is `svclab lookup [--type A|CNAME] NAME`: what the resolver of
+// Lookup is `svclab lookup [--type A|AAAA|CNAME] NAME`: what the resolver of
 // the pod (or host) it runs in answers for NAME, as JSON
 // (dnslookup.Answer). The conformance suite runs it in a pod through
 // `kubectl exec`, or in a lab pod's namespace.
