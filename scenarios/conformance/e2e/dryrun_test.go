@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/svclab/svclab/internal/kubeconfig"
@@ -52,7 +53,7 @@ func preflight(t *testing.T, f cmdline.Flags) (done bool) {
 	if !f.DryRun && suite.LabelFilter == "" && len(suite.FocusStrings) == 0 {
 		return false
 	}
-	specs, err := listSpecs()
+	specs, err := listSpecs(preflightFamilies(t.Context(), f))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func specTexts(specs []specInfo) []string {
 
 // listSpecs is the suite's spec tree, from this binary run again as a
 // child (specTreeEnv): ginkgo builds a tree once per process.
-func listSpecs() ([]specInfo, error) {
+func listSpecs(families []corev1.IPFamily) ([]specInfo, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -268,7 +269,7 @@ func listSpecs() ([]specInfo, error) {
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, "tree.json")
 	cmd := exec.Command(exe, "-test.run=^TestSpecTree$")
-	cmd.Env = append(os.Environ(), specTreeEnv+"="+file)
+	cmd.Env = append(os.Environ(), specTreeEnv+"="+file, specTreeFamiliesEnv+"="+joinFamilies(families))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("listing the suite's specs (%s): %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
@@ -295,7 +296,7 @@ func TestSpecTree(t *testing.T) {
 	if flags.Kubeconfig != "" || flags.KindConfig != "" || flags.InCluster {
 		t.Skip("a run of the suite: its ginkgo suite is the run's")
 	}
-	specs, err := listSpecs()
+	specs, err := listSpecs(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestSpecTree(t *testing.T) {
 func writeSpecTree(t *testing.T, file string) {
 	err := conformance.Register(conformance.Options{Setup: func(context.Context) (kit.Target, error) {
 		return nil, errors.New("the spec tree's dry run has no target")
-	}})
+	}, Families: splitFamilies(os.Getenv(specTreeFamiliesEnv))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,4 +78,47 @@ func kindFamilies(configFile string, f cmdline.Flags) ([]corev1.IPFamily, error)
 		return nil, fmt.Errorf("%s: networking.ipFamily: %w", configFile, err)
 	}
 	return families, nil
+}
+
+// specTreeFamiliesEnv names, for TestSpecTree's child, the IP families
+// the tree is declared in (comma-separated; empty: IPv4 alone, untagged).
+const specTreeFamiliesEnv = "SVCLAB_CONFORMANCE_SPEC_FAMILIES"
+
+// everyFamily is a dual-stack run's: its tree has every name and label a
+// run of any family can have.
+var everyFamily = []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+
+// preflightFamilies are the families of the spec tree --label-filter and
+// --focus are checked against and --dry-run lists: -ip-family's; with
+// --dry-run on a cluster, the cluster's (its run's specs); else both, so
+// that a selection of either family's specs is known.
+func preflightFamilies(ctx context.Context, f cmdline.Flags) []corev1.IPFamily {
+	if f.IPFamily != "" {
+		families, _ := familiesOf(f.IPFamily) // Check refused a bad value
+		return families
+	}
+	if f.DryRun && (f.Kubeconfig != "" || f.InCluster) {
+		if families, err := clusterFamilies(ctx, f); err == nil {
+			return families
+		}
+	}
+	return everyFamily
+}
+
+func joinFamilies(families []corev1.IPFamily) string {
+	var names []string
+	for _, f := range families {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ",")
+}
+
+func splitFamilies(s string) []corev1.IPFamily {
+	var out []corev1.IPFamily
+	for _, name := range strings.Split(s, ",") {
+		if name != "" {
+			out = append(out, corev1.IPFamily(name))
+		}
+	}
+	return out
 }
