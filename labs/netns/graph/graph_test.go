@@ -14,10 +14,14 @@ import (
 	"github.com/svclab/svclab/labs/netns/topology"
 )
 
-// loadCluster reads a shipped lab file with its CNI replaced by cni.
+// loadCluster reads a shipped lab file (or one of testdata/) with its CNI
+// replaced by cni.
 func loadCluster(t testing.TB, file string, cni topology.CNI) *topology.Lab {
 	t.Helper()
 	path := filepath.Join("..", "..", "..", "clusters", file)
+	if strings.HasPrefix(file, "testdata/") {
+		path = file
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -31,17 +35,32 @@ func loadCluster(t testing.TB, file string, cni topology.CNI) *topology.Lab {
 }
 
 // fixturePods are a couple of pods on each node, addressed as the lab's
-// IPAM would (from the third address of each podCIDR).
+// IPAM would (from the third address of each podCIDR); on a dual-stack
+// node a pod has the same place in each family's podCIDR.
 func fixturePods(lab *topology.Lab) []Pod {
 	var pods []Pod
 	for i, n := range lab.Spec.Nodes {
-		base := n.PodCIDR.Addr().Next().Next()
-		pods = append(pods,
-			Pod{Name: "web-" + string(rune('a'+i)) + "1", Node: n.Name, IP: base},
-			Pod{Name: "web-" + string(rune('a'+i)) + "2", Node: n.Name, IP: base.Next()},
-		)
+		for j := range 2 {
+			pod := Pod{Name: "web-" + string(rune('a'+i)) + string(rune('1'+j)), Node: n.Name}
+			for _, cidr := range n.PodCIDRs {
+				if len(n.PodCIDRs) > 1 {
+					pod.IPs = append(pod.IPs, podAddr(cidr, j))
+				}
+			}
+			pod.IP = podAddr(n.PodCIDR, j)
+			pods = append(pods, pod)
+		}
 	}
 	return pods
+}
+
+// podAddr is the pod range's (third + j)th address.
+func podAddr(cidr netip.Prefix, j int) netip.Addr {
+	a := cidr.Addr().Next().Next()
+	for range j {
+		a = a.Next()
+	}
+	return a
 }
 
 func fixtureGraph(t testing.TB, file string, cni topology.CNI) *Graph {
@@ -54,7 +73,9 @@ func fixtureGraph(t testing.TB, file string, cni topology.CNI) *Graph {
 	return g
 }
 
-var clusterFiles = []string{"nodeport.yaml", "single-node.yaml"}
+// clusterFiles are the labs drawn by the golden tests: shipped IPv4 ones,
+// the shipped dual-stack one and an IPv6 one.
+var clusterFiles = []string{"nodeport.yaml", "single-node.yaml", "dual-stack.yaml", "testdata/ipv6.yaml"}
 
 // TestGolden compares the whole output of every renderer, for each shipped
 // lab file and each CNI, with two pods per node.
@@ -63,7 +84,7 @@ func TestGolden(t *testing.T) {
 		for _, cni := range topology.CNIs() {
 			g := fixtureGraph(t, file, cni)
 			for _, f := range Formats() {
-				name := strings.TrimSuffix(file, ".yaml") + "-" + string(cni) + "." + f + ".golden"
+				name := strings.TrimSuffix(filepath.Base(file), ".yaml") + "-" + string(cni) + "." + f + ".golden"
 				t.Run(name, func(t *testing.T) {
 					var b bytes.Buffer
 					if err := Render(&b, g, Format(f)); err != nil {

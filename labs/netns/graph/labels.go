@@ -81,15 +81,48 @@ func (g *Graph) vxlanLabel(l Link) string {
 	return l.A.Interface + " vxlan"
 }
 
+// tunnelDevices groups the VXLAN links by device (one per IP family on a
+// dual-stack lab: flannel.1 and flannel-v6.1), in the order the links
+// name them.
+func (g *Graph) tunnelDevices() [][]Link {
+	var groups [][]Link
+	at := map[string]int{}
+	for _, l := range g.Links {
+		if l.Kind != LinkVXLAN {
+			continue
+		}
+		i, ok := at[l.A.Interface]
+		if !ok {
+			i = len(groups)
+			at[l.A.Interface] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], l)
+	}
+	return groups
+}
+
+// tunnelDevicesText names every VXLAN device: "flannel.1 VNI 1 udp/8472",
+// "flannel.1 VNI 1 udp/8472 and flannel-v6.1 VNI 1 udp/8472".
+func (g *Graph) tunnelDevicesText() string {
+	var names []string
+	for _, links := range g.tunnelDevices() {
+		names = append(names, g.vxlanLabel(links[0]))
+	}
+	return strings.Join(names, " and ")
+}
+
 // vethLabel names a veth pair by its two ends: "hosta ↔ eth0".
 func vethLabel(l Link) string { return l.A.Interface + " ↔ " + l.B.Interface }
 
-// bridgeSubnet is the subnet of a bridge's first address.
-func (i *Interface) bridgeSubnet() (netip.Prefix, bool) {
-	if len(i.Addrs) == 0 {
-		return netip.Prefix{}, false
+// bridgeSubnets are the subnets of a bridge's addresses, in its order
+// (one per IP family on a dual-stack lab).
+func (i *Interface) bridgeSubnets() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(i.Addrs))
+	for _, a := range i.Addrs {
+		out = append(out, a.Masked())
 	}
-	return i.Addrs[0].Masked(), true
+	return out
 }
 
 // bridgeOf is the bridge a link's end is a port of, if any: the host's

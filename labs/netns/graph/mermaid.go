@@ -44,37 +44,34 @@ func WriteMermaid(w io.Writer, g *Graph) error {
 	return err
 }
 
-// mermaidTunnels draws the VXLAN tunnels as one overlay vertex listing the
-// pairs, joined by a dashed edge to each VTEP (labelled with its address
-// and the underlay address it sends from). An edge between two nodes would
-// put one a rank below the other; Mermaid has no rank=same.
+// mermaidTunnels draws the VXLAN tunnels of each device (one per IP
+// family on a dual-stack lab) as one overlay vertex listing the pairs
+// ("vxlan", then "vxlan2"…), joined by a dashed edge to each VTEP
+// (labelled with its address and the underlay address it sends from). An
+// edge between two nodes would put one a rank below the other; Mermaid has
+// no rank=same.
 func (g *Graph) mermaidTunnels(b *strings.Builder, ids map[End]string) {
-	var pairs []string
-	var vteps []End
-	for _, l := range g.Links {
-		if l.Kind != LinkVXLAN {
-			continue
+	for n, links := range g.tunnelDevices() {
+		vertex := "vxlan"
+		if n > 0 {
+			vertex = fmt.Sprintf("vxlan%d", n+1)
 		}
-		if len(pairs) == 0 {
-			pairs = append(pairs, mermaidText("VXLAN "+g.vxlanLabel(l)))
-		}
-		pairs = append(pairs, mermaidText(l.A.Host+" ↔ "+l.B.Host))
-		for _, e := range []End{l.A, l.B} {
-			if !slices.Contains(vteps, e) {
-				vteps = append(vteps, e)
+		pairs := []string{mermaidText("VXLAN " + g.vxlanLabel(links[0]))}
+		var vteps []End
+		for _, l := range links {
+			pairs = append(pairs, mermaidText(l.A.Host+" ↔ "+l.B.Host))
+			for _, e := range []End{l.A, l.B} {
+				if !slices.Contains(vteps, e) {
+					vteps = append(vteps, e)
+				}
 			}
 		}
-	}
-	if len(pairs) == 0 {
-		return
-	}
-	fmt.Fprintf(b, "  vxlan{{\"%s\"}}\n", strings.Join(pairs, "<br/>"))
-	for _, e := range vteps {
-		id := ids[End{Host: e.Host}]
-		if id == "" {
-			continue
+		fmt.Fprintf(b, "  %s{{\"%s\"}}\n", vertex, strings.Join(pairs, "<br/>"))
+		for _, e := range vteps {
+			if id := ids[End{Host: e.Host}]; id != "" {
+				fmt.Fprintf(b, "  %s -.-|\"%s\"| %s\n", id, mermaidText(g.vtepText(e)), vertex)
+			}
 		}
-		fmt.Fprintf(b, "  %s -.-|\"%s\"| vxlan\n", id, mermaidText(g.vtepText(e)))
 	}
 }
 

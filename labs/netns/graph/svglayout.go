@@ -285,7 +285,7 @@ func boolInt(b bool) int {
 // (nodes) or from above (clients), the veth's ends written by the drop.
 func (lay *layout) drawLAN(g *Graph, lb lanBus, k, n int, y float64) {
 	label := lb.bridge.Name
-	if s, ok := lb.bridge.bridgeSubnet(); ok {
+	for _, s := range lb.bridge.bridgeSubnets() {
 		label += " " + s.String()
 	}
 	bs := bus{label: label, y: y, x0: 1e9, x1: -1e9}
@@ -341,7 +341,7 @@ func (lay *layout) drawTunnels(g *Graph, y float64) {
 	if first == nil {
 		return
 	}
-	bs := bus{label: "VXLAN " + g.vxlanLabel(*first) + ", over the LAN", y: y, x0: 1e9, x1: -1e9, dashed: true, labelRight: true}
+	bs := bus{label: "VXLAN " + g.tunnelDevicesText() + ", over the LAN", y: y, x0: 1e9, x1: -1e9, dashed: true, labelRight: true}
 	right := -1e9
 	for _, h := range g.Hosts {
 		b, ok := lay.byName[h.Name]
