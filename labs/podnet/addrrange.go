@@ -111,8 +111,16 @@ func addr4(n uint32) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }
 
-// Broadcast is the last address of p's subnet.
+// Broadcast is the last address of p's subnet (of an IPv6 prefix too,
+// which has no broadcast address but a last one).
 func Broadcast(p netip.Prefix) netip.Addr {
+	if p.Addr().Is6() {
+		a := p.Masked().Addr().As16()
+		for i := p.Bits(); i < 128; i++ {
+			a[i/8] |= 1 << (7 - i%8)
+		}
+		return netip.AddrFrom16(a)
+	}
 	a := p.Masked().Addr().As4()
 	host := uint32(1)<<(32-p.Bits()) - 1
 	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])

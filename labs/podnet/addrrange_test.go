@@ -30,3 +30,17 @@ func TestAddrRangePrefixesCoverExactly(t *testing.T) {
 		t.Errorf("the whole space: %v", got)
 	}
 }
+
+func TestBroadcastIsThePrefixsLastAddress(t *testing.T) {
+	for p, want := range map[string]string{
+		"10.244.1.0/24":       "10.244.1.255",
+		"192.168.16.73/20":    "192.168.31.255",
+		"fd00:10:244::/56":    "fd00:10:244:ff:ffff:ffff:ffff:ffff",
+		"fd00::c0a8:1049/116": "fd00::c0a8:1fff",
+		"fd00::1/128":         "fd00::1",
+	} {
+		if got := Broadcast(netip.MustParsePrefix(p)).String(); got != want {
+			t.Errorf("Broadcast(%s) = %s, want %s", p, got, want)
+		}
+	}
+}

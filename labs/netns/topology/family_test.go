@@ -210,3 +210,24 @@ func TestValidateCompletesHandBuiltDualLab(t *testing.T) {
 		}
 	}
 }
+
+// TestDualLabTakesIPv4LoadBalancerBlocks: a dual lab's IPv4 load balancer
+// pool and external IPs are checked against its IPv4 subnets only (they
+// once reached an IPv4-only range computation with the IPv6 subnets, and
+// Parse panicked).
+func TestDualLabTakesIPv4LoadBalancerBlocks(t *testing.T) {
+	doc := strings.Replace(edit(t, "clients:", "loadBalancer: {pool: 192.168.100.10-192.168.100.20}\n  externalIPs: [203.0.113.0/24]\n  clients:"),
+		"cni: flannel-vxlan", "cni: flannel-vxlan\n  ipFamily: dual", 1)
+	lab, err := Parse([]byte(doc), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := lab.Spec.LoadBalancer.Pool.String(); got != "192.168.100.10-192.168.100.20" {
+		t.Errorf("pool = %s", got)
+	}
+	clash := strings.Replace(edit(t, "clients:", "loadBalancer: {pool: 10.244.200.0/28}\n  clients:"),
+		"cni: flannel-vxlan", "cni: flannel-vxlan\n  ipFamily: dual", 1)
+	if _, err := Parse([]byte(clash), "x.yaml"); err == nil || !strings.Contains(err.Error(), `spec.loadBalancer.pool "10.244.200.0/28": overlaps spec.podSubnet`) {
+		t.Errorf("a pool inside the IPv4 pod subnet of a dual lab: err = %v", err)
+	}
+}

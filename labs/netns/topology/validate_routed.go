@@ -115,9 +115,10 @@ func (v validator) routedBlockApart(b routedBlock, earlier []routedBlock, plan [
 	}
 }
 
-// overlaps says whether r and p share an address.
+// overlaps says whether r and p share an address (never when they are of
+// different families: a dual lab's IPv4 pool beside its IPv6 subnets).
 func overlaps(r podnet.AddrRange, p netip.Prefix) bool {
-	if !p.IsValid() {
+	if !p.IsValid() || r.First.Is4() != p.Addr().Is4() {
 		return false
 	}
 	q := podnet.RangeOf(p)
