@@ -10,6 +10,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/svclab/svclab/internal/labstore"
+	"github.com/svclab/svclab/labs/podnet"
 )
 
 // Labs of each shape the API server may be configured with: its Service
@@ -395,5 +396,40 @@ func TestServiceAsRead(t *testing.T) {
 	}
 	if got, want := familiesOf(dualLab.ServiceAsRead(st.Service("default", "s"))), familiesOf(st.Service("default", "s")); got != want {
 		t.Errorf("a Service stored with families: read %+v, stored %+v", got, want)
+	}
+}
+
+// TestLoadBalancerAddressOfTheServicesFamily: the lab's pool is IPv4; on a
+// dual lab a Service with IPv4 among its families gets a pool address, an
+// IPv6-only one stays pending (as MetalLB without a pool of its family),
+// and asking for a pool address with IPv6 only is refused.
+func TestLoadBalancerAddressOfTheServicesFamily(t *testing.T) {
+	lab := dualLab
+	lab.LoadBalancerPool = podnet.AddrRange{First: netip.MustParseAddr("192.168.100.10"), Last: netip.MustParseAddr("192.168.100.12")}
+	for _, tc := range []struct {
+		name, lines, want string
+	}{
+		{"IPv4", "  type: LoadBalancer\n", "192.168.100.10"},
+		{"dual-stack", "  type: LoadBalancer\n  ipFamilyPolicy: PreferDualStack\n", "192.168.100.10"},
+		{"IPv6 first, dual-stack", "  type: LoadBalancer\n  ipFamilyPolicy: RequireDualStack\n  ipFamilies: [IPv6, IPv4]\n", "192.168.100.10"},
+		{"IPv6 only", "  type: LoadBalancer\n  ipFamilies: [IPv6]\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := tryApply(lab, &labstore.State{}, familyService(tc.lines))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ing := range st.Service("default", "s").Status.LoadBalancer.Ingress {
+				got = append(got, ing.IP)
+			}
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("ingress %v, want %q", got, tc.want)
+			}
+		})
+	}
+	_, err := tryApply(lab, &labstore.State{}, familyService("  type: LoadBalancer\n  ipFamilies: [IPv6]\n  loadBalancerIP: 192.168.100.11\n"))
+	if err == nil || !strings.Contains(err.Error(), "is IPv4 and spec.ipFamilies is [IPv6]") {
+		t.Errorf("an IPv6 Service asking for a pool address: err = %v", err)
 	}
 }

@@ -40,6 +40,16 @@ func (c Cluster) assignLoadBalancer(svc, old *corev1.Service, others []*corev1.S
 		}
 		return nil
 	}
+	if !hasFamily(svc, corev1.IPv4Protocol) {
+		// The pool is IPv4: a Service of IPv6 only gets none and stays
+		// pending, as MetalLB leaves it without a pool of its family (an
+		// address of the other family is one no proxier of its family
+		// would program).
+		if want.IsValid() {
+			return field.Invalid(path, want.String(), fmt.Sprintf("the lab's load balancer pool %s is IPv4 and spec.ipFamilies is %v", pool, svc.Spec.IPFamilies))
+		}
+		return nil
+	}
 	used := map[netip.Addr]string{}
 	for _, s := range others {
 		for _, ing := range s.Status.LoadBalancer.Ingress {
@@ -171,4 +181,18 @@ func (c Cluster) assignHealthCheckNodePort(svc, old *corev1.Service, others []*c
 		}
 	}
 	return errorf(source, "%s: %s: no free node port left", where, path)
+}
+
+// hasFamily says whether the Service's spec.ipFamilies (defaulted by
+// then; empty counts as IPv4, an older stored object) hold family.
+func hasFamily(svc *corev1.Service, family corev1.IPFamily) bool {
+	if len(svc.Spec.IPFamilies) == 0 {
+		return family == corev1.IPv4Protocol
+	}
+	for _, f := range svc.Spec.IPFamilies {
+		if f == family {
+			return true
+		}
+	}
+	return false
 }
