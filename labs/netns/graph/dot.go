@@ -12,7 +12,7 @@ import (
 // VXLAN tunnels as dashed ones. `dot -Tsvg` draws it.
 func WriteDOT(w io.Writer, g *Graph) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "// %s, drawn by svclab graph\n", g.Title())
+	fmt.Fprintf(&b, "// %s, drawn by svclab graph\n", mermaidLine(g.Title())) // a comment kept on one line
 	fmt.Fprintf(&b, "graph %s {\n", dotQuote(g.Lab))
 	fmt.Fprintf(&b, "  graph [label=%s, labelloc=t, fontname=monospace, nodesep=0.4, ranksep=0.6];\n", dotQuote(g.Title()))
 	b.WriteString("  node [shape=box, style=\"rounded,filled\", fontname=monospace, fontsize=10];\n")

@@ -29,6 +29,12 @@ func FuzzRender(f *testing.F) {
 		f.Add(string(data), "web-1", byte(2))
 		f.Add(strings.Replace(string(data), "cni: ", "cni: calico-proxyarp #", 1), "db.v2", byte(7))
 	}
+	ipv6, err := os.ReadFile("testdata/ipv6.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(ipv6), "web-1", byte(3))
+	f.Add(strings.Replace(string(ipv6), "cni: flannel-vxlan", "cni: calico-proxyarp", 1), "db:v6", byte(5))
 	f.Add("kind: Lab\n", "x", byte(0))
 	f.Add(`apiVersion: svclab.dev/v1alpha1
 kind: Lab
@@ -52,11 +58,13 @@ spec:
 		}
 		var pods []Pod
 		for i, n := range lab.Spec.Nodes {
-			ip := n.PodCIDR.Addr()
-			for range int(hostByte) % 8 {
-				ip = ip.Next()
+			pod := Pod{Name: podName + "-" + strings.Repeat("x", i), Node: n.Name, IP: nthAddr(n.PodCIDR, int(hostByte)%8)}
+			if len(n.PodCIDRs) > 1 {
+				for _, c := range n.PodCIDRs {
+					pod.IPs = append(pod.IPs, nthAddr(c, int(hostByte)%8))
+				}
 			}
-			pods = append(pods, Pod{Name: podName + "-" + strings.Repeat("x", i), Node: n.Name, IP: ip})
+			pods = append(pods, pod)
 		}
 		g, err := Build(lab, pods)
 		if err != nil {
@@ -74,6 +82,15 @@ spec:
 		}
 		checkRenders(t, g)
 	})
+}
+
+// nthAddr is the prefix's address n places after its first.
+func nthAddr(p netip.Prefix, n int) netip.Addr {
+	a := p.Addr()
+	for range n {
+		a = a.Next()
+	}
+	return a
 }
 
 func checkRenders(t *testing.T, g *Graph) {
@@ -102,11 +119,19 @@ func checkRenders(t *testing.T, g *Graph) {
 // fuzzer, bypassing the planner's validation: the renderers alone must keep
 // the SVG well-formed and the other outputs non-empty.
 func FuzzRenderNames(f *testing.F) {
-	f.Add("router", "hosta", "eth0", "web")
-	f.Add("<r>", "a&b", "\"q\"", "]]>")
-	f.Add("\x00\xff", "#quot;", "`|`", "\\l\\n")
-	f.Fuzz(func(t *testing.T, r, node, iface, pod string) {
-		addr := netip.MustParsePrefix("10.0.0.1/24")
+	f.Add("router", "hosta", "eth0", "web", "10.0.0.1/24")
+	f.Add("<r>", "a&b", "\"q\"", "]]>", "10.0.0.1/24")
+	f.Add("\x00\xff", "#quot;", "`|`", "\\l\\n", "10.0.0.1/24")
+	// IPv6 addresses: colons in every label, and the :: forms.
+	f.Add("router", "node:1", "eth0", "web", "fd00::c0a8:1049/116")
+	f.Add("r", "n", "flannel-v6.1", "p::1", "fd00:10:244:1::/128")
+	f.Add("r", "[n]", "vxlan-v6.calico", "p", "::ffff:10.0.0.1/128")
+	f.Add("r", "n", "i", "p", "::/0")
+	f.Fuzz(func(t *testing.T, r, node, iface, pod, prefix string) {
+		addr, err := netip.ParsePrefix(prefix)
+		if err != nil {
+			addr = netip.MustParsePrefix("10.0.0.1/24")
+		}
 		g := &Graph{
 			Lab: r + node, CNI: topology.CNI(iface),
 			Hosts: []Host{
@@ -128,9 +153,37 @@ func FuzzRenderNames(f *testing.F) {
 			if b.Len() == 0 {
 				t.Fatalf("%s: empty output", f)
 			}
-			if f == string(FormatSVG) {
-				svgText(t, b.Bytes())
+			switch Format(f) {
+			case FormatSVG:
+				if !strings.Contains(svgText(t, b.Bytes()), addr.String()) {
+					t.Fatalf("SVG does not show the address %s", addr)
+				}
+			case FormatDOT, FormatMermaid:
+				checkQuotedAddress(t, f, b.String(), addr)
 			}
 		}
 	})
+}
+
+// checkQuotedAddress: an address's colons need no escape inside a quoted
+// DOT or Mermaid label, so the address appears as it is; and every line
+// keeps its quotes paired (an unescaped quote in a name would unpair them;
+// DOT escapes with a backslash, Mermaid with #quot;).
+func checkQuotedAddress(t *testing.T, format, out string, addr netip.Prefix) {
+	t.Helper()
+	if !strings.Contains(out, addr.String()) {
+		t.Fatalf("%s does not show the address %s", format, addr)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "//") || strings.HasPrefix(line, "%%") {
+			continue // the title's comment line, which quotes nothing
+		}
+		quotes := line
+		if Format(format) == FormatDOT {
+			quotes = strings.NewReplacer(`\\`, "", `\"`, "").Replace(line)
+		}
+		if strings.Count(quotes, `"`)%2 != 0 {
+			t.Fatalf("%s line with unpaired quotes: %q", format, line)
+		}
+	}
 }
