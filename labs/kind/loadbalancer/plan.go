@@ -43,7 +43,7 @@ func Plan(pool podnet.AddrRange, services []corev1.Service) []Change {
 		s := &svcs[i]
 		have := ingressAddrs(s, pool)
 		switch {
-		case !Serves(s):
+		case !Serves(s) || !ofPoolFamily(pool, s):
 			if len(have) > 0 && !otherClass(s) {
 				changes = append(changes, Change{Namespace: s.Namespace, Name: s.Name})
 			}
@@ -70,6 +70,27 @@ func Plan(pool podnet.AddrRange, services []corev1.Service) []Change {
 // Serves says whether this load balancer gives s an address.
 func Serves(s *corev1.Service) bool {
 	return s.Spec.Type == corev1.ServiceTypeLoadBalancer && (s.Spec.LoadBalancerClass == nil || *s.Spec.LoadBalancerClass == Class)
+}
+
+// ofPoolFamily says whether s has the pool's IP family among its
+// spec.ipFamilies (none set: an IPv4 Service, as stored before families):
+// an IPv6-only Service on a dual-stack cluster gets no address of the IPv4
+// pool, which no proxier of its family would program, and stays pending,
+// as MetalLB leaves it without a pool of its family.
+func ofPoolFamily(pool podnet.AddrRange, s *corev1.Service) bool {
+	want := corev1.IPv4Protocol
+	if pool.First.Is6() {
+		want = corev1.IPv6Protocol
+	}
+	if len(s.Spec.IPFamilies) == 0 {
+		return want == corev1.IPv4Protocol
+	}
+	for _, f := range s.Spec.IPFamilies {
+		if f == want {
+			return true
+		}
+	}
+	return false
 }
 
 // otherClass: a LoadBalancer another load balancer serves; its status is

@@ -45,6 +45,12 @@ func TestPlan(t *testing.T) {
 	asks.Spec.LoadBalancerIP = "172.18.255.226"
 	asksOutside := svc("outside", 6, lb)
 	asksOutside.Spec.LoadBalancerIP = "10.0.0.1"
+	ipv6Only := svc("v6", 1, lb)
+	ipv6Only.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
+	ipv6Had := svc("v6had", 1, lb, "172.18.255.224")
+	ipv6Had.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
+	dualStack := svc("dual", 1, lb)
+	dualStack.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
 	for _, tc := range []struct {
 		name string
 		in   []corev1.Service
@@ -69,6 +75,9 @@ func TestPlan(t *testing.T) {
 		{"an exhausted pool leaves the next one pending",
 			[]corev1.Service{svc("a", 1, lb), svc("b", 2, lb), svc("c", 3, lb), svc("d", 4, lb)},
 			[]Change{change("a", "172.18.255.224"), change("b", "172.18.255.225"), change("c", "172.18.255.226")}},
+		{"an IPv6-only Service gets no address of the IPv4 pool", []corev1.Service{ipv6Only}, nil},
+		{"an IPv6-only Service holding one gives it back", []corev1.Service{ipv6Had}, []Change{change("v6had", "")}},
+		{"a dual-stack Service gets the IPv4 pool's address", []corev1.Service{dualStack}, []Change{change("dual", "172.18.255.224")}},
 		{"nothing to do when all hold theirs",
 			[]corev1.Service{svc("a", 1, lb, "172.18.255.226"), svc("b", 2, cip)}, nil},
 	} {
