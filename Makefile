@@ -186,7 +186,7 @@ fuzz-upstream: ## fuzz svclab's iptables tables and nftables table against upstr
 test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
 	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/ ./labs/netns/trace/ ./tools/workshop/
 
-e2e-kind: root-check deps build ## kind clusters, offline: build the node image (and the real flannel's images) if missing, run the conformance scenarios on kind: 4 clusters (JUnit in _out/; ~40 min cold)
+e2e-kind: root-check deps build ## kind clusters, offline: build the node image (and the real flannel's images) if missing, run the conformance scenarios on kind: 6 clusters, one dual-stack (JUnit in _out/; ~55 min cold)
 	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_CONFORMANCE_BIN=$(CURDIR)/$(CONFORMANCE_BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out \
 		$(GO) test -count=1 -timeout 80m -run 'TestIntegrationKind$$' -v ./scenarios/kinde2e/
 

@@ -19,10 +19,14 @@ import (
 // scenarios on through e2e-framework (bin/svclab-conformance.test with
 // -kind-config, from scenarios/conformance/e2e): the stock kube-proxy on
 // both pod networks, one starting in iptables mode and one in nftables
-// mode (each switches to the other and back).
+// mode (each switches to the other and back); and a dual-stack cluster
+// with the real flannel, where every spec runs in IPv4 and in IPv6 and the
+// dual-stack specs run too (the suite reads the families from the kind
+// config's networking.ipFamily).
 var kindRuns = []struct{ config, cni string }{
 	{"flannel-vxlan.yaml", cni.FlannelVXLAN},
 	{"calico-proxyarp.yaml", cni.CalicoProxyARP},
+	{"flannel-dual.yaml", kind.CNIFlannel},
 }
 
 // TestIntegrationKind is `make e2e-kind`: bad input first (nothing may be
