@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -177,5 +178,33 @@ func TestServiceRefsDualStack(t *testing.T) {
 	}
 	if got := ServiceRefs(st); !slices.Equal(got, want) {
 		t.Errorf("ServiceRefs =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestParseIPVSStatsIPv6: ipvsadm lists a dual-stack node's IPv6 virtual
+// and real servers as [ADDRESS]:PORT, kept as written beside the IPv4 ones.
+func TestParseIPVSStatsIPv6(t *testing.T) {
+	out := `IP Virtual Server version 1.2.1 (size=4096)
+Prot LocalAddress:Port               Conns   InPkts  OutPkts  InBytes OutBytes
+  -> RemoteAddress:Port
+TCP  10.96.0.11:80                       0        0        0        0        0
+  -> 10.244.1.3:8080                     0        0        0        0        0
+TCP  [fd00:10:96::b]:80                 50      300      250    19500    36000
+  -> [fd00:10:244:1::3]:8080            26      156      130    10140    18720
+  -> [fd00:10:244:2::2]:8080            24      144      120     9360    17280
+`
+	vs, err := ParseIPVSStats(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []VirtualServer{
+		{Protocol: "TCP", Address: "10.96.0.11:80", Real: []RealServer{{Address: "10.244.1.3:8080"}}},
+		{Protocol: "TCP", Address: "[fd00:10:96::b]:80", Stats: IPVSStats{50, 300, 250, 19500, 36000}, Real: []RealServer{
+			{Address: "[fd00:10:244:1::3]:8080", Stats: IPVSStats{26, 156, 130, 10140, 18720}},
+			{Address: "[fd00:10:244:2::2]:8080", Stats: IPVSStats{24, 144, 120, 9360, 17280}},
+		}},
+	}
+	if !reflect.DeepEqual(vs, want) {
+		t.Errorf("ParseIPVSStats =\n%+v\nwant\n%+v", vs, want)
 	}
 }
