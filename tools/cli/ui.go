@@ -19,7 +19,7 @@ func newUI() *cobra.Command {
 		Use:   "ui [--lab L] [--listen 127.0.0.1:PORT]",
 		Short: "Show the lab live on a local web page: topology, Service chains with counters, the last trace, a traffic button",
 		Long: "ui serves a self-contained page (nothing from the network) at http://127.0.0.1:PORT/ for a classroom projector: " +
-			"the lab's topology, each node's Service chains with their packet counters (iptables-save -c; ipvsadm --stats in IPVS mode), " +
+			"the lab's topology, each node's Service chains with their packet counters (iptables-save -c, and ip6tables-save -c on an ipv6 or dual lab; ipvsadm --stats in IPVS mode), " +
 			"refreshed every 2 seconds, the last `svclab trace` picture, and a button that sends a bounded traffic run from the lab's " +
 			"client to a Service and draws the split as bars. It listens on 127.0.0.1 only, and shows the lab only to a browser that " +
 			"opened the link it prints (http://127.0.0.1:PORT/#token=…: the page trades the token for a session cookie and takes it off " +

@@ -1,10 +1,14 @@
 // Package ui is `svclab ui`: a local web page that shows a lab live on a
 // classroom projector — its topology (labs/netns/graph's SVG), each node's Service
 // chains with their packet counters (`iptables-save -c -t nat` in the node's
-// namespace; in IPVS mode `ipvsadm -Ln --stats --exact`), the last
-// `svclab trace` picture the lab's store holds, and a button that sends a
-// bounded traffic run from the lab's client to a Service and draws the split
-// (labs/agents/traffic/bars).
+// namespace, and `ip6tables-save -c -t nat` on an ipv6 or dual lab, its
+// chains marked IPv6; in IPVS mode `ipvsadm -Ln --stats --exact`, both
+// families), the last `svclab trace` picture the lab's store holds, and a
+// button that sends a bounded traffic run from the lab's client to a
+// Service — to each cluster IP of a dual-stack one — and draws the split
+// (labs/agents/traffic/bars). In nftables mode the page reads the same
+// iptables-save; the kube-proxy nftables tables, whose rules carry no
+// counters (as upstream's), are not shown.
 //
 // The page is self-contained (HTML, CSS and JavaScript embedded in the
 // binary; nothing from a CDN) and polls GET /api/state. What the lab's
@@ -28,5 +32,6 @@
 // The pure parts — the view models, the parsers of iptables-save and
 // ipvsadm output, the list of Services traffic may go to — are unit-tested
 // on whole outputs; the page itself is tested in headless Chromium on a
-// real lab (TestIntegrationPageInChromium).
+// real lab (TestIntegrationPageInChromium) and on a real dual-stack lab
+// (TestIntegrationPageDualStack).
 package ui
