@@ -38,6 +38,9 @@ func newConformance() *cobra.Command {
 			"The suite is the test binary " + cmdline.Binary + " beside svclab (`make build` builds both), or $" + cmdline.BinaryEnv + ".",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := cmdline.IPFamilies(f.IPFamily); err != nil {
+				return fmt.Errorf("--ip-family %q: want ipv4, ipv6 or dual (default: every family the cluster has)", f.IPFamily)
+			}
 			cfg, source, cleanup, err := clusterConfig(f.Kubeconfig, f.Context, f.Netns, f.InCluster) // conformance_cleanup.go
 			if err != nil {
 				return err
@@ -77,6 +80,7 @@ func newConformance() *cobra.Command {
 	fl.StringVar(&f.Netns, "netns", "", "reach the API server from this network namespace (svclab-docker for clusters on svclab's dockerd)")
 	fl.StringVar(&f.JUnit, "junit", "", "write a JUnit XML report to this file")
 	fl.StringVar(&f.Focus, "focus", "", "run only the scenarios matching this regular expression")
+	fl.StringVar(&f.IPFamily, "ip-family", "", "the IP families the specs run in: ipv4, ipv6 or dual (both, and the dual-stack specs); default every family the cluster has (as upstream e2e's --ip-family)")
 	fl.StringVar(&f.LabelFilter, "label-filter", "", "ginkgo label filter, e.g. 'nodeport && !udp', over the specs' labels: "+
 		strings.Join(cmdline.LabelNames(), ", ")+" (--dry-run prints each spec's)")
 	fl.StringVar(&f.Image, "image", cmdline.DefaultImage, "svclab's image for the scenario pods and the node agent")

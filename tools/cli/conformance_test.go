@@ -69,7 +69,7 @@ func TestConformanceRunsTheSuiteBinary(t *testing.T) {
 
 	bin, argsFile := fakeSuite(t, "0")
 	t.Setenv(cmdline.BinaryEnv, bin)
-	out, err := runConformance("--kubeconfig", kubeconfig, "--junit", "/r/junit.xml", "--focus", "split", "--pull-policy", "Never", "-v")
+	out, err := runConformance("--kubeconfig", kubeconfig, "--junit", "/r/junit.xml", "--focus", "split", "--pull-policy", "Never", "--ip-family", "dual", "-v")
 	if err != nil {
 		t.Fatalf("passing suite: %v\n%s", err, out)
 	}
@@ -78,10 +78,14 @@ func TestConformanceRunsTheSuiteBinary(t *testing.T) {
 	}
 	data, _ := os.ReadFile(argsFile)
 	for _, want := range []string{"-kubeconfig=" + kubeconfig, "-pull-policy=Never", "-image=" + cmdline.DefaultImage,
-		"-ginkgo.junit-report=/r/junit.xml", "-ginkgo.focus=split", "-ginkgo.v", "-ginkgo.timeout=1h0m0s"} {
+		"-ginkgo.junit-report=/r/junit.xml", "-ginkgo.focus=split", "-ginkgo.v", "-ginkgo.timeout=1h0m0s", "-ip-family=dual"} {
 		if !strings.Contains("\n"+string(data), "\n"+want+"\n") {
 			t.Errorf("the suite's arguments %q lack %q", data, want)
 		}
+	}
+
+	if out, err := runConformance("--kubeconfig", kubeconfig, "--ip-family", "IPv6"); err == nil || !strings.Contains(err.Error(), `--ip-family "IPv6": want ipv4, ipv6 or dual`) {
+		t.Errorf("--ip-family IPv6 (kind's values are lower case): err %v\n%s", err, out)
 	}
 
 	bin, _ = fakeSuite(t, "3")
