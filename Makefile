@@ -51,7 +51,7 @@ FUZZSMOKE ?= 300x
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | grep -v '^tools/upstream/' | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps deps-lab lint build dist root-check lab-nodeport lab lesson test test-repeat test-times test-upstream bench-upstream bench-sync fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps deps-lab lint build dist root-check lab-nodeport lab lesson test test-repeat test-times test-families test-upstream bench-upstream bench-sync fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -119,6 +119,7 @@ test: root-check deps build ## lint, then every test: unit, kernel integration a
 	@$(call timed,make lint,$(MAKE) --no-print-directory lint)
 	@$(call timed,go test ./...,{ SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_SLOWEST_SPECS=$(CURDIR)/_out/slowest-specs.txt \
 		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... 2>&1; echo $$? > _out/test.rc; } | tee _out/test.log; (exit $$(cat _out/test.rc)))
+	@$(call timed,make test-families,$(MAKE) --no-print-directory test-families)
 	@$(call timed,make test-upstream,$(MAKE) --no-print-directory test-upstream)
 	@$(call timed,make fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
 	@$(MAKE) --no-print-directory test-times
@@ -189,6 +190,18 @@ test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's sto
 e2e-kind: root-check deps build ## kind clusters, offline: build the node image (and the real flannel's images) if missing, run the conformance scenarios on kind: 6 clusters, one dual-stack (JUnit in _out/; ~55 min cold)
 	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_CONFORMANCE_BIN=$(CURDIR)/$(CONFORMANCE_BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out \
 		$(GO) test -count=1 -timeout 80m -run 'TestIntegrationKind$$' -v ./scenarios/kinde2e/
+
+# DUAL_FILTER: the specs of the dual-stack labs of the other two CNIs (the
+# split, the three-pod ladder, NodePort with its SNAT, the dual-stack ones).
+DUAL_FILTER := distribution || nodeport || dual-stack
+
+test-families: root-check deps build ## the conformance scenarios on dual-stack netns labs, each spec in IPv4 and IPv6: all of them on canal, $(DUAL_FILTER) on flannel-vxlan and calico-proxyarp
+	SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_IP_FAMILY=dual SVCLAB_CNI=canal \
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestConformanceOnLabs$$' ./scenarios/conformance/
+	for cni in flannel-vxlan calico-proxyarp; do \
+		SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_IP_FAMILY=dual SVCLAB_CNI=$$cni \
+			$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestConformanceOnLabs$$' ./scenarios/conformance/ -args -ginkgo.label-filter '$(DUAL_FILTER)' || exit 1; \
+	done
 
 test-unit: ## run the tests that need no root (root tests skip with a message)
 	$(GO) test ./...
