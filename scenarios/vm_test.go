@@ -10,9 +10,8 @@ import (
 
 // TestIPVSScenariosInVM runs the specs labelled ipvs (mode switch, its
 // dual-stack IPv6 variant, schedulers, graceful termination, Service types
-// in ipvs mode) inside svclab's VM when
-// this kernel has no IPVS.
-// On a kernel with IPVS, TestScenarios runs them directly.
+// in ipvs mode) inside svclab's VM when this kernel has no IPVS. On a
+// kernel with IPVS, TestScenarios runs them directly.
 func TestIPVSScenariosInVM(t *testing.T) {
 	if roottest.HasIPVS() {
 		t.Skip("this kernel has IPVS: TestScenarios runs the IPVS specs directly")
