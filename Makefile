@@ -191,16 +191,19 @@ e2e-kind: root-check deps build ## kind clusters, offline: build the node image 
 	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_CONFORMANCE_BIN=$(CURDIR)/$(CONFORMANCE_BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out \
 		$(GO) test -count=1 -timeout 80m -run 'TestIntegrationKind$$' -v ./scenarios/kinde2e/
 
-# DUAL_FILTER: the specs of the dual-stack labs of the other two CNIs (the
-# split, the three-pod ladder, NodePort with its SNAT, the dual-stack ones).
+# DUAL_FILTER: the specs run on the dual-stack and IPv6 labs of the other
+# two CNIs (the split, the three-pod ladder, NodePort with its SNAT, the
+# dual-stack ones).
 DUAL_FILTER := distribution || nodeport || dual-stack
 
-test-families: root-check deps build ## the conformance scenarios on dual-stack netns labs, each spec in IPv4 and IPv6: all of them on canal, $(DUAL_FILTER) on flannel-vxlan and calico-proxyarp
-	SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_IP_FAMILY=dual SVCLAB_CNI=canal \
-		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestConformanceOnLabs$$' ./scenarios/conformance/
-	for cni in flannel-vxlan calico-proxyarp; do \
-		SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_IP_FAMILY=dual SVCLAB_CNI=$$cni \
-			$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestConformanceOnLabs$$' ./scenarios/conformance/ -args -ginkgo.label-filter '$(DUAL_FILTER)' || exit 1; \
+test-families: root-check deps build ## the conformance scenarios on dual-stack (each spec in IPv4 and IPv6) and IPv6-only netns labs: all of them on canal, $(DUAL_FILTER) on flannel-vxlan and calico-proxyarp
+	for family in dual ipv6; do \
+		SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_IP_FAMILY=$$family SVCLAB_CNI=canal \
+			$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestConformanceOnLabs$$' ./scenarios/conformance/ || exit 1; \
+		for cni in flannel-vxlan calico-proxyarp; do \
+			SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_IP_FAMILY=$$family SVCLAB_CNI=$$cni \
+				$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestConformanceOnLabs$$' ./scenarios/conformance/ -args -ginkgo.label-filter '$(DUAL_FILTER)' || exit 1; \
+		done; \
 	done
 
 test-unit: ## run the tests that need no root (root tests skip with a message)

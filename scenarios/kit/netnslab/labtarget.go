@@ -29,9 +29,10 @@ type LabTarget struct {
 	Binary string // the svclab executable the labs run
 	CNI    string // flannel-vxlan (default), calico-proxyarp or canal
 	// IPFamily is the labs' spec.ipFamily: "" (IPv4, the labs as they
-	// always were) or dual (the IPv6 addresses, subnets and pod ranges
-	// derived from the IPv4 ones, as the lab file does). IPv6-only labs
-	// are not made here: the suite's lab writes IPv4 addresses.
+	// always were), dual or ipv6 (the IPv6 addresses, subnets and pod
+	// ranges derived from the IPv4 ones the lab file writes, as an ipv6
+	// lab file may; an ipv6 lab has no load balancer pool, the lab's pool
+	// being IPv4, so its LoadBalancer Services stay pending).
 	IPFamily topology.IPFamily
 
 	proxyFacts labProxyFacts // what Proxy found (labproxy.go)
@@ -50,8 +51,7 @@ spec:
   podSubnet: 10.244.0.0/16
   serviceSubnet: 10.96.0.0/16
   proxy: {mode: iptables}
-  loadBalancer: {pool: 192.168.100.10-192.168.100.20}
-  nodes:
+{{POOL}}  nodes:
 {{NODES}}
   clients:
   - {name: client, ip: 192.168.55.230/24}
@@ -68,8 +68,8 @@ func (t *LabTarget) Workspace(ctx context.Context, prefix string, nodes int, fam
 	if nodes > len(labNodes) {
 		return nil, kit.ErrTooFewNodes
 	}
-	if t.IPFamily != "" && t.IPFamily != topology.IPFamilyIPv4 && t.IPFamily != topology.IPFamilyDual {
-		return nil, fmt.Errorf("the conformance suite's netns labs are ipv4 or dual, not %s", t.IPFamily)
+	if t.IPFamily != "" && !slices.Contains(topology.IPFamilies(), t.IPFamily) {
+		return nil, fmt.Errorf("the conformance suite's netns labs are ipv4, ipv6 or dual, not %s", t.IPFamily)
 	}
 	if !slices.Contains(t.families(), kit.FamilyOrIPv4(family)) {
 		return nil, fmt.Errorf("netns labs of ipFamily %q have no %s", t.IPFamily, family)
@@ -87,8 +87,11 @@ func (t *LabTarget) Families(context.Context) ([]corev1.IPFamily, error) { retur
 
 // families are the labs' IP families: IPv4, and IPv6 in dual-stack labs.
 func (t *LabTarget) families() []corev1.IPFamily {
-	if t.IPFamily == topology.IPFamilyDual {
+	switch t.IPFamily {
+	case topology.IPFamilyDual:
 		return []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	case topology.IPFamilyIPv6:
+		return []corev1.IPFamily{corev1.IPv6Protocol}
 	}
 	return []corev1.IPFamily{corev1.IPv4Protocol}
 }
@@ -109,7 +112,11 @@ func (t *LabTarget) topology(nodes int) string {
 	if cni == "" {
 		cni = "flannel-vxlan"
 	}
-	return strings.NewReplacer("{{CNI}}", cni, "{{FAMILY}}", t.familyLine(), "{{NODES}}", strings.Join(labNodes[:max(nodes, 1)], "\n")).Replace(labTopology)
+	pool := "  loadBalancer: {pool: 192.168.100.10-192.168.100.20}\n"
+	if t.IPFamily == topology.IPFamilyIPv6 {
+		pool = ""
+	}
+	return strings.NewReplacer("{{CNI}}", cni, "{{FAMILY}}", t.familyLine(), "{{POOL}}", pool, "{{NODES}}", strings.Join(labNodes[:max(nodes, 1)], "\n")).Replace(labTopology)
 }
 
 func (t *LabTarget) Close(context.Context) error { return nil }
