@@ -31,6 +31,7 @@ func testFamily(t *testing.T, family topology.IPFamily, cni topology.CNI) {
 	lab.Metadata.Name = name
 	rootBefore := rootIPv6Sysctls(t)
 	plan := buildLab(t, lab)
+	noTentativeLANAddrs(t, plan)
 	ips := familyPodIPs(family)
 	pa, err := AttachPod(lab, "hosta", PodNet{Name: "pa", IP: ips[0][0], IPs: ips[0]})
 	if err != nil {
@@ -133,4 +134,38 @@ func overlapsAny(p netip.Prefix, set []netip.Prefix) bool {
 		}
 	}
 	return false
+}
+
+// noTentativeLANAddrs checks, right after the lab is built, that no IPv6
+// address of the router's LAN bridges and the hosts' eth0 is tentative:
+// a router or node forwarding a packet solicits its next hop from the
+// link-local address, and while that is in DAD the first connections
+// through the lab are lost (noLinkLocalDAD).
+func noTentativeLANAddrs(t *testing.T, plan *Plan) {
+	t.Helper()
+	links := map[string][]string{}
+	for _, lan := range plan.Router.LANs {
+		links[plan.Router.Namespace] = append(links[plan.Router.Namespace], lan.Bridge)
+	}
+	for _, h := range plan.Hosts {
+		links[h.Namespace] = append(links[h.Namespace], "eth0")
+	}
+	for ns, names := range links {
+		h := nl(t, ns)
+		for _, name := range names {
+			link, err := h.LinkByName(name)
+			if err != nil {
+				t.Fatalf("%s %s: %v", ns, name, err)
+			}
+			addrs, err := h.AddrList(link, unix.AF_INET6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range addrs {
+				if a.Flags&unix.IFA_F_TENTATIVE != 0 {
+					t.Errorf("%s %s: %s is tentative (in DAD) after the lab was built", ns, name, a.IPNet)
+				}
+			}
+		}
+	}
 }

@@ -7,10 +7,12 @@ ip -n svclab-demo.router link set dev lo up
 ip netns exec svclab-demo.router sysctl -qw net.ipv4.ip_forward=1
 ip netns exec svclab-demo.router sysctl -qw net.ipv6.conf.all.forwarding=1
 ip -n svclab-demo.router link add lan0 mtu 1500 type bridge
+ip netns exec svclab-demo.router sysctl -qw net.ipv6.conf.lan0.accept_dad=0
 ip -n svclab-demo.router addr add 192.168.31.254/20 dev lan0
 ip -n svclab-demo.router addr add fd00::c0a8:1ffe/116 dev lan0 nodad
 ip -n svclab-demo.router link set dev lan0 up
 ip -n svclab-demo.router link add lan1 mtu 1500 type bridge
+ip netns exec svclab-demo.router sysctl -qw net.ipv6.conf.lan1.accept_dad=0
 ip -n svclab-demo.router addr add 192.168.55.254/24 dev lan1
 ip -n svclab-demo.router addr add fd00::c0a8:37fe/120 dev lan1 nodad
 ip -n svclab-demo.router link set dev lan1 up
@@ -21,6 +23,7 @@ ip -n svclab-demo.router link add hosta mtu 1500 type veth peer name eth0 mtu 15
 ip -n svclab-demo.router link set dev hosta master lan0
 ip -n svclab-demo.router link set dev hosta up
 ip netns exec svclab-demo.hosta sysctl -qw net.ipv6.conf.eth0.accept_ra=0
+ip netns exec svclab-demo.hosta sysctl -qw net.ipv6.conf.eth0.accept_dad=0
 ip -n svclab-demo.hosta addr add 192.168.16.73/20 dev eth0
 ip -n svclab-demo.hosta addr add fd00::c0a8:1049/116 dev eth0 nodad
 ip -n svclab-demo.hosta link set dev eth0 up
@@ -35,6 +38,7 @@ ip -n svclab-demo.router link add hostb mtu 1500 type veth peer name eth0 mtu 15
 ip -n svclab-demo.router link set dev hostb master lan0
 ip -n svclab-demo.router link set dev hostb up
 ip netns exec svclab-demo.hostb sysctl -qw net.ipv6.conf.eth0.accept_ra=0
+ip netns exec svclab-demo.hostb sysctl -qw net.ipv6.conf.eth0.accept_dad=0
 ip -n svclab-demo.hostb addr add 192.168.16.139/20 dev eth0
 ip -n svclab-demo.hostb addr add fd00::c0a8:108b/116 dev eth0 nodad
 ip -n svclab-demo.hostb link set dev eth0 up
@@ -49,6 +53,7 @@ ip -n svclab-demo.router link add client mtu 1500 type veth peer name eth0 mtu 1
 ip -n svclab-demo.router link set dev client master lan1
 ip -n svclab-demo.router link set dev client up
 ip netns exec svclab-demo.client sysctl -qw net.ipv6.conf.eth0.accept_ra=0
+ip netns exec svclab-demo.client sysctl -qw net.ipv6.conf.eth0.accept_dad=0
 ip -n svclab-demo.client addr add 192.168.55.230/24 dev eth0
 ip -n svclab-demo.client addr add fd00::c0a8:37e6/120 dev eth0 nodad
 ip -n svclab-demo.client link set dev eth0 up

@@ -6,9 +6,11 @@ ip -n svclab-demo.router link set dev lo alias 'svclab lab=demo role=router'
 ip -n svclab-demo.router link set dev lo up
 ip netns exec svclab-demo.router sysctl -qw net.ipv6.conf.all.forwarding=1
 ip -n svclab-demo.router link add lan0 mtu 1500 type bridge
+ip netns exec svclab-demo.router sysctl -qw net.ipv6.conf.lan0.accept_dad=0
 ip -n svclab-demo.router addr add fd00::c0a8:1ffe/116 dev lan0 nodad
 ip -n svclab-demo.router link set dev lan0 up
 ip -n svclab-demo.router link add lan1 mtu 1500 type bridge
+ip netns exec svclab-demo.router sysctl -qw net.ipv6.conf.lan1.accept_dad=0
 ip -n svclab-demo.router addr add fd00::c0a8:37fe/120 dev lan1 nodad
 ip -n svclab-demo.router link set dev lan1 up
 ip netns add svclab-demo.hosta
@@ -18,6 +20,7 @@ ip -n svclab-demo.router link add hosta mtu 1500 type veth peer name eth0 mtu 15
 ip -n svclab-demo.router link set dev hosta master lan0
 ip -n svclab-demo.router link set dev hosta up
 ip netns exec svclab-demo.hosta sysctl -qw net.ipv6.conf.eth0.accept_ra=0
+ip netns exec svclab-demo.hosta sysctl -qw net.ipv6.conf.eth0.accept_dad=0
 ip -n svclab-demo.hosta addr add fd00::c0a8:1049/116 dev eth0 nodad
 ip -n svclab-demo.hosta link set dev eth0 up
 ip -n svclab-demo.hosta route add default via fd00::c0a8:1ffe dev eth0
@@ -29,6 +32,7 @@ ip -n svclab-demo.router link add hostb mtu 1500 type veth peer name eth0 mtu 15
 ip -n svclab-demo.router link set dev hostb master lan0
 ip -n svclab-demo.router link set dev hostb up
 ip netns exec svclab-demo.hostb sysctl -qw net.ipv6.conf.eth0.accept_ra=0
+ip netns exec svclab-demo.hostb sysctl -qw net.ipv6.conf.eth0.accept_dad=0
 ip -n svclab-demo.hostb addr add fd00::c0a8:108b/116 dev eth0 nodad
 ip -n svclab-demo.hostb link set dev eth0 up
 ip -n svclab-demo.hostb route add default via fd00::c0a8:1ffe dev eth0
@@ -40,6 +44,7 @@ ip -n svclab-demo.router link add client mtu 1500 type veth peer name eth0 mtu 1
 ip -n svclab-demo.router link set dev client master lan1
 ip -n svclab-demo.router link set dev client up
 ip netns exec svclab-demo.client sysctl -qw net.ipv6.conf.eth0.accept_ra=0
+ip netns exec svclab-demo.client sysctl -qw net.ipv6.conf.eth0.accept_dad=0
 ip -n svclab-demo.client addr add fd00::c0a8:37e6/120 dev eth0 nodad
 ip -n svclab-demo.client link set dev eth0 up
 ip -n svclab-demo.client route add default via fd00::c0a8:37fe dev eth0
