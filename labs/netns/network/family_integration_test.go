@@ -137,7 +137,8 @@ func overlapsAny(p netip.Prefix, set []netip.Prefix) bool {
 }
 
 // noTentativeLANAddrs checks, right after the lab is built, that no IPv6
-// address of the router's LAN bridges and the hosts' eth0 is tentative:
+// address of the router's LAN bridges, the hosts' eth0 and the nodes' IPv6
+// VXLAN devices is tentative:
 // a router or node forwarding a packet solicits its next hop from the
 // link-local address, and while that is in DAD the first connections
 // through the lab are lost (noLinkLocalDAD).
@@ -149,6 +150,14 @@ func noTentativeLANAddrs(t *testing.T, plan *Plan) {
 	}
 	for _, h := range plan.Hosts {
 		links[h.Namespace] = append(links[h.Namespace], "eth0")
+		if h.Node == nil {
+			continue
+		}
+		for _, v := range h.Node.VTEPs {
+			if v.Addr.Is6() {
+				links[h.Namespace] = append(links[h.Namespace], v.Device)
+			}
+		}
 	}
 	for ns, names := range links {
 		h := nl(t, ns)

@@ -21,6 +21,14 @@ func vxlanSteps(self *Host, v VTEP, peers []*Host) []Step {
 		AddAddr{NS: ns, Link: v.Device, Addr: hostPrefix(v.Addr)},
 		LinkUp{NS: ns, Link: v.Device},
 	}
+	if v.Addr.Is6() {
+		// The IPv6 VTEP address goes through DAD (flannel and Felix add it
+		// without nodad): until it is over, the node's source address
+		// towards its pods is another one, and a MASQUERADE during those
+		// seconds picks a different address than after (seen on an ipv6
+		// lab's first connections). The lab is up once it has settled.
+		steps = append(steps, WaitDAD{NS: ns, Link: v.Device})
+	}
 	for _, peer := range peers {
 		pv, ok := peer.Node.vtepOf(v.Addr)
 		if !ok {

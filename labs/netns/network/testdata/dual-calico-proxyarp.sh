@@ -70,6 +70,7 @@ ip -n svclab-demo.hosta route add 10.100.81.0/24 via 10.100.81.0 dev vxlan.calic
 ip -n svclab-demo.hosta link add vxlan-v6.calico address aa:af:24:09:23:68 mtu 1430 type vxlan id 4096 local fd00::c0a8:1049 dev eth0 dstport 4789 nolearning
 ip -n svclab-demo.hosta addr add fd00:10:244:28::/128 dev vxlan-v6.calico
 ip -n svclab-demo.hosta link set dev vxlan-v6.calico up
+ip netns exec svclab-demo.hosta sh -c 'while ip -6 addr show dev vxlan-v6.calico tentative | grep -q .; do sleep 0.1; done'
 ip -n svclab-demo.hosta neigh add fd00:10:244:51:: lladdr c6:e0:28:4e:5e:cf dev vxlan-v6.calico nud permanent
 bridge -n svclab-demo.hosta fdb add c6:e0:28:4e:5e:cf dev vxlan-v6.calico dst fd00::c0a8:108b self permanent
 ip -n svclab-demo.hosta route add fd00:10:244:51::/64 via fd00:10:244:51:: dev vxlan-v6.calico onlink
@@ -98,6 +99,7 @@ ip -n svclab-demo.hostb route add 10.100.40.0/24 via 10.100.40.0 dev vxlan.calic
 ip -n svclab-demo.hostb link add vxlan-v6.calico address c6:e0:28:4e:5e:cf mtu 1430 type vxlan id 4096 local fd00::c0a8:108b dev eth0 dstport 4789 nolearning
 ip -n svclab-demo.hostb addr add fd00:10:244:51::/128 dev vxlan-v6.calico
 ip -n svclab-demo.hostb link set dev vxlan-v6.calico up
+ip netns exec svclab-demo.hostb sh -c 'while ip -6 addr show dev vxlan-v6.calico tentative | grep -q .; do sleep 0.1; done'
 ip -n svclab-demo.hostb neigh add fd00:10:244:28:: lladdr aa:af:24:09:23:68 dev vxlan-v6.calico nud permanent
 bridge -n svclab-demo.hostb fdb add aa:af:24:09:23:68 dev vxlan-v6.calico dst fd00::c0a8:1049 self permanent
 ip -n svclab-demo.hostb route add fd00:10:244:28::/64 via fd00:10:244:28:: dev vxlan-v6.calico onlink

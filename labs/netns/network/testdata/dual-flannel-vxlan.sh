@@ -82,6 +82,7 @@ ip -n svclab-demo.hosta route add 10.100.81.0/24 via 10.100.81.0 dev flannel.1 o
 ip -n svclab-demo.hosta link add flannel-v6.1 address 3e:15:6b:a5:18:5b mtu 1450 type vxlan id 1 local fd00::c0a8:1049 dev eth0 dstport 8472 nolearning
 ip -n svclab-demo.hosta addr add fd00:10:244:28::/128 dev flannel-v6.1
 ip -n svclab-demo.hosta link set dev flannel-v6.1 up
+ip netns exec svclab-demo.hosta sh -c 'while ip -6 addr show dev flannel-v6.1 tentative | grep -q .; do sleep 0.1; done'
 ip -n svclab-demo.hosta neigh add fd00:10:244:51:: lladdr 36:28:2f:f8:1e:ed dev flannel-v6.1 nud permanent
 bridge -n svclab-demo.hosta fdb add 36:28:2f:f8:1e:ed dev flannel-v6.1 dst fd00::c0a8:108b self permanent
 ip -n svclab-demo.hosta route add fd00:10:244:51::/64 via fd00:10:244:51:: dev flannel-v6.1 onlink
@@ -131,6 +132,7 @@ ip -n svclab-demo.hostb route add 10.100.40.0/24 via 10.100.40.0 dev flannel.1 o
 ip -n svclab-demo.hostb link add flannel-v6.1 address 36:28:2f:f8:1e:ed mtu 1450 type vxlan id 1 local fd00::c0a8:108b dev eth0 dstport 8472 nolearning
 ip -n svclab-demo.hostb addr add fd00:10:244:51::/128 dev flannel-v6.1
 ip -n svclab-demo.hostb link set dev flannel-v6.1 up
+ip netns exec svclab-demo.hostb sh -c 'while ip -6 addr show dev flannel-v6.1 tentative | grep -q .; do sleep 0.1; done'
 ip -n svclab-demo.hostb neigh add fd00:10:244:28:: lladdr 3e:15:6b:a5:18:5b dev flannel-v6.1 nud permanent
 bridge -n svclab-demo.hostb fdb add 3e:15:6b:a5:18:5b dev flannel-v6.1 dst fd00::c0a8:1049 self permanent
 ip -n svclab-demo.hostb route add fd00:10:244:28::/64 via fd00:10:244:28:: dev flannel-v6.1 onlink
