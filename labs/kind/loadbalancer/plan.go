@@ -2,6 +2,7 @@ package loadbalancer
 
 import (
 	"net/netip"
+	"slices"
 	"sort"
 
 	"github.com/svclab/svclab/labs/podnet"
@@ -85,12 +86,7 @@ func ofPoolFamily(pool podnet.AddrRange, s *corev1.Service) bool {
 	if len(s.Spec.IPFamilies) == 0 {
 		return want == corev1.IPv4Protocol
 	}
-	for _, f := range s.Spec.IPFamilies {
-		if f == want {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.Spec.IPFamilies, want)
 }
 
 // otherClass: a LoadBalancer another load balancer serves; its status is

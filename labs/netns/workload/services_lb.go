@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -189,10 +190,5 @@ func hasFamily(svc *corev1.Service, family corev1.IPFamily) bool {
 	if len(svc.Spec.IPFamilies) == 0 {
 		return family == corev1.IPv4Protocol
 	}
-	for _, f := range svc.Spec.IPFamilies {
-		if f == family {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(svc.Spec.IPFamilies, family)
 }
