@@ -25,7 +25,7 @@ func newBenchSync() *cobra.Command {
 		services, endpoints, rounds int
 	)
 	cmd := &cobra.Command{
-		Use:   "sync --mode iptables|nftables [--services N] [--endpoints E] [--changes K] [-o table|json]",
+		Use:   "sync --mode iptables|nftables|ipvs [--services N] [--endpoints E] [--changes K] [-o table|json]",
 		Short: "Time svclab's proxy and upstream kube-proxy's, same mode, from an event to the change in the kernel",
 		Long: "Runs svclab's proxy and upstream kube-proxy v1.36.4's proxier of the same mode, each in a process " +
 			"and a network namespace of its own, against the real kernel (iptables-restore, nft), fed the same generated " +
@@ -35,17 +35,22 @@ func newBenchSync() *cobra.Command {
 			"the change seen in the kernel (iptables -t nat -S of its chain, nft list chain or nft get element): p50 " +
 			"and p95, the programs each proxy ran per sync, and each process's RSS and Go heap. The measurement is " +
 			"the program " + benchSyncProgram + " (tools/upstream: it links k8s.io/kubernetes, which svclab does not): " +
-			"`sudo make bench-sync` builds it next to svclab and runs this. ipvs is not measured yet.",
-		Example: "  sudo make bench-sync MODE=nftables SERVICES=1000\n" +
-			"  sudo svclab bench sync --mode iptables --services 10000 --endpoints 10 -o json",
+			"`sudo make bench-sync` builds it next to svclab and runs this. ipvs (both sides' IPVS proxiers: " +
+			"virtual servers and destinations over netlink, ipsets, iptables; the check asks the kernel for the changed " +
+			"destination or the new virtual server over netlink, as ipvsadm -Ln -t VIP:PORT) runs, on a kernel without IPVS, " +
+			"inside svclab's VM (Debian's stock kernel under qemu, as `svclab vm run`): " + benchSyncProgram + " runs itself there. " +
+			"Under TCG emulation compare the ratios only: the absolute times are not a real node's; the table says so. " +
+			"The netlink calls each IPVS proxy made per sync are counted as \"netlink\" among the programs.",
+		Example: "  sudo make bench-sync SYNC_MODE=nftables SYNC_SERVICES=1000\n" +
+			"  sudo svclab bench sync --mode iptables --services 10000 --endpoints 10 -o json\n" +
+			"  sudo svclab bench sync --mode ipvs --services 1000 --endpoints 10",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path, err := benchSyncPath(program)
 			if err != nil {
 				return err
 			}
-			run := exec.Command(path, "--mode", mode, "--services", strconv.Itoa(services),
-				"--endpoints", strconv.Itoa(endpoints), "--changes", strconv.Itoa(rounds), "--iptables", ipt, "-o", output)
+			run := exec.Command(path, benchSyncArgs(mode, services, endpoints, rounds, ipt, output)...)
 			run.Stdout, run.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := run.Run(); err != nil {
 				return fmt.Errorf("bench sync: %s: %w", path, err)
@@ -54,14 +59,21 @@ func newBenchSync() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&mode, "mode", "iptables", "iptables or nftables")
-	f.IntVar(&services, "services", 10000, "Services in the generated cluster")
+	f.StringVar(&mode, "mode", "iptables", "iptables, nftables or ipvs (in svclab's VM when this kernel has no IPVS)")
+	f.IntVar(&services, "services", 0, "Services in the generated cluster (0: "+benchSyncProgram+"'s default, 10000; 1000 for ipvs, emulated in the VM)")
 	f.IntVar(&endpoints, "endpoints", 10, "endpoints per Service")
 	f.IntVar(&rounds, "changes", 20, "changes of each kind timed (p50 and p95 over them)")
 	f.StringVar(&ipt, "iptables", "", "iptables mode's binaries, for both sides: the host's (default), legacy or nft")
 	f.StringVarP(&output, "output", "o", "table", "table or json")
 	f.StringVar(&program, "program", "", "the "+benchSyncProgram+" to run (default: the one next to svclab)")
 	return cmd
+}
+
+// benchSyncArgs are the flags `svclab bench sync` passes on to
+// benchSyncProgram; --services 0 leaves the mode's default to it.
+func benchSyncArgs(mode string, services, endpoints, changes int, iptables, output string) []string {
+	return []string{"--mode", mode, "--services", strconv.Itoa(services), "--endpoints", strconv.Itoa(endpoints),
+		"--changes", strconv.Itoa(changes), "--iptables", iptables, "-o", output}
 }
 
 // benchSyncPath is --program, or benchSyncProgram next to this binary.

@@ -18,7 +18,7 @@ import (
 
 // SyncBenchOptions are what `svclab bench sync` measures.
 type SyncBenchOptions struct {
-	Mode      string // iptables or nftables
+	Mode      string // iptables, nftables or ipvs
 	Services  int
 	Endpoints int
 	// Changes is how many of each change are timed (≥ 20 for a p95).
@@ -49,8 +49,12 @@ type SyncBenchResult struct {
 	// IPTables is the iptables binaries both sides ran ("" the host's).
 	IPTables string `json:"iptables,omitempty"`
 	// Upstream is the kube-proxy release the upstream side is built from.
-	Upstream string       `json:"upstream"`
-	Steps    []StepResult `json:"steps"`
+	Upstream string `json:"upstream"`
+	// VM is how the run was emulated when it ran in svclab's VM (IPVS on
+	// a kernel without it): "qemu, accelerator tcg, Debian kernel …";
+	// "" when it ran on this machine's kernel.
+	VM    string       `json:"vm,omitempty"`
+	Steps []StepResult `json:"steps"`
 	// Memory is each side's process after the last step, by side.
 	Memory map[string]*sideMemory `json:"memory"`
 }
@@ -76,6 +80,24 @@ type SideStats struct {
 	execs         map[string]int
 }
 
+// Default numbers of Services of the sync benchmark (--services).
+const (
+	DefaultSyncServices = 10000
+	// DefaultIPVSSyncServices is ipvs mode's: it runs in svclab's VM,
+	// emulated by TCG where the host has no KVM, and upstream's proxier
+	// execs ipset once per set entry added and ipset and iptables some
+	// fifty times per sync: with 1000 Services the run takes minutes.
+	DefaultIPVSSyncServices = 1000
+)
+
+// DefaultSyncServicesFor is --services' default for mode.
+func DefaultSyncServicesFor(mode string) int {
+	if mode == ModeIPVS {
+		return DefaultIPVSSyncServices
+	}
+	return DefaultSyncServices
+}
+
 // UpstreamRelease is the kube-proxy release this module builds (go.mod).
 const UpstreamRelease = "v1.36.4"
 
@@ -85,17 +107,37 @@ var syncSides = []string{SideSvclab, SideUpstream}
 // RunSyncBench starts one worker per side, each in a network namespace of
 // its own, and takes them through the same steps, interleaved (the side
 // that goes first alternates): the cold sync, then Changes rounds of one
-// endpoint changed, one Service added and nothing changed.
+// endpoint changed, one Service added and nothing changed. IPVS on a
+// kernel without it runs in svclab's VM, this program again inside
+// (runSyncBenchInVM).
 func RunSyncBench(opts SyncBenchOptions) (*SyncBenchResult, error) {
-	if opts.Mode != ModeIPTables && opts.Mode != ModeNFTables {
-		return nil, fmt.Errorf("--mode %q: iptables or nftables (ipvs is not measured yet)", opts.Mode)
-	}
-	if opts.Services < 1 || opts.Endpoints < 1 || opts.Changes < 1 {
-		return nil, errors.New("--services, --endpoints and --changes must be at least 1")
+	if err := checkSyncBenchOptions(opts); err != nil {
+		return nil, err
 	}
 	if os.Geteuid() != 0 {
 		return nil, errors.New("bench sync programs the kernel in network namespaces of its own: run it as root")
 	}
+	if needsVM(opts.Mode) {
+		return runSyncBenchInVM(opts)
+	}
+	return runSyncBenchHere(opts)
+}
+
+// checkSyncBenchOptions names the first option that cannot be measured.
+func checkSyncBenchOptions(opts SyncBenchOptions) error {
+	switch opts.Mode {
+	case ModeIPTables, ModeNFTables, ModeIPVS:
+	default:
+		return fmt.Errorf("--mode %q: iptables, nftables or ipvs", opts.Mode)
+	}
+	if opts.Services < 1 || opts.Endpoints < 1 || opts.Changes < 1 {
+		return errors.New("--services, --endpoints and --changes must be at least 1")
+	}
+	return nil
+}
+
+// runSyncBenchHere is RunSyncBench on this machine's kernel.
+func runSyncBenchHere(opts SyncBenchOptions) (*SyncBenchResult, error) {
 	path, err := iptablesPath(opts.IPTables)
 	if err != nil {
 		return nil, err

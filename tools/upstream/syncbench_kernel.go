@@ -31,14 +31,18 @@ type kernelCheck interface {
 	service(svc *corev1.Service) error
 }
 
-func newKernelCheck(mode string) (kernelCheck, error) {
+// svcs are the Services of the generated cluster (the IPVS check finds a
+// slice's cluster IP among them).
+func newKernelCheck(mode string, svcs []*corev1.Service) (kernelCheck, error) {
 	switch mode {
 	case ModeIPTables:
 		return iptablesCheck{}, nil
 	case ModeNFTables:
 		return nftablesCheck{}, nil
+	case ModeIPVS:
+		return newIPVSCheck(svcs)
 	}
-	return nil, fmt.Errorf("mode %q: want iptables or nftables", mode)
+	return nil, fmt.Errorf("mode %q: want iptables, nftables or ipvs", mode)
 }
 
 // iptablesCheck lists one chain of the nat table (`iptables -t nat -S

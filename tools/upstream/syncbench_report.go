@@ -29,6 +29,9 @@ func WriteSyncBenchTable(w io.Writer, res *SyncBenchResult) error {
 	}
 	fmt.Fprintf(&b, "%s mode, %d Services × %d endpoints: svclab vs upstream kube-proxy %s, each in a network namespace of its own, interleaved; %d changes of each kind\n\n",
 		mode, res.Services, res.Endpoints, res.Upstream, res.Changes)
+	if res.VM != "" {
+		fmt.Fprintf(&b, "%s\n\n", vmCaveat(res.VM))
+	}
 	b.WriteString("| step | upstream p50 | upstream p95 | svclab p50 | svclab p95 | svclab/upstream p50 | sync returned p50: upstream | svclab | upstream execs per sync | svclab execs per sync |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, st := range res.Steps {
@@ -48,6 +51,15 @@ func WriteSyncBenchTable(w io.Writer, res *SyncBenchResult) error {
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// vmCaveat says where a run in the VM ran and what its times are worth.
+func vmCaveat(desc string) string {
+	if strings.Contains(desc, "accelerator tcg") {
+		return "Emulated: both sides ran in svclab's VM (" + desc + "), every instruction emulated by TCG: " +
+			"compare the ratios only, the absolute times are not representative of a real node."
+	}
+	return "Both sides ran in svclab's VM (" + desc + "): compare the ratios; the absolute times are the VM's."
 }
 
 func fmtMS(v float64) string {

@@ -64,8 +64,12 @@ func newSyncSide(side, mode string, counts *execCounts) (syncSide, error) {
 		return newUpstreamIPTablesSide(counts)
 	case side == SideUpstream && mode == ModeNFTables:
 		return newUpstreamNFTablesSide(counts)
+	case side == SideSvclab && mode == ModeIPVS:
+		return newSvclabIPVSSide(counts)
+	case side == SideUpstream && mode == ModeIPVS:
+		return newUpstreamIPVSSide(counts)
 	}
-	return nil, fmt.Errorf("side %q, mode %q: want svclab or upstream, iptables or nftables", side, mode)
+	return nil, fmt.Errorf("side %q, mode %q: want svclab or upstream, iptables, nftables or ipvs", side, mode)
 }
 
 // svclabTrackerSide is what svclab's proxy loop does with events: the

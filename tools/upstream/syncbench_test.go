@@ -91,7 +91,7 @@ func TestIntegrationKernelCheckFailsWhenTheChangeIsMissing(t *testing.T) {
 	}
 	svc, sl := modeltest.ClusterObjects(123456, 2)
 	for _, mode := range []string{ModeIPTables, ModeNFTables} {
-		check, err := newKernelCheck(mode)
+		check, err := newKernelCheck(mode, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

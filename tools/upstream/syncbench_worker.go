@@ -80,12 +80,11 @@ func RunSyncWorker(side, mode string, services, endpoints int, in io.Reader, out
 	if err != nil {
 		return err
 	}
-	check, err := newKernelCheck(mode)
-	if err != nil {
+	w := &syncWorker{side: s, counts: counts, services: services, version: 1}
+	w.svcs, w.slices = modeltest.Cluster(services, endpoints)
+	if w.check, err = newKernelCheck(mode, w.svcs); err != nil {
 		return err
 	}
-	w := &syncWorker{side: s, check: check, counts: counts, services: services, version: 1}
-	w.svcs, w.slices = modeltest.Cluster(services, endpoints)
 	enc := json.NewEncoder(out)
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {

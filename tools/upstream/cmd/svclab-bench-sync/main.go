@@ -1,11 +1,13 @@
 // Command svclab-bench-sync is `svclab bench sync`'s measurement: svclab's
 // proxy and upstream kube-proxy's proxier of the same mode, each against
 // the real kernel of a network namespace of its own, fed the same objects
-// in the same run, interleaved (package upstream, RunSyncBench). It links
+// in the same run, interleaved (package upstream, RunSyncBench). ipvs on a
+// kernel without IPVS runs in svclab's VM (internal/vm): this program
+// again, inside, whose result comes back as JSON. It links
 // k8s.io/kubernetes, which the svclab binary must not: `make bench-sync`
 // builds it next to svclab, and `svclab bench sync` runs it.
 //
-//	svclab-bench-sync --mode iptables|nftables --services N --endpoints E [--changes K] [--iptables legacy|nft] [-o table|json]
+//	svclab-bench-sync --mode iptables|nftables|ipvs --services N --endpoints E [--changes K] [--iptables legacy|nft] [-o table|json]
 package main
 
 import (
@@ -27,8 +29,9 @@ func main() {
 		output string
 		quiet  bool
 	)
-	flag.StringVar(&opts.Mode, "mode", upstream.ModeIPTables, "iptables or nftables")
-	flag.IntVar(&opts.Services, "services", 10000, "Services in the generated cluster")
+	flag.StringVar(&opts.Mode, "mode", upstream.ModeIPTables, "iptables, nftables or ipvs (in svclab's VM when this kernel has no IPVS)")
+	flag.IntVar(&opts.Services, "services", 0, fmt.Sprintf("Services in the generated cluster (default %d; %d for ipvs, emulated in the VM)",
+		upstream.DefaultSyncServices, upstream.DefaultIPVSSyncServices))
 	flag.IntVar(&opts.Endpoints, "endpoints", 10, "endpoints per Service")
 	flag.IntVar(&opts.Changes, "changes", 20, "changes of each kind timed (p50 and p95 over them)")
 	flag.StringVar(&opts.IPTables, "iptables", "", "iptables mode's binaries for both sides: the host's (default), legacy or nft")
@@ -42,6 +45,9 @@ func main() {
 	if output != "table" && output != "json" {
 		fmt.Fprintf(os.Stderr, "-o %q: want table or json\n", output)
 		os.Exit(2)
+	}
+	if opts.Services == 0 {
+		opts.Services = upstream.DefaultSyncServicesFor(opts.Mode)
 	}
 	if !quiet {
 		opts.Progress = os.Stderr
