@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"maps"
 	"net"
 	"net/netip"
 
@@ -61,6 +62,12 @@ func newStaleUDPFilter(snap *model.Snapshot) *staleUDPFilter {
 		}
 	}
 	return f
+}
+
+// equal reports whether f and g judge every flow alike: the same service
+// addresses and node ports, each with the same serving endpoints.
+func (f *staleUDPFilter) equal(g *staleUDPFilter) bool {
+	return maps.EqualFunc(f.byAddr, g.byAddr, maps.Equal) && maps.EqualFunc(f.byNodePort, g.byNodePort, maps.Equal)
 }
 
 // empty reports whether the snapshot has no UDP service port: nothing to
