@@ -17,8 +17,9 @@ import (
 )
 
 // syncBenchVMTimeout bounds a run in the VM, boot included: TCG runs the
-// guest tens of times slower than the host.
-const syncBenchVMTimeout = 3 * time.Hour
+// guest tens of times slower than the host, and 10000 Services take hours
+// (DefaultIPVSSyncServices).
+const syncBenchVMTimeout = 8 * time.Hour
 
 // needsVM tells whether mode must run in svclab's VM: IPVS on a kernel
 // without it (and not already inside the VM).
