@@ -173,10 +173,10 @@ bench-upstream: ## svclab's iptables path vs upstream kube-proxy's real proxiers
 # make bench-sync: svclab bench sync's measurement, svclab-bench-sync, is
 # built from tools/upstream (it links k8s.io/kubernetes) next to bin/svclab.
 SYNC_MODE      ?= iptables
-SYNC_SERVICES  ?= 10000
+SYNC_SERVICES  ?= 0
 SYNC_ENDPOINTS ?= 10
 SYNC_FLAGS     ?=
-bench-sync: build ## svclab's proxy vs upstream kube-proxy's proxier of SYNC_MODE (iptables, nftables), each on the real kernel in a netns of its own: event → kernel p50/p95, execs per sync, RSS (svclab bench sync; SYNC_FLAGS e.g. "--iptables legacy --changes 20"; root)
+bench-sync: build ## svclab's proxy vs upstream kube-proxy's proxier of SYNC_MODE (iptables, nftables, ipvs: in the VM where the kernel has no IPVS), each on the real kernel in a netns of its own: event → kernel p50/p95, execs per sync, RSS (svclab bench sync; SYNC_FLAGS e.g. "--iptables legacy --changes 20"; root)
 	cd tools/upstream && CGO_ENABLED=0 $(GO) build -o $(CURDIR)/bin/svclab-bench-sync ./cmd/svclab-bench-sync
 	nice ./$(BIN) bench sync --mode $(SYNC_MODE) --services $(SYNC_SERVICES) --endpoints $(SYNC_ENDPOINTS) $(SYNC_FLAGS)
 

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/model/modeltest"
 )
 
@@ -71,9 +72,7 @@ func ipvsCheckFailsWhenTheChangeIsMissing(t *testing.T) {
 // fewer than upstream's (it does not re-read every virtual server).
 func TestIntegrationSyncBenchIPVSInVM(t *testing.T) {
 	requireNetns(t)
-	if os.Geteuid() != 0 {
-		t.Skip("boots a VM and programs IPVS: needs root")
-	}
+	roottest.Require(t, "boots a VM and programs IPVS")
 	if os.Getenv("SVCLAB_VM") == "1" {
 		t.Skip("already inside svclab's VM")
 	}
