@@ -189,6 +189,37 @@ func TestTrafficNotesBlameTheMachine(t *testing.T) {
 	}
 }
 
+// TestTrafficNotesSayThePodIPIsNoBaselineInIPVS: in IPVS mode a pod IP
+// slower than the cluster IP, or failing, is IPVS's connection table
+// (kubernetes#90042), not the machine's load, and the notes say so.
+func TestTrafficNotesSayThePodIPIsNoBaselineInIPVS(t *testing.T) {
+	path := func(failed int, rates ...float64) *TrafficPath {
+		p := &TrafficPath{}
+		for _, r := range rates {
+			p.Samples = append(p.Samples, TrafficSample{Attempted: 100, Succeeded: 100 - failed, ElapsedMs: 1e5 / r, ConnsPerSecond: r, CPUPerConnUs: 100})
+		}
+		p.Summarize()
+		return p
+	}
+	slower := TrafficRun{Mode: "ipvs", Parallelism: 1, ClusterIP: path(0, 164, 145, 172), PodIP: path(22, 16, 15, 58)}
+	slower.Compare(2)
+	got := strings.Join(slower.Notes, "; ")
+	if !strings.Contains(got, "the cluster IP ran faster than the pod IP in every repetition") || !strings.Contains(got, "kubernetes#90042") ||
+		strings.Contains(got, "the machine's other load") {
+		t.Errorf("ipvs, pod IP slower: notes %q", got)
+	}
+	failing := TrafficRun{Mode: "ipvs", Parallelism: 1, ClusterIP: path(0, 100, 110, 105), PodIP: path(1, 120, 130, 125)}
+	failing.Compare(2)
+	if got := strings.Join(failing.Notes, "; "); !strings.Contains(got, "failed connections: 0 through the cluster IP, 3 to the pod IP — in IPVS mode the pod IP is no baseline") {
+		t.Errorf("ipvs, pod IP failing: notes %q", got)
+	}
+	same := TrafficRun{Mode: "iptables", Parallelism: 1, ClusterIP: path(0, 100, 110, 105), PodIP: path(1, 120, 130, 125)}
+	same.Compare(2)
+	if got := strings.Join(same.Notes, "; "); strings.Contains(got, "kubernetes#90042") {
+		t.Errorf("iptables: notes %q blame IPVS", got)
+	}
+}
+
 func TestFmtSignedUs(t *testing.T) {
 	for us, want := range map[float64]string{12.4: "+12µs", -3: "-3µs", -0.3: "0µs", 0.2: "0µs", 0: "0µs", 1500: "+1.50ms"} {
 		if got := fmtSignedUs(us); got != want {
