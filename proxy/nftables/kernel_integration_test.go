@@ -34,11 +34,7 @@ func TestIntegrationCachedSyncsAgainstTheKernel(t *testing.T) {
 	ns := roottest.Netns(t, "svclabnftc")
 	roottest.InNetns(t, ns, func() error {
 		ctx := context.Background()
-		kernel, err := nftables.Open(knftables.IPv4Family)
-		if err != nil {
-			return err
-		}
-		r, err := nftables.NewRenderer(defaultOptions())
+		kernel, r, err := openKernelAndRenderer()
 		if err != nil {
 			return err
 		}

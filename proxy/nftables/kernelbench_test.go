@@ -64,15 +64,22 @@ func BenchmarkSyncInTheKernel(b *testing.B) {
 	}
 }
 
+// openKernelAndRenderer opens the IPv4 kube-proxy table of the calling
+// thread's network namespace and a renderer of defaultOptions.
+func openKernelAndRenderer() (knftables.Interface, *nftables.Renderer, error) {
+	kernel, err := nftables.Open(knftables.IPv4Family)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := nftables.NewRenderer(defaultOptions())
+	return kernel, r, err
+}
+
 // benchmarkOneEndpointChanged runs BenchmarkSyncInTheKernel's loop in the
 // calling thread's network namespace.
 func benchmarkOneEndpointChanged(b *testing.B, base *model.Snapshot, changed []*model.Snapshot) error {
 	ctx := context.Background()
-	kernel, err := nftables.Open(knftables.IPv4Family)
-	if err != nil {
-		return err
-	}
-	r, err := nftables.NewRenderer(defaultOptions())
+	kernel, r, err := openKernelAndRenderer()
 	if err != nil {
 		return err
 	}
