@@ -10,6 +10,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/svclab/svclab/internal/nldump"
 	"github.com/svclab/svclab/labs/podnet"
 )
 
@@ -125,7 +126,7 @@ func programPeer(link netlink.Link, o Overlay, p Peer) error {
 // pruneRoutes removes routes of a family (netlink.FAMILY_V4 or _V6) over
 // the device to podCIDRs no peer has.
 func pruneRoutes(link netlink.Link, family int, peers []Peer) error {
-	routes, err := netlink.RouteList(link, family)
+	routes, err := nldump.Retry(func() ([]netlink.Route, error) { return netlink.RouteList(link, family) })
 	if err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func pruneRoutes(link netlink.Link, family int, peers []Peer) error {
 
 // linkWithAddr finds the link holding ip (the node's eth0).
 func linkWithAddr(ip netip.Addr) (netlink.Link, error) {
-	addrs, err := netlink.AddrList(nil, netlinkFamily(ip))
+	addrs, err := nldump.Retry(func() ([]netlink.Addr, error) { return netlink.AddrList(nil, netlinkFamily(ip)) })
 	if err != nil {
 		return nil, err
 	}

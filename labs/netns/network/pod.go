@@ -11,6 +11,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/svclab/svclab/internal/nldump"
 	"github.com/svclab/svclab/labs/netns/topology"
 )
 
@@ -301,7 +302,7 @@ func eth0Addr(ns string) (netip.Addr, error) {
 		return netip.Addr{}, err
 	}
 	for _, family := range []int{unix.AF_INET, unix.AF_INET6} {
-		addrs, err := nl.AddrList(l, family)
+		addrs, err := nldump.Retry(func() ([]netlink.Addr, error) { return nl.AddrList(l, family) })
 		if err != nil {
 			return netip.Addr{}, err
 		}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/svclab/svclab/internal/nldump"
 )
 
 // dadTimeout bounds WaitDAD, as the CNI plugins' ip.SettleAddresses
@@ -61,7 +63,7 @@ func (s WaitDAD) apply(x *executor) error {
 // dadSettled says whether no IPv6 address of l is tentative, and fails
 // when one's DAD failed.
 func dadSettled(c *nsConn, l netlink.Link) (bool, error) {
-	addrs, err := c.nl.AddrList(l, unix.AF_INET6)
+	addrs, err := nldump.Retry(func() ([]netlink.Addr, error) { return c.nl.AddrList(l, unix.AF_INET6) })
 	if err != nil {
 		return false, err
 	}

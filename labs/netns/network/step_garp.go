@@ -10,6 +10,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/svclab/svclab/internal/nldump"
 	"github.com/svclab/svclab/internal/nsthread"
 )
 
@@ -119,7 +120,7 @@ func waitNeighMAC(h *netlink.Handle, ns, link string, ip netip.Addr, mac net.Har
 // neighMAC is the MAC of the IPv4 neighbour entry for ip on a link, nil
 // when there is none or it holds no address (INCOMPLETE, FAILED).
 func neighMAC(h *netlink.Handle, index int, ip netip.Addr) (net.HardwareAddr, error) {
-	neighs, err := h.NeighList(index, unix.AF_INET)
+	neighs, err := nldump.Retry(func() ([]netlink.Neigh, error) { return h.NeighList(index, unix.AF_INET) })
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
 
+	"github.com/svclab/svclab/internal/nldump"
 	"github.com/svclab/svclab/labs/netns"
 	"github.com/svclab/svclab/labs/netns/network"
 )
@@ -84,7 +85,7 @@ func (inv *inventory) ownUniqueLinkLocal() {
 
 func (inv *inventory) readAddresses(ns, host string) error {
 	return withHandle(ns, func(h *netlink.Handle) error {
-		links, err := h.LinkList()
+		links, err := nldump.Retry(h.LinkList)
 		if err != nil {
 			return fmt.Errorf("trace: links of %s: %w", ns, err)
 		}
@@ -92,7 +93,7 @@ func (inv *inventory) readAddresses(ns, host string) error {
 			if link.Attrs().Name == "kube-ipvs0" {
 				continue
 			}
-			addrs, err := h.AddrList(link, netlink.FAMILY_ALL)
+			addrs, err := nldump.Retry(func() ([]netlink.Addr, error) { return h.AddrList(link, netlink.FAMILY_ALL) })
 			if err != nil {
 				return fmt.Errorf("trace: addresses of %s in %s: %w", link.Attrs().Name, ns, err)
 			}

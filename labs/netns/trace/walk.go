@@ -8,6 +8,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/svclab/svclab/internal/nldump"
 	"github.com/svclab/svclab/labs/agents/conntrack"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 )
@@ -133,7 +134,7 @@ func neighbourMAC(h *netlink.Handle, linkIndex int, ip netip.Addr) string {
 	if ip.Is6() {
 		family = netlink.FAMILY_V6
 	}
-	neighs, err := h.NeighList(linkIndex, family)
+	neighs, err := nldump.Retry(func() ([]netlink.Neigh, error) { return h.NeighList(linkIndex, family) })
 	if err != nil {
 		return ""
 	}
@@ -150,7 +151,7 @@ func neighbourMAC(h *netlink.Handle, linkIndex int, ip netip.Addr) string {
 func vxlanHop(h *netlink.Handle, v *netlink.Vxlan, peer netip.Addr, mac string) *VXLANHop {
 	hop := &VXLANHop{Dev: v.Name, VNI: v.VxlanId, Port: v.Port, PeerVTEP: peer, PeerMAC: mac}
 	hop.Local = addrOf(v.SrcAddr)
-	fdb, err := h.NeighList(v.Index, unix.AF_BRIDGE)
+	fdb, err := nldump.Retry(func() ([]netlink.Neigh, error) { return h.NeighList(v.Index, unix.AF_BRIDGE) })
 	if err != nil {
 		return hop
 	}

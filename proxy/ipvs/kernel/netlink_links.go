@@ -11,6 +11,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/svclab/svclab/internal/nldump"
 )
 
 func isLinkNotFound(err error) bool {
@@ -64,7 +66,7 @@ func (k *Netlink) Addresses(dev string) ([]netip.Addr, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("ip link show %s: %w", dev, err)
 	}
-	addrs, err := k.nl.AddrList(link, netlink.FAMILY_ALL)
+	addrs, err := nldump.Retry(func() ([]netlink.Addr, error) { return k.nl.AddrList(link, netlink.FAMILY_ALL) })
 	if err != nil {
 		return nil, true, fmt.Errorf("ip addr show dev %s: %w", dev, err)
 	}
@@ -124,7 +126,7 @@ func (k *Netlink) NodeAddresses(except string) ([]netip.Addr, error) {
 	} else if !isLinkNotFound(err) {
 		return nil, fmt.Errorf("ip link show %s: %w", except, err)
 	}
-	addrs, err := k.nl.AddrList(nil, netlink.FAMILY_ALL)
+	addrs, err := nldump.Retry(func() ([]netlink.Addr, error) { return k.nl.AddrList(nil, netlink.FAMILY_ALL) })
 	if err != nil {
 		return nil, fmt.Errorf("ip addr show: %w", err)
 	}
