@@ -38,6 +38,12 @@ const (
 	StepEndpoint = "one endpoint changed"
 	StepService  = "one Service added"
 	StepNoop     = "nothing changed"
+	// StepFull is the hourly full resync with nothing changed: svclab's
+	// backends read the kernel and rewrite every rule (its loop's
+	// ForceFullSync), upstream's iptables and nftables proxiers sync with
+	// needFullSync set (forceSyncProxyRules), and upstream's IPVS proxier,
+	// whose every sync is a full one, syncs.
+	StepFull = "full resync (hourly)"
 )
 
 // SyncBenchResult is one run: both sides' times per step and memory.
@@ -109,9 +115,9 @@ var syncSides = []string{SideSvclab, SideUpstream}
 // RunSyncBench starts one worker per side, each in a network namespace of
 // its own, and takes them through the same steps, interleaved (the side
 // that goes first alternates): the cold sync, then Changes rounds of one
-// endpoint changed, one Service added and nothing changed. IPVS on a
-// kernel without it runs in svclab's VM, this program again inside
-// (runSyncBenchInVM).
+// endpoint changed, one Service added, nothing changed and the hourly full
+// resync. IPVS on a kernel without it runs in svclab's VM, this program
+// again inside (runSyncBenchInVM).
 func RunSyncBench(opts SyncBenchOptions) (*SyncBenchResult, error) {
 	if err := checkSyncBenchOptions(opts); err != nil {
 		return nil, err
@@ -164,7 +170,7 @@ func runSyncBenchHere(opts SyncBenchOptions) (*SyncBenchResult, error) {
 	res := &SyncBenchResult{Mode: opts.Mode, Services: opts.Services, Endpoints: opts.Endpoints, Changes: opts.Changes,
 		IPTables: opts.IPTables, Upstream: UpstreamRelease, Memory: map[string]*sideMemory{}}
 	steps := map[string]*StepResult{}
-	for _, name := range []string{StepCold, StepEndpoint, StepService, StepNoop} {
+	for _, name := range []string{StepCold, StepEndpoint, StepService, StepNoop, StepFull} {
 		steps[name] = &StepResult{Step: name, Sides: map[string]*SideStats{SideSvclab: {}, SideUpstream: {}}}
 		res.Steps = append(res.Steps, *steps[name])
 	}
@@ -192,7 +198,7 @@ func runSyncBenchHere(opts SyncBenchOptions) (*SyncBenchResult, error) {
 	for k := range opts.Changes {
 		for _, s := range []struct {
 			step, op string
-		}{{StepEndpoint, opEndpoint}, {StepService, opService}, {StepNoop, opNoop}} {
+		}{{StepEndpoint, opEndpoint}, {StepService, opService}, {StepNoop, opNoop}, {StepFull, opFull}} {
 			if err := run(k, s.step, syncRequest{Op: s.op, K: k}); err != nil {
 				return nil, err
 			}

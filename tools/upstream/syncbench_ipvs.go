@@ -74,7 +74,7 @@ func newSvclabIPVSSide(counts *execCounts) (syncSide, error) {
 		res, err := backend.Sync(snap)
 		counts.add(netlinkCounted, netlinkRequests(res.Kernel))
 		return err
-	}), nil
+	}, backend.ForceFullSync), nil
 }
 
 // netlinkRequests is how many of calls went to the kernel over netlink:
@@ -118,5 +118,15 @@ func newUpstreamIPVSSide(counts *execCounts) (syncSide, error) {
 	if err := setField(p, "netlinkHandle", upstreamipvs.NetLinkHandle(countingNetLinkHandle{handle, counts})); err != nil {
 		return nil, err
 	}
-	return upstreamSide{upstreamEvents{p}}, nil
+	return upstreamIPVSSide{upstreamSide{upstreamEvents{p}}}, nil
+}
+
+// upstreamIPVSSide is upstream's IPVS proxier, whose every sync rebuilds
+// and writes its whole state (it has no needFullSync): its hourly full
+// resync is a sync.
+type upstreamIPVSSide struct{ upstreamSide }
+
+func (u upstreamIPVSSide) full() error {
+	u.p.OnEndpointSlicesSynced()
+	return nil
 }

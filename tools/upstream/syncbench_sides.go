@@ -38,6 +38,8 @@ type syncSide interface {
 	updateSlice(old, new *discoveryv1.EndpointSlice) error
 	// addService is a new Service and its slice, then a sync.
 	addService(svc *corev1.Service, slice *discoveryv1.EndpointSlice) error
+	// full is the hourly full resync with nothing changed.
+	full() error
 }
 
 // Sides of the sync benchmark.
@@ -74,14 +76,16 @@ func newSyncSide(side, mode string, counts *execCounts) (syncSide, error) {
 
 // svclabTrackerSide is what svclab's proxy loop does with events: the
 // changed objects into model.Tracker, the snapshot (only changed services
-// rebuilt) into the mode's sync.
+// rebuilt) into the mode's sync; forceFull is the backend's
+// ForceFullSync, which the loop calls before its hourly sync.
 type svclabTrackerSide struct {
-	tracker *model.Tracker
-	sync    func(*model.Snapshot) error
+	tracker   *model.Tracker
+	sync      func(*model.Snapshot) error
+	forceFull func()
 }
 
-func newSvclabTrackerSide(sync func(*model.Snapshot) error) *svclabTrackerSide {
-	return &svclabTrackerSide{tracker: model.NewTracker(corev1.IPv4Protocol, modeltest.NodeName), sync: sync}
+func newSvclabTrackerSide(sync func(*model.Snapshot) error, forceFull func()) *svclabTrackerSide {
+	return &svclabTrackerSide{tracker: model.NewTracker(corev1.IPv4Protocol, modeltest.NodeName), sync: sync, forceFull: forceFull}
 }
 
 func (s *svclabTrackerSide) cold(svcs []*corev1.Service, slices []*discoveryv1.EndpointSlice) error {
@@ -102,6 +106,11 @@ func (s *svclabTrackerSide) updateSlice(_, new *discoveryv1.EndpointSlice) error
 func (s *svclabTrackerSide) addService(svc *corev1.Service, slice *discoveryv1.EndpointSlice) error {
 	s.tracker.SetService(svc)
 	s.tracker.SetEndpointSlice(slice)
+	return s.sync(s.tracker.Snapshot())
+}
+
+func (s *svclabTrackerSide) full() error {
+	s.forceFull()
 	return s.sync(s.tracker.Snapshot())
 }
 
@@ -132,7 +141,7 @@ func newSvclabIPTablesSide(counts *execCounts) (syncSide, error) {
 		}
 		_, err := iptables.Sync(runner, renderer, snap)
 		return err
-	}), nil
+	}, renderer.Reset), nil
 }
 
 // newSvclabNFTablesSide is svclab's nftables mode as its backend runs it
@@ -161,7 +170,7 @@ func newSvclabNFTablesSide(counts *execCounts) (syncSide, error) {
 	return newSvclabTrackerSide(func(snap *model.Snapshot) error {
 		_, err := syncer.Sync(context.Background(), snap)
 		return err
-	}), nil
+	}, syncer.ForceFull), nil
 }
 
 // upstreamSide drives an upstream proxier through its informer handlers;
@@ -185,6 +194,9 @@ func (u upstreamSide) addService(svc *corev1.Service, slice *discoveryv1.Endpoin
 	u.p.OnEndpointSlicesSynced()
 	return nil
 }
+
+// full is forceSyncProxyRules: needFullSync set, then a sync.
+func (u upstreamSide) full() error { return u.upstreamEvents.full() }
 
 // newUpstreamIPTablesSide is upstream's iptables proxier with its real
 // utiliptables runner (iptables, iptables-save, iptables-restore in this

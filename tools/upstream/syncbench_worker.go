@@ -23,6 +23,7 @@ const (
 	opEndpoint = "endpoint"
 	opService  = "service"
 	opNoop     = "noop"
+	opFull     = "full"
 	opMemory   = "memory"
 )
 
@@ -150,6 +151,9 @@ func (w *syncWorker) change(req syncRequest, endpoints int) (func() error, error
 		new := w.bumped(old.DeepCopy())
 		w.slices[i] = new
 		return func() error { return nil }, w.side.updateSlice(old, new)
+	case opFull:
+		first := w.svcs[0]
+		return func() error { return w.check.service(first) }, w.side.full()
 	}
 	return nil, fmt.Errorf("unknown step %q", req.Op)
 }
