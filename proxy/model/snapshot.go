@@ -17,6 +17,14 @@ type Snapshot struct {
 	// ServicePorts is sorted by ServicePortName.Compare and holds each name
 	// once.
 	ServicePorts []*ServicePort
+	// StablePointers is Tracker.Snapshot's promise, false for a snapshot
+	// built any other way: a *ServicePort found in an earlier snapshot of
+	// the same Tracker has not changed since (a changed service port is a
+	// new pointer), and no one changes it afterwards. A renderer may then
+	// reuse, by pointer, what it derived from a service port before;
+	// without the promise it must compare contents (a hand-built snapshot
+	// may edit a service port in place).
+	StablePointers bool
 }
 
 // Lookup returns the service port with the given name, or nil.

@@ -139,7 +139,7 @@ func (t *Tracker) Pending() int { return len(t.dirty) }
 // Snapshot applies the pending changes and returns the current snapshot. Its
 // ServicePorts slice is new; the service ports of unchanged services are
 // those of the previous snapshot. The work is proportional to the changed
-// services plus one copy of the (pointer) list.
+// services plus one copy of the (pointer) list. It sets StablePointers.
 func (t *Tracker) Snapshot() *Snapshot {
 	keys := slices.SortedFunc(maps.Keys(t.dirty), compareServiceKeys)
 	clear(t.dirty)
@@ -154,7 +154,7 @@ func (t *Tracker) Snapshot() *Snapshot {
 		}
 	}
 	t.sorted = t.merge(keys, max(0, len(t.sorted)+added))
-	return &Snapshot{NodeName: t.nodeName, Family: t.family, ServicePorts: t.sorted}
+	return &Snapshot{NodeName: t.nodeName, Family: t.family, ServicePorts: t.sorted, StablePointers: true}
 }
 
 // merge returns the previous sorted list with the ports of every key in

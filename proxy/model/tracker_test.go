@@ -158,6 +158,12 @@ func TestTrackerKeepsUnchangedServicePorts(t *testing.T) {
 		tr.SetEndpointSlice(sl)
 	}
 	before := tr.Snapshot()
+	if !before.StablePointers {
+		t.Errorf("a tracker's snapshot does not promise StablePointers")
+	}
+	if built := model.BuildFamily(corev1.IPv4Protocol, nil, nil, "node-a"); built.StablePointers {
+		t.Errorf("a built snapshot promises StablePointers")
+	}
 	_, sl := benchObjects(17, 3)
 	sl.Endpoints[0].Addresses = []string{"10.250.0.1"}
 	tr.SetEndpointSlice(sl)
