@@ -22,8 +22,10 @@ import (
 // would wait for its timeout and a query could never leave the lab
 // anyway.) A pod with dnsPolicy Default, as the coredns pod, gets its
 // node's file. The files live at /etc/netns/svclab-<lab>.<host>/resolv.conf,
-// which `ip netns exec` — and so `svclab exec` and the lab's processes —
-// bind-mounts over /etc/resolv.conf in the command's own mount namespace.
+// which `ip netns exec` — and so `svclab exec` — bind-mounts over
+// /etc/resolv.conf in the command's own mount namespace. The lab's
+// long-running processes resolve no names and run without a mount
+// namespace of their own (process.Start).
 
 // clusterDomain is the lab's cluster domain (the kubelet's --cluster-domain).
 const clusterDomain = "cluster.local"

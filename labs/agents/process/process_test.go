@@ -1,7 +1,9 @@
 package process
 
 import (
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,14 +18,15 @@ func TestIntegrationStartFindStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// ip netns exec, then sleep: 30 s bounds it on a loaded host.
-	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if pids := InNamespaces([]string{ns}); len(pids) == 1 && pids[0] == pid {
-			break
-		}
-	}
+	// Forked from a thread in the namespace, the process is in it from its
+	// first instruction: no wait.
 	if pids := InNamespaces([]string{ns}); len(pids) != 1 || pids[0] != pid {
 		t.Fatalf("processes in %s: %v, want [%d]", ns, pids, pid)
+	}
+	// It shares the caller's mount namespace: none of its own for the
+	// host's netns mounts to be copied into (Start).
+	if own, its := namespaceLink(t, "self", "mnt"), namespaceLink(t, strconv.Itoa(pid), "mnt"); own != its {
+		t.Errorf("mount namespace of pid %d is %s, want the caller's %s", pid, its, own)
 	}
 	if !Alive(pid) {
 		t.Fatalf("pid %d not alive", pid)
@@ -37,4 +40,15 @@ func TestIntegrationStartFindStop(t *testing.T) {
 	if pids := InNamespaces([]string{"svclab-no-such-namespace"}); len(pids) != 0 {
 		t.Errorf("a missing namespace has processes %v", pids)
 	}
+}
+
+// namespaceLink is the namespace of kind (net, mnt) of /proc/<pid> ("self"), as
+// its link reads ("mnt:[4026531841]").
+func namespaceLink(t *testing.T, pid, kind string) string {
+	t.Helper()
+	id, err := os.Readlink(filepath.Join("/proc", pid, "ns", kind))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
