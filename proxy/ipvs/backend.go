@@ -39,6 +39,10 @@ type Backend struct {
 	// kernel in full; it is dropped with applied, so a sync is either full
 	// in both or in neither.
 	written *Actual
+	// state is the desired state of the last sync, kept so that a
+	// partial sync recomputes only the service ports that changed
+	// (state.go); reset with written.
+	state desiredState
 }
 
 // SyncResult describes one Sync.
@@ -181,9 +185,18 @@ func (b *Backend) Close() {
 // Desired computes what a sync of snap would ask for, with the node's
 // current addresses, without changing anything.
 func (b *Backend) Desired(snap *model.Snapshot) (*Desired, error) {
-	all, err := b.k.NodeAddresses(DummyDevice)
+	s, err := b.settingsNow()
 	if err != nil {
 		return nil, err
+	}
+	return Compute(snap, s), nil
+}
+
+// settingsNow are the settings with the node's current addresses.
+func (b *Backend) settingsNow() (Settings, error) {
+	all, err := b.k.NodeAddresses(DummyDevice)
+	if err != nil {
+		return Settings{}, err
 	}
 	addrs := ofFamily(b.settings.Family, all)
 	s := b.settings
@@ -191,20 +204,23 @@ func (b *Backend) Desired(snap *model.Snapshot) (*Desired, error) {
 	if !s.NodeIP.IsValid() && len(addrs) > 0 {
 		s.NodeIP = addrs[0]
 	}
-	return Compute(snap, s), nil
+	return s, nil
 }
 
 // ForceFullSync makes the next Sync read the kernel in full and rewrite
-// the iptables rules, whatever it believes the kernel holds (the loop's
-// periodic full sync: proxy.FullSyncer).
+// the iptables rules, whatever it believes the kernel holds, and compute
+// the desired state from every service port (the loop's periodic full
+// sync: proxy.FullSyncer).
 func (b *Backend) ForceFullSync() {
 	b.applied, b.written = nil, nil
+	b.state.reset()
 }
 
 // Sync makes the kernel match snap, in these steps:
 //
 //  1. compute the desired state (reading the node's addresses, as
-//     upstream does in every sync);
+//     upstream does in every sync): on a partial sync of a Tracker's
+//     snapshot, only the service ports that changed (state.go);
 //  2. know the kernel's: on a full sync read it all, otherwise take what
 //     was written before and re-read only the virtual servers whose
 //     destinations are being drained or are about to be;
@@ -223,11 +239,12 @@ func (b *Backend) Sync(snap *model.Snapshot) (SyncResult, error) {
 }
 
 func (b *Backend) sync(snap *model.Snapshot) (SyncResult, error) {
-	d, err := b.Desired(snap)
+	s, err := b.settingsNow()
 	if err != nil {
 		return SyncResult{}, fmt.Errorf("ipvs sync: %w", err)
 	}
 	full := b.written == nil
+	d, _ := b.state.update(snap, s, !full && b.applied != nil)
 	a, err := b.kernelState(d)
 	if err != nil {
 		return SyncResult{Full: full}, fmt.Errorf("ipvs sync: reading the kernel: %w", err)

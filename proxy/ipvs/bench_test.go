@@ -132,22 +132,10 @@ func BenchmarkSyncAtScaleFakeKernel(b *testing.B) {
 		b.Fatal(err)
 	}
 	run := func(b *testing.B, next func(i int) *model.Snapshot, before func()) {
-		b.ReportAllocs()
-		msgs, i := 0, 0
-		cpu := processCPU(b)
-		for b.Loop() {
+		runSyncs(b, func(i int) (SyncResult, error) {
 			before()
-			res, err := be.Sync(next(i))
-			if err != nil {
-				b.Fatal(err)
-			}
-			msgs += res.Kernel.Total()
-			i++
-		}
-		b.ReportMetric(float64(msgs)/float64(i), "msgs/sync")
-		// On a busy machine ns/op is wall time shared with others; the
-		// process's CPU time per sync is what the sync costs.
-		b.ReportMetric(float64(processCPU(b)-cpu)/float64(time.Millisecond)/float64(i), "cpu-ms/sync")
+			return be.Sync(next(i))
+		})
 	}
 	nothing := func() {}
 	b.Run("unchanged", func(b *testing.B) {
@@ -164,6 +152,27 @@ func BenchmarkSyncAtScaleFakeKernel(b *testing.B) {
 	b.Run("full", func(b *testing.B) {
 		run(b, func(int) *model.Snapshot { return snap }, be.ForceFullSync)
 	})
+}
+
+// runSyncs runs sync in the benchmark loop (i counting from 0) and reports
+// the kernel calls per sync (msgs/sync) and the process's CPU time per
+// sync besides the time.
+func runSyncs(b *testing.B, sync func(i int) (SyncResult, error)) {
+	b.ReportAllocs()
+	msgs, i := 0, 0
+	cpu := processCPU(b)
+	for b.Loop() {
+		res, err := sync(i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs += res.Kernel.Total()
+		i++
+	}
+	b.ReportMetric(float64(msgs)/float64(i), "msgs/sync")
+	// On a busy machine ns/op is wall time shared with others; the
+	// process's CPU time per sync is what the sync costs.
+	b.ReportMetric(float64(processCPU(b)-cpu)/float64(time.Millisecond)/float64(i), "cpu-ms/sync")
 }
 
 // processCPU is the CPU time (user and system) the process has used.

@@ -13,19 +13,37 @@ import (
 	"github.com/svclab/svclab/proxy/model"
 )
 
-// computer accumulates one Compute call.
+// piece is what one service port asks for: Compute is the union of the
+// pieces of every service port, and a partial sync recomputes only the
+// pieces of the service ports that changed (state.go).
+type piece struct {
+	sp *model.ServicePort
+	// vss are its virtual servers, each key once (the first wins).
+	vss []DesiredVirtualServer
+	// entries are its ipset members, a name repeated when asked twice.
+	entries []setEntry
+	// binds are the addresses it binds to kube-ipvs0, maybe repeated.
+	binds []netip.Addr
+	// noNodeAccess are load balancer IP:ports whose source ranges leave
+	// the node out (KUBE-IPVS-OUT-FILTER drops).
+	noNodeAccess []kernel.Entry
+}
+
+// setEntry is one member of the ipset at index set of Sets.
+type setEntry struct {
+	set   int
+	entry string
+}
+
+// computer computes pieces with one set of Settings.
 type computer struct {
 	s        *Settings
 	sched    string
 	nodePort []netip.Addr
+}
 
-	entries [][]string // per Sets index
-	bind    map[netip.Addr]bool
-	vs      map[string]int // VirtualServer.Key → index in out
-	out     []DesiredVirtualServer
-	// noNodeAccess are load balancer IP:ports whose source ranges leave
-	// the node out (KUBE-IPVS-OUT-FILTER drops).
-	noNodeAccess []kernel.Entry
+func newComputer(s *Settings) *computer {
+	return &computer{s: s, sched: s.scheduler(), nodePort: s.nodePortIPs()}
 }
 
 // Compute returns the kernel state for snap. It is a pure function: the
@@ -54,53 +72,12 @@ type computer struct {
 // claiming the same virtual server (an external IP listed twice) share the
 // first one's real servers.
 func Compute(snap *model.Snapshot, s Settings) *Desired {
-	c := &computer{
-		s:        &s,
-		sched:    s.scheduler(),
-		nodePort: s.nodePortIPs(),
-		entries:  make([][]string, len(Sets)),
-		bind:     map[netip.Addr]bool{},
-		vs:       map[string]int{},
-	}
-	d := &Desired{Family: s.Family}
-	if snap != nil {
-		for _, sp := range snap.ServicePorts {
-			c.servicePort(sp)
-			d.ServicePorts++
-			d.Endpoints += len(sp.Endpoints)
-		}
-	}
-	for a := range c.bind {
-		d.Addresses = append(d.Addresses, a)
-		c.add(SetIPVSIPs, a.String())
-	}
-	slices.SortFunc(d.Addresses, netip.Addr.Compare)
-
-	slices.SortFunc(c.out, func(a, b DesiredVirtualServer) int {
-		if x := a.Address.Compare(b.Address); x != 0 {
-			return x
-		}
-		if x := cmp.Compare(a.Protocol, b.Protocol); x != 0 {
-			return x
-		}
-		return cmp.Compare(a.Port, b.Port)
-	})
-	d.VirtualServers = c.out
-
-	d.Sets = make([]DesiredSet, len(Sets))
-	for i, spec := range setsOf(s.Family) {
-		e := c.entries[i]
-		slices.Sort(e)
-		d.Sets[i] = DesiredSet{SetSpec: spec, Entries: slices.Compact(e)}
-	}
-	d.IPTables = renderRules(&s, d, c.noNodeAccess)
-	d.Jumps = jumpRules
-	return d
+	var st desiredState
+	return st.computeAll(snap, s)
 }
 
-func (c *computer) add(set, entry string) {
-	i := setIndex[set]
-	c.entries[i] = append(c.entries[i], entry)
+func (p *piece) add(set, entry string) {
+	p.entries = append(p.entries, setEntry{setIndex[set], entry})
 }
 
 // setNet is a network as `ipset list` writes it in a hash:ip,port,net
@@ -117,13 +94,16 @@ func ipPort(ip netip.Addr, proto string, port int32) string {
 	return ip.String() + "," + proto + ":" + strconv.Itoa(int(port))
 }
 
-func (c *computer) servicePort(sp *model.ServicePort) {
+// piece computes what sp asks for. Upstream: the body of
+// syncProxyRules' loop over the service ports.
+func (c *computer) piece(sp *model.ServicePort) *piece {
+	p := &piece{sp: sp}
 	proto := strings.ToLower(string(sp.Protocol))
 	name := sp.Name.String()
 
 	for _, ep := range sp.Endpoints {
 		if ep.IsLocal {
-			c.add(SetLoopBack, ipPort(ep.IP, proto, ep.Port)+","+ep.IP.String())
+			p.add(SetLoopBack, ipPort(ep.IP, proto, ep.Port)+","+ep.IP.String())
 		}
 	}
 
@@ -135,33 +115,33 @@ func (c *computer) servicePort(sp *model.ServicePort) {
 		return cluster
 	}
 
-	c.add(SetClusterIP, ipPort(sp.ClusterIP, proto, sp.Port))
-	c.virtualServer(sp, name, sp.ClusterIP, sp.Port, pick(sp.InternalPolicyLocal))
-	c.bind[sp.ClusterIP] = true
+	p.add(SetClusterIP, ipPort(sp.ClusterIP, proto, sp.Port))
+	c.virtualServer(p, name, sp.ClusterIP, sp.Port, pick(sp.InternalPolicyLocal))
+	p.binds = append(p.binds, sp.ClusterIP)
 
 	for _, ip := range sp.ExternalIPs {
 		if sp.ExternalPolicyLocal {
-			c.add(SetExternalIPLocal, ipPort(ip, proto, sp.Port))
+			p.add(SetExternalIPLocal, ipPort(ip, proto, sp.Port))
 		} else {
-			c.add(SetExternalIP, ipPort(ip, proto, sp.Port))
+			p.add(SetExternalIP, ipPort(ip, proto, sp.Port))
 		}
-		c.virtualServer(sp, name, ip, sp.Port, pick(sp.ExternalPolicyLocal))
+		c.virtualServer(p, name, ip, sp.Port, pick(sp.ExternalPolicyLocal))
 		if !c.s.isNodeAddress(ip) {
-			c.bind[ip] = true
+			p.binds = append(p.binds, ip)
 		}
 	}
 
 	for _, ip := range sp.LoadBalancerVIPs {
 		entry := ipPort(ip, proto, sp.Port)
-		c.add(SetLoadBalancer, entry)
+		p.add(SetLoadBalancer, entry)
 		if sp.ExternalPolicyLocal {
-			c.add(SetLoadBalancerLocal, entry)
+			p.add(SetLoadBalancerLocal, entry)
 		}
 		if len(sp.LoadBalancerSourceRanges) > 0 {
-			c.add(SetLoadBalancerFW, entry)
+			p.add(SetLoadBalancerFW, entry)
 			allowFromNode := false
 			for _, cidr := range sp.LoadBalancerSourceRanges {
-				c.add(SetLoadBalancerSourceCIDR, entry+","+setNet(cidr))
+				p.add(SetLoadBalancerSourceCIDR, entry+","+setNet(cidr))
 				if c.s.NodeIP.IsValid() && cidr.Contains(c.s.NodeIP) {
 					allowFromNode = true
 				}
@@ -169,20 +149,20 @@ func (c *computer) servicePort(sp *model.ServicePort) {
 			if allowFromNode {
 				// The node reaches its own load balancer IP through a
 				// local route, with that IP as the source.
-				c.add(SetLoadBalancerSourceIP, entry+","+ip.String())
+				p.add(SetLoadBalancerSourceIP, entry+","+ip.String())
 			} else {
-				c.noNodeAccess = append(c.noNodeAccess, kernel.Entry{IP: ip, Protocol: kernel.Protocol(sp.Protocol), Port: uint16(sp.Port)})
+				p.noNodeAccess = append(p.noNodeAccess, kernel.Entry{IP: ip, Protocol: kernel.Protocol(sp.Protocol), Port: uint16(sp.Port)})
 			}
 		}
-		c.virtualServer(sp, name, ip, sp.Port, pick(sp.ExternalPolicyLocal))
+		c.virtualServer(p, name, ip, sp.Port, pick(sp.ExternalPolicyLocal))
 		if !c.s.isNodeAddress(ip) {
-			c.bind[ip] = true
+			p.binds = append(p.binds, ip)
 		}
 	}
 
 	if sp.NodePort != 0 {
 		if len(c.nodePort) == 0 {
-			return
+			return p
 		}
 		var set, localSet string
 		var entries []string
@@ -200,24 +180,26 @@ func (c *computer) servicePort(sp *model.ServicePort) {
 			}
 		}
 		for _, e := range entries {
-			c.add(set, e)
+			p.add(set, e)
 			if sp.ExternalPolicyLocal {
-				c.add(localSet, e)
+				p.add(localSet, e)
 			}
 		}
 		for _, ip := range c.nodePort {
-			c.virtualServer(sp, name, ip, sp.NodePort, pick(sp.ExternalPolicyLocal))
+			c.virtualServer(p, name, ip, sp.NodePort, pick(sp.ExternalPolicyLocal))
 		}
 	}
 
 	if sp.HealthCheckNodePort != 0 {
-		c.add(SetHealthCheckNodePort, strconv.Itoa(int(sp.HealthCheckNodePort)))
+		p.add(SetHealthCheckNodePort, strconv.Itoa(int(sp.HealthCheckNodePort)))
 	}
+	return p
 }
 
 // virtualServer adds one IPVS service. Upstream: the VirtualServer literals
 // of syncProxyRules and syncEndpoint.
-func (c *computer) virtualServer(sp *model.ServicePort, name string, ip netip.Addr, port int32, eps []model.Endpoint) {
+func (c *computer) virtualServer(p *piece, name string, ip netip.Addr, port int32, eps []model.Endpoint) {
+	sp := p.sp
 	vs := kernel.VirtualServer{
 		Address:   ip,
 		Protocol:  kernel.Protocol(sp.Protocol),
@@ -231,8 +213,7 @@ func (c *computer) virtualServer(sp *model.ServicePort, name string, ip netip.Ad
 	if c.sched == "mh" {
 		vs.Flags |= kernel.FlagSourceHash
 	}
-	key := vs.Key()
-	if _, dup := c.vs[key]; dup {
+	if slices.ContainsFunc(p.vss, func(d DesiredVirtualServer) bool { return d.SameKey(vs) }) {
 		return
 	}
 	rss := make([]kernel.RealServer, 0, len(eps))
@@ -245,8 +226,19 @@ func (c *computer) virtualServer(sp *model.ServicePort, name string, ip netip.Ad
 	}
 	slices.SortFunc(rss, compareRealServers)
 	rss = slices.CompactFunc(rss, kernel.RealServer.SameKey)
-	c.vs[key] = len(c.out)
-	c.out = append(c.out, DesiredVirtualServer{VirtualServer: vs, Service: name, RealServers: rss})
+	p.vss = append(p.vss, DesiredVirtualServer{VirtualServer: vs, Service: name, RealServers: rss})
+}
+
+// compareVirtualServers is the order of Desired.VirtualServers: by
+// address, protocol and port.
+func compareVirtualServers(a, b DesiredVirtualServer) int {
+	if x := a.Address.Compare(b.Address); x != 0 {
+		return x
+	}
+	if x := cmp.Compare(a.Protocol, b.Protocol); x != 0 {
+		return x
+	}
+	return cmp.Compare(a.Port, b.Port)
 }
 
 func compareRealServers(a, b kernel.RealServer) int {
