@@ -43,6 +43,9 @@ type Backend struct {
 	// partial sync recomputes only the service ports that changed
 	// (state.go); reset with written.
 	state desiredState
+	// draining are the virtual servers of written with a destination
+	// being drained, which a partial sync looks at besides what changed.
+	draining draining
 }
 
 // SyncResult describes one Sync.
@@ -212,7 +215,7 @@ func (b *Backend) settingsNow() (Settings, error) {
 // the desired state from every service port (the loop's periodic full
 // sync: proxy.FullSyncer).
 func (b *Backend) ForceFullSync() {
-	b.applied, b.written = nil, nil
+	b.applied, b.written, b.draining = nil, nil, nil
 	b.state.reset()
 }
 
@@ -244,12 +247,11 @@ func (b *Backend) sync(snap *model.Snapshot) (SyncResult, error) {
 		return SyncResult{}, fmt.Errorf("ipvs sync: %w", err)
 	}
 	full := b.written == nil
-	d, _ := b.state.update(snap, s, !full && b.applied != nil)
-	a, err := b.kernelState(d)
+	d, ch := b.state.update(snap, s, !full && b.applied != nil)
+	a, plan, looked, err := b.plan(d, ch)
 	if err != nil {
 		return SyncResult{Full: full}, fmt.Errorf("ipvs sync: reading the kernel: %w", err)
 	}
-	plan := Diff(d, a, DiffOptions{ExcludeCIDRs: b.opts.ExcludeCIDRs, AppliedIPTables: b.applied})
 	for _, op := range plan {
 		b.log.Debug("ipvs sync", "op", op.String())
 	}
@@ -264,7 +266,27 @@ func (b *Backend) sync(snap *model.Snapshot) (SyncResult, error) {
 	}
 	a.record(plan, d)
 	b.written, b.applied = a, d.IPTables
+	b.draining = b.draining.update(a, looked, ch)
 	return out, nil
+}
+
+// plan knows the kernel's state and diffs d with it. When d was patched
+// (ch not nil) only what ch touched and the draining virtual servers are
+// read again and diffed (diffPartial); otherwise all of d is. looked are
+// the virtual servers of d it looked at.
+func (b *Backend) plan(d *Desired, ch *change) (a *Actual, plan Plan, looked []DesiredVirtualServer, err error) {
+	opts := DiffOptions{ExcludeCIDRs: b.opts.ExcludeCIDRs, AppliedIPTables: b.applied}
+	if ch == nil {
+		if a, err = b.kernelState(d); err != nil {
+			return nil, nil, nil, err
+		}
+		return a, Diff(d, a, opts), d.VirtualServers, nil
+	}
+	a, looked = b.written, b.state.candidates(ch, b.draining)
+	if err := a.refreshDrainingOf(b.k, looked); err != nil {
+		return nil, nil, nil, err
+	}
+	return a, b.state.diffPartial(d, a, opts, ch, looked), looked, nil
 }
 
 // kernelState is what Diff compares d with: the whole kernel read on a

@@ -61,23 +61,8 @@ func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 	actual := a.index()
 	wanted := make(map[vsKey]bool, len(d.VirtualServers))
 	for _, dvs := range d.VirtualServers {
-		key := keyOf(dvs.VirtualServer)
-		wanted[key] = true
-		var avs *ActualVirtualServer
-		if i, ok := actual[key]; ok {
-			avs = &a.VirtualServers[i]
-		}
-		switch {
-		case avs == nil:
-			p = append(p, Op{Kind: OpAddVirtualServer, VS: dvs.VirtualServer})
-		case avs.Scheduler != dvs.Scheduler || avs.Flags != dvs.Flags || avs.Timeout != dvs.Timeout:
-			p = append(p, Op{Kind: OpUpdateVirtualServer, VS: dvs.VirtualServer})
-		}
-		var have []kernel.RealServer
-		if avs != nil {
-			have = avs.RealServers
-		}
-		p = diffRealServers(p, dvs.VirtualServer, dvs.RealServers, have)
+		wanted[keyOf(dvs.VirtualServer)] = true
+		p = diffVirtualServer(p, dvs, a, actual)
 	}
 
 	for _, addr := range d.Addresses {
@@ -118,6 +103,26 @@ func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 		p = append(p, Op{Kind: OpDeleteVirtualServer, VS: avs.VirtualServer})
 	}
 	return p
+}
+
+// diffVirtualServer appends the ops that make the virtual server of dvs
+// in a, indexed by actual, what dvs asks for.
+func diffVirtualServer(p Plan, dvs DesiredVirtualServer, a *Actual, actual map[vsKey]int) Plan {
+	var avs *ActualVirtualServer
+	if i, ok := actual[keyOf(dvs.VirtualServer)]; ok {
+		avs = &a.VirtualServers[i]
+	}
+	switch {
+	case avs == nil:
+		p = append(p, Op{Kind: OpAddVirtualServer, VS: dvs.VirtualServer})
+	case avs.Scheduler != dvs.Scheduler || avs.Flags != dvs.Flags || avs.Timeout != dvs.Timeout:
+		p = append(p, Op{Kind: OpUpdateVirtualServer, VS: dvs.VirtualServer})
+	}
+	var have []kernel.RealServer
+	if avs != nil {
+		have = avs.RealServers
+	}
+	return diffRealServers(p, dvs.VirtualServer, dvs.RealServers, have)
 }
 
 // diffRealServers appends the ops that give vs the real servers want.

@@ -98,8 +98,14 @@ func (a *Actual) deleteVirtualServer(i int) {
 // servers of the destinations on its list, and the one of a destination
 // it is about to delete.
 func (a *Actual) refreshDraining(k kernel.IPVS, d *Desired) error {
+	return a.refreshDrainingOf(k, d.VirtualServers)
+}
+
+// refreshDrainingOf is refreshDraining looking only at the virtual servers
+// dvss: a partial sync's candidates (diffPartial).
+func (a *Actual) refreshDrainingOf(k kernel.IPVS, dvss []DesiredVirtualServer) error {
 	idx := a.index()
-	for _, dvs := range d.VirtualServers {
+	for _, dvs := range dvss {
 		if !gracefulTerminationNeeded(dvs.Protocol) {
 			continue
 		}
