@@ -23,15 +23,17 @@ func newBenchSync() *cobra.Command {
 	var (
 		mode, output, program, ipt  string
 		services, endpoints, rounds int
+		fullResyncs                 int
 	)
 	cmd := &cobra.Command{
-		Use:   "sync --mode iptables|nftables|ipvs [--services N] [--endpoints E] [--changes K] [-o table|json]",
+		Use:   "sync --mode iptables|nftables|ipvs [--services N] [--endpoints E] [--changes K] [--full-resyncs F] [-o table|json]",
 		Short: "Time svclab's proxy and upstream kube-proxy's, same mode, from an event to the change in the kernel",
 		Long: "Runs svclab's proxy and upstream kube-proxy v1.36.4's proxier of the same mode, each in a process " +
 			"and a network namespace of its own, against the real kernel (iptables-restore, nft), fed the same generated " +
 			"cluster (N ClusterIP Services of E endpoints each, every tenth a NodePort), one step after the other, " +
 			"the side that goes first alternating (--iptables legacy|nft makes both run that backend's iptables): the cold sync, then --changes times each of one endpoint changed, " +
-			"one Service added and nothing changed (an update that changes nothing). Each is timed from the event to " +
+			"one Service added and nothing changed (an update that changes nothing), and --full-resyncs times the hourly full resync " +
+			"(svclab's forced full sync; upstream's forceSyncProxyRules, a plain sync for its IPVS proxier). Each is timed from the event to " +
 			"the change seen in the kernel (iptables -t nat -S of its chain, nft list chain or nft get element): p50 " +
 			"and p95, the programs each proxy ran per sync, and each process's RSS and Go heap. The measurement is " +
 			"the program " + benchSyncProgram + " (tools/upstream: it links k8s.io/kubernetes, which svclab does not): " +
@@ -50,7 +52,7 @@ func newBenchSync() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			run := exec.Command(path, benchSyncArgs(mode, services, endpoints, rounds, ipt, output)...)
+			run := exec.Command(path, benchSyncArgs(mode, services, endpoints, rounds, fullResyncs, ipt, output)...)
 			run.Stdout, run.Stderr = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			if err := run.Run(); err != nil {
 				return fmt.Errorf("bench sync: %s: %w", path, err)
@@ -63,6 +65,7 @@ func newBenchSync() *cobra.Command {
 	f.IntVar(&services, "services", 0, "Services in the generated cluster (0: "+benchSyncProgram+"'s default, 10000; 1000 for ipvs, emulated in the VM)")
 	f.IntVar(&endpoints, "endpoints", 10, "endpoints per Service")
 	f.IntVar(&rounds, "changes", 20, "changes of each kind timed (p50 and p95 over them)")
+	f.IntVar(&fullResyncs, "full-resyncs", 3, "hourly full resyncs timed, nothing changed (a minute or more each at 10,000 Services)")
 	f.StringVar(&ipt, "iptables", "", "iptables mode's binaries, for both sides: the host's (default), legacy or nft")
 	f.StringVarP(&output, "output", "o", "table", "table or json")
 	f.StringVar(&program, "program", "", "the "+benchSyncProgram+" to run (default: the one next to svclab)")
@@ -71,9 +74,9 @@ func newBenchSync() *cobra.Command {
 
 // benchSyncArgs are the flags `svclab bench sync` passes on to
 // benchSyncProgram; --services 0 leaves the mode's default to it.
-func benchSyncArgs(mode string, services, endpoints, changes int, iptables, output string) []string {
+func benchSyncArgs(mode string, services, endpoints, changes, fullResyncs int, iptables, output string) []string {
 	return []string{"--mode", mode, "--services", strconv.Itoa(services), "--endpoints", strconv.Itoa(endpoints),
-		"--changes", strconv.Itoa(changes), "--iptables", iptables, "-o", output}
+		"--changes", strconv.Itoa(changes), "--full-resyncs", strconv.Itoa(fullResyncs), "--iptables", iptables, "-o", output}
 }
 
 // benchSyncPath is --program, or benchSyncProgram next to this binary.

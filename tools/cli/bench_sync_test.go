@@ -10,16 +10,17 @@ import (
 // as they were given, and --services left out is 0, the program's
 // default for the mode (1000 for ipvs).
 func TestBenchSyncPassesItsFlagsOn(t *testing.T) {
-	cmd := parsed(t, "bench", "sync", "--mode", "ipvs", "--endpoints", "2", "--changes", "3", "-o", "json")
+	cmd := parsed(t, "bench", "sync", "--mode", "ipvs", "--endpoints", "2", "--changes", "3", "--full-resyncs", "1", "-o", "json")
 	f := cmd.Flags()
 	mode, _ := f.GetString("mode")
 	services, _ := f.GetInt("services")
 	endpoints, _ := f.GetInt("endpoints")
 	changes, _ := f.GetInt("changes")
+	fullResyncs, _ := f.GetInt("full-resyncs")
 	ipt, _ := f.GetString("iptables")
 	output, _ := f.GetString("output")
-	got := benchSyncArgs(mode, services, endpoints, changes, ipt, output)
-	want := []string{"--mode", "ipvs", "--services", "0", "--endpoints", "2", "--changes", "3", "--iptables", "", "-o", "json"}
+	got := benchSyncArgs(mode, services, endpoints, changes, fullResyncs, ipt, output)
+	want := []string{"--mode", "ipvs", "--services", "0", "--endpoints", "2", "--changes", "3", "--full-resyncs", "1", "--iptables", "", "-o", "json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("args = %q, want %q", got, want)
 	}

@@ -23,6 +23,11 @@ type SyncBenchOptions struct {
 	Endpoints int
 	// Changes is how many of each change are timed (≥ 20 for a p95).
 	Changes int
+	// FullResyncs is how many hourly full resyncs are timed, one in each
+	// of the first rounds (0: none). A full resync at 10,000 Services
+	// takes each side a minute or more in the kernel, so it gets a few
+	// samples, not Changes.
+	FullResyncs int
 	// IPTables picks the iptables binaries both sides run in iptables
 	// mode: "" (the host's iptables, as upstream), "legacy" or "nft".
 	IPTables string
@@ -115,8 +120,8 @@ var syncSides = []string{SideSvclab, SideUpstream}
 // RunSyncBench starts one worker per side, each in a network namespace of
 // its own, and takes them through the same steps, interleaved (the side
 // that goes first alternates): the cold sync, then Changes rounds of one
-// endpoint changed, one Service added, nothing changed and the hourly full
-// resync. IPVS on a kernel without it runs in svclab's VM, this program
+// endpoint changed, one Service added and nothing changed, and in the
+// first FullResyncs of them the hourly full resync. IPVS on a kernel without it runs in svclab's VM, this program
 // again inside (runSyncBenchInVM).
 func RunSyncBench(opts SyncBenchOptions) (*SyncBenchResult, error) {
 	if err := checkSyncBenchOptions(opts); err != nil {
@@ -140,6 +145,9 @@ func checkSyncBenchOptions(opts SyncBenchOptions) error {
 	}
 	if opts.Services < 1 || opts.Endpoints < 1 || opts.Changes < 1 {
 		return errors.New("--services, --endpoints and --changes must be at least 1")
+	}
+	if opts.FullResyncs < 0 || opts.FullResyncs > opts.Changes {
+		return errors.New("--full-resyncs must be between 0 and --changes")
 	}
 	return nil
 }
@@ -170,7 +178,11 @@ func runSyncBenchHere(opts SyncBenchOptions) (*SyncBenchResult, error) {
 	res := &SyncBenchResult{Mode: opts.Mode, Services: opts.Services, Endpoints: opts.Endpoints, Changes: opts.Changes,
 		IPTables: opts.IPTables, Upstream: UpstreamRelease, Memory: map[string]*sideMemory{}}
 	steps := map[string]*StepResult{}
-	for _, name := range []string{StepCold, StepEndpoint, StepService, StepNoop, StepFull} {
+	names := []string{StepCold, StepEndpoint, StepService, StepNoop}
+	if opts.FullResyncs > 0 {
+		names = append(names, StepFull)
+	}
+	for _, name := range names {
 		steps[name] = &StepResult{Step: name, Sides: map[string]*SideStats{SideSvclab: {}, SideUpstream: {}}}
 		res.Steps = append(res.Steps, *steps[name])
 	}
@@ -199,6 +211,9 @@ func runSyncBenchHere(opts SyncBenchOptions) (*SyncBenchResult, error) {
 		for _, s := range []struct {
 			step, op string
 		}{{StepEndpoint, opEndpoint}, {StepService, opService}, {StepNoop, opNoop}, {StepFull, opFull}} {
+			if s.step == StepFull && k >= opts.FullResyncs {
+				continue
+			}
 			if err := run(k, s.step, syncRequest{Op: s.op, K: k}); err != nil {
 				return nil, err
 			}

@@ -37,7 +37,7 @@ func TestSyncBenchGuestProcess(t *testing.T) {
 		t.Skip("runs only as the in-VM sync benchmark")
 	}
 	useTestWorkers(t)
-	res, err := RunSyncBench(SyncBenchOptions{Mode: ModeIPVS, Services: sizes[0], Endpoints: sizes[1], Changes: sizes[2], Progress: os.Stderr})
+	res, err := RunSyncBench(SyncBenchOptions{Mode: ModeIPVS, Services: sizes[0], Endpoints: sizes[1], Changes: sizes[2], FullResyncs: sizes[2], Progress: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestIntegrationSyncBenchIPVSInVM(t *testing.T) {
 			map[string]string{syncGuestEnv: fmt.Sprintf("%d %d %d", services, endpoints, changes)}, err
 	}
 	useTestWorkers(t)
-	res, err := RunSyncBench(SyncBenchOptions{Mode: ModeIPVS, Services: services, Endpoints: endpoints, Changes: changes, Progress: testWriter{t}})
+	res, err := RunSyncBench(SyncBenchOptions{Mode: ModeIPVS, Services: services, Endpoints: endpoints, Changes: changes, FullResyncs: changes, Progress: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +144,7 @@ func TestSyncBenchOptionsAreCheckedFirst(t *testing.T) {
 		{SyncBenchOptions{Mode: "userspace", Services: 1, Endpoints: 1, Changes: 1}, `--mode "userspace": iptables, nftables or ipvs`},
 		{SyncBenchOptions{Mode: ModeIPVS, Services: 0, Endpoints: 1, Changes: 1}, "must be at least 1"},
 		{SyncBenchOptions{Mode: ModeIPVS, Services: 1, Endpoints: 1, Changes: 0}, "must be at least 1"},
+		{SyncBenchOptions{Mode: ModeIPVS, Services: 1, Endpoints: 1, Changes: 1, FullResyncs: 2}, "--full-resyncs must be between 0 and --changes"},
 	} {
 		err := checkSyncBenchOptions(c.opts)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -166,8 +167,8 @@ func TestIPVSDefaultsToFewerServices(t *testing.T) {
 // TestTheGuestRunsTheSameOptions: the program in the VM gets the options
 // given, answers in JSON, and is quiet unless progress is wanted.
 func TestTheGuestRunsTheSameOptions(t *testing.T) {
-	opts := SyncBenchOptions{Mode: ModeIPVS, Services: 1000, Endpoints: 10, Changes: 20, IPTables: "legacy"}
-	want := []string{"--mode", "ipvs", "--services", "1000", "--endpoints", "10", "--changes", "20", "--iptables", "legacy", "-o", "json", "--quiet"}
+	opts := SyncBenchOptions{Mode: ModeIPVS, Services: 1000, Endpoints: 10, Changes: 20, FullResyncs: 3, IPTables: "legacy"}
+	want := []string{"--mode", "ipvs", "--services", "1000", "--endpoints", "10", "--changes", "20", "--full-resyncs", "3", "--iptables", "legacy", "-o", "json", "--quiet"}
 	if got := syncBenchFlags(opts); !slices.Equal(got, want) {
 		t.Errorf("flags = %q, want %q", got, want)
 	}

@@ -52,7 +52,7 @@ func TestIntegrationSyncBenchSeesEveryChangeInTheKernel(t *testing.T) {
 	useTestWorkers(t)
 	for _, mode := range []string{ModeIPTables, ModeNFTables} {
 		t.Run(mode, func(t *testing.T) {
-			res, err := RunSyncBench(SyncBenchOptions{Mode: mode, Services: 30, Endpoints: 2, Changes: 2})
+			res, err := RunSyncBench(SyncBenchOptions{Mode: mode, Services: 30, Endpoints: 2, Changes: 2, FullResyncs: 2})
 			if err != nil {
 				t.Fatal(err)
 			}

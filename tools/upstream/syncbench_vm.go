@@ -43,6 +43,7 @@ var syncBenchGuestCommand = func(opts SyncBenchOptions) (argv []string, env map[
 func syncBenchFlags(opts SyncBenchOptions) []string {
 	flags := []string{"--mode", opts.Mode, "--services", strconv.Itoa(opts.Services),
 		"--endpoints", strconv.Itoa(opts.Endpoints), "--changes", strconv.Itoa(opts.Changes),
+		"--full-resyncs", strconv.Itoa(opts.FullResyncs),
 		"--iptables", opts.IPTables, "-o", "json"}
 	if opts.Progress == nil {
 		flags = append(flags, "--quiet")

@@ -7,7 +7,7 @@
 // k8s.io/kubernetes, which the svclab binary must not: `make bench-sync`
 // builds it next to svclab, and `svclab bench sync` runs it.
 //
-//	svclab-bench-sync --mode iptables|nftables|ipvs --services N --endpoints E [--changes K] [--iptables legacy|nft] [-o table|json]
+//	svclab-bench-sync --mode iptables|nftables|ipvs --services N --endpoints E [--changes K] [--full-resyncs F] [--iptables legacy|nft] [-o table|json]
 package main
 
 import (
@@ -34,6 +34,7 @@ func main() {
 		upstream.DefaultSyncServices, upstream.DefaultIPVSSyncServices))
 	flag.IntVar(&opts.Endpoints, "endpoints", 10, "endpoints per Service")
 	flag.IntVar(&opts.Changes, "changes", 20, "changes of each kind timed (p50 and p95 over them)")
+	flag.IntVar(&opts.FullResyncs, "full-resyncs", 3, "hourly full resyncs timed, nothing changed (a minute or more each at 10,000 Services)")
 	flag.StringVar(&opts.IPTables, "iptables", "", "iptables mode's binaries for both sides: the host's (default), legacy or nft")
 	flag.StringVar(&output, "o", "table", "table or json")
 	flag.BoolVar(&quiet, "quiet", false, "no progress on stderr")
