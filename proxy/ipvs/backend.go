@@ -266,7 +266,11 @@ func (b *Backend) sync(snap *model.Snapshot) (SyncResult, error) {
 	}
 	a.record(plan, d)
 	b.written, b.applied = a, d.IPTables
-	b.draining = b.draining.update(a, looked, ch)
+	if b.state.patchable() {
+		b.draining = b.draining.update(a, looked, ch)
+	} else {
+		b.draining = nil // no partial sync next: nothing to keep
+	}
 	return out, nil
 }
 

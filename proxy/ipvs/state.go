@@ -63,13 +63,17 @@ type change struct {
 // reset forgets everything: the next update computes in full.
 func (st *desiredState) reset() { *st = desiredState{} }
 
+// patchable says the next update may patch: the state is of a snapshot
+// with StablePointers, and no virtual server is claimed twice.
+func (st *desiredState) patchable() bool { return st.d != nil && st.stable && st.shadowed == 0 }
+
 // update returns the Desired for snap with settings s, and what changed
 // since the previous one. When patching is allowed, the previous Desired
 // was of the same settings and a snapshot keeping the Tracker's promise as
 // snap does, it patches; otherwise it computes in full and the change is
 // nil.
 func (st *desiredState) update(snap *model.Snapshot, s Settings, patch bool) (*Desired, *change) {
-	if patch && st.d != nil && st.stable && snap.StablePointers && st.shadowed == 0 && reflect.DeepEqual(st.s, s) {
+	if patch && st.patchable() && snap.StablePointers && reflect.DeepEqual(st.s, s) {
 		if ch, ok := st.patch(snap); ok {
 			d := st.assemble(ch)
 			st.d, st.prev = d, snap.ServicePorts
@@ -79,8 +83,14 @@ func (st *desiredState) update(snap *model.Snapshot, s Settings, patch bool) (*D
 	return st.computeAll(snap, s), nil
 }
 
-// computeAll starts over from snap: every service port is added.
+// computeAll starts over from snap. For a snapshot with StablePointers
+// every service port's piece is kept and counted, for the next update to
+// patch; any other is computed as a list (listAll), faster, and the next
+// update computes in full again.
 func (st *desiredState) computeAll(snap *model.Snapshot, s Settings) *Desired {
+	if snap == nil || !snap.StablePointers {
+		return st.listAll(snap, s)
+	}
 	*st = desiredState{s: s}
 	st.c = newComputer(&st.s)
 	st.pieces = map[model.ServicePortName]*piece{}
@@ -92,12 +102,10 @@ func (st *desiredState) computeAll(snap *model.Snapshot, s Settings) *Desired {
 	st.binds = map[netip.Addr]int{}
 	st.refusals = map[model.ServicePortName][]kernel.Entry{}
 	var refusals []kernel.Entry
-	if snap != nil {
-		st.stable, st.prev = snap.StablePointers, snap.ServicePorts
-		for _, sp := range snap.ServicePorts {
-			p := st.add(sp, nil)
-			refusals = append(refusals, p.noNodeAccess...)
-		}
+	st.stable, st.prev = true, snap.ServicePorts
+	for _, sp := range snap.ServicePorts {
+		p := st.add(sp, nil)
+		refusals = append(refusals, p.noNodeAccess...)
 	}
 	st.d = st.assembleAll(refusals)
 	return st.d

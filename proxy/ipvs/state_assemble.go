@@ -10,6 +10,54 @@ import (
 	"github.com/svclab/svclab/proxy/model"
 )
 
+// listAll is Compute without keeping anything for a patch: the pieces'
+// virtual servers (the first of each key wins), ipset members and
+// addresses are gathered in lists, sorted and made unique.
+func (st *desiredState) listAll(snap *model.Snapshot, s Settings) *Desired {
+	*st = desiredState{s: s}
+	st.c = newComputer(&st.s)
+	d := &Desired{Family: s.Family, Jumps: jumpRules}
+	entries := make([][]string, len(Sets))
+	seen := map[vsKey]struct{}{}
+	bound := map[netip.Addr]struct{}{}
+	var refusals []kernel.Entry
+	if snap != nil {
+		for _, sp := range snap.ServicePorts {
+			p := st.c.piece(sp)
+			d.ServicePorts++
+			d.Endpoints += len(sp.Endpoints)
+			for _, dvs := range p.vss {
+				k := keyOf(dvs.VirtualServer)
+				if _, dup := seen[k]; !dup {
+					seen[k] = struct{}{}
+					d.VirtualServers = append(d.VirtualServers, dvs)
+				}
+			}
+			for _, e := range p.entries {
+				entries[e.set] = append(entries[e.set], e.entry)
+			}
+			for _, a := range p.binds {
+				bound[a] = struct{}{}
+			}
+			refusals = append(refusals, p.noNodeAccess...)
+		}
+	}
+	slices.SortFunc(d.VirtualServers, compareVirtualServers)
+	d.Addresses = slices.SortedFunc(maps.Keys(bound), netip.Addr.Compare)
+	for _, a := range d.Addresses {
+		i := setIndex[SetIPVSIPs]
+		entries[i] = append(entries[i], a.String())
+	}
+	d.Sets = make([]DesiredSet, len(Sets))
+	for i, spec := range setsOf(s.Family) {
+		slices.Sort(entries[i])
+		d.Sets[i] = DesiredSet{SetSpec: spec, Entries: slices.Compact(entries[i])}
+	}
+	d.IPTables = renderRules(&st.s, d, refusals)
+	st.d = d
+	return d
+}
+
 // assembleAll makes the Desired of every counted piece; refusals are the
 // pieces' noNodeAccess in snapshot order.
 func (st *desiredState) assembleAll(refusals []kernel.Entry) *Desired {
