@@ -29,6 +29,12 @@
 //     re-reads only the destinations of virtual servers it drains, so a
 //     sync sends the kernel requests in proportion to what changed, where
 //     upstream reads every virtual server and its destinations each sync.
+//     In memory too: between full syncs the Backend keeps the desired
+//     state per service port (state.go), and for a model.Tracker's
+//     snapshot (model.Snapshot.StablePointers) recomputes only the service
+//     ports whose pointer changed and diffs only what they touched plus
+//     the virtual servers it drains (diff_partial.go), with the same result
+//     as Compute and Diff over everything.
 //
 // Cleanup removes what both kube-proxy modes leave in a node (kube-proxy
 // --cleanup), and FindLeftovers lists it.

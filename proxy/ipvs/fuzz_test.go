@@ -1,6 +1,7 @@
 package ipvs
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"testing"
@@ -58,7 +59,11 @@ func snapshotOf(family corev1.IPFamily, data []byte) *model.Snapshot {
 //   - every cluster IP is bound to kube-ipvs0 and has its virtual server;
 //   - the plan from an empty node applies without error (the iptables
 //     payload included), and diffing again gives an empty plan; the same
-//     for the change to the second state.
+//     for the change to the second state;
+//   - over a Tracker's snapshots of both inputs read as change steps
+//     (trackerSteps), the desired state a partial sync patches is
+//     Compute's (both families), and its plans are those of a full diff,
+//     with random connection counts draining destinations.
 func FuzzCompute(f *testing.F) {
 	modeltest.AddSeeds(f)
 	f.Fuzz(func(t *testing.T, o byte, first, second []byte) {
@@ -99,6 +104,16 @@ func FuzzCompute(f *testing.F) {
 		if rest := Diff(next, a, DiffOptions{AppliedIPTables: next.IPTables}); len(rest) != 0 {
 			t.Fatalf("the IPv6 proxier changed the IPv4 one's state:\n%s", rest)
 		}
+
+		// A Tracker fed both inputs as steps: partial syncs patch and
+		// plan as the full computation does.
+		steps := append(slices.Clone(first), second...)
+		checkStateMatchesCompute(t, corev1.IPv4Protocol, s, steps)
+		checkStateMatchesCompute(t, corev1.IPv6Protocol, s6, steps)
+		rng := rand.New(rand.NewPCG(uint64(o), 24))
+		checkPartialSyncsPlanAsFullOnes(t, Options{}, rng, func(check func(int, *model.Snapshot)) {
+			trackerSteps(corev1.IPv4Protocol, steps, 8, check)
+		})
 	})
 }
 
