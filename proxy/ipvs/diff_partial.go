@@ -28,7 +28,7 @@ type draining map[vsKey]struct{}
 func (st *desiredState) candidates(ch *change, dr draining) []DesiredVirtualServer {
 	var out []DesiredVirtualServer
 	for k := range ch.vss {
-		if claim := st.vss[k]; claim != nil {
+		if claim, ok := st.vss[k]; ok {
 			out = append(out, *claim.dvs)
 		}
 	}
@@ -36,7 +36,7 @@ func (st *desiredState) candidates(ch *change, dr draining) []DesiredVirtualServ
 		if _, touched := ch.vss[k]; touched {
 			continue
 		}
-		if claim := st.vss[k]; claim != nil {
+		if claim, ok := st.vss[k]; ok {
 			out = append(out, *claim.dvs)
 		}
 	}
@@ -121,7 +121,7 @@ func (st *desiredState) touchedEntries(ch *change, i int, addrs []netip.Addr) []
 func (st *desiredState) deleteUnwanted(p Plan, a *Actual, actual map[vsKey]int, o DiffOptions, ch *change) Plan {
 	var gone []int
 	for k := range ch.vss {
-		if st.vss[k] != nil || excluded(k.addr, o.ExcludeCIDRs) {
+		if _, wanted := st.vss[k]; wanted || excluded(k.addr, o.ExcludeCIDRs) {
 			continue
 		}
 		if i, ok := actual[k]; ok {

@@ -28,7 +28,7 @@ type desiredState struct {
 	prev   []*model.ServicePort
 	pieces map[model.ServicePortName]*piece
 
-	vss map[vsKey]*vsClaim
+	vss map[vsKey]vsClaim
 	// shadowed counts the virtual servers a second service port claims.
 	shadowed int
 	// entries counts, per Sets index, the pieces asking for each member.
@@ -93,13 +93,19 @@ func (st *desiredState) computeAll(snap *model.Snapshot, s Settings) *Desired {
 	}
 	*st = desiredState{s: s}
 	st.c = newComputer(&st.s)
-	st.pieces = map[model.ServicePortName]*piece{}
-	st.vss = map[vsKey]*vsClaim{}
+	// Sized for a service port with one virtual server, cluster IP and
+	// local endpoint each, as most have: growing maps of 10,000 entries
+	// step by step costs more than filling them.
+	n := len(snap.ServicePorts)
+	st.pieces = make(map[model.ServicePortName]*piece, n)
+	st.vss = make(map[vsKey]vsClaim, n)
 	st.entries = make([]map[string]int, len(Sets))
 	for i := range st.entries {
 		st.entries[i] = map[string]int{}
 	}
-	st.binds = map[netip.Addr]int{}
+	st.entries[setIndex[SetClusterIP]] = make(map[string]int, n)
+	st.entries[setIndex[SetLoopBack]] = make(map[string]int, n)
+	st.binds = make(map[netip.Addr]int, n)
 	st.refusals = map[model.ServicePortName][]kernel.Entry{}
 	var refusals []kernel.Entry
 	st.stable, st.prev = true, snap.ServicePorts
@@ -148,12 +154,13 @@ func (st *desiredState) add(sp *model.ServicePort, ch *change) *piece {
 		k := keyOf(p.vss[i].VirtualServer)
 		if claim, ok := st.vss[k]; ok {
 			claim.claims++
+			st.vss[k] = claim
 			st.shadowed++
 			if ch != nil {
 				ch.collided = true
 			}
 		} else {
-			st.vss[k] = &vsClaim{claims: 1, dvs: &p.vss[i]}
+			st.vss[k] = vsClaim{claims: 1, dvs: &p.vss[i]}
 		}
 		ch.touchVS(k)
 	}
@@ -184,6 +191,7 @@ func (st *desiredState) remove(name model.ServicePortName, ch *change) {
 		k := keyOf(p.vss[i].VirtualServer)
 		if claim := st.vss[k]; claim.claims > 1 {
 			claim.claims--
+			st.vss[k] = claim
 			st.shadowed--
 		} else {
 			delete(st.vss, k)

@@ -98,7 +98,8 @@ func (st *desiredState) assemble(ch *change) *Desired {
 		}
 		slices.SortFunc(touched, compareVirtualServers)
 		d.VirtualServers = patchSorted(old.VirtualServers, touched, compareVirtualServers, func(dvs DesiredVirtualServer) bool {
-			return st.vss[keyOf(dvs.VirtualServer)] != nil
+			_, ok := st.vss[keyOf(dvs.VirtualServer)]
+			return ok
 		})
 	}
 	if len(ch.addrs) > 0 {
@@ -131,7 +132,7 @@ func (st *desiredState) assemble(ch *change) *Desired {
 // virtualServerOrKey is the virtual server wanted at k, or one holding
 // only k's address, protocol and port when none is.
 func (st *desiredState) virtualServerOrKey(k vsKey) DesiredVirtualServer {
-	if claim := st.vss[k]; claim != nil {
+	if claim, ok := st.vss[k]; ok {
 		return *claim.dvs
 	}
 	return DesiredVirtualServer{VirtualServer: kernel.VirtualServer{Address: k.addr, Protocol: k.proto, Port: k.port}}
