@@ -16,7 +16,7 @@ func TestIntegrationsInVM(t *testing.T) {
 	}
 	out := vmtest.Run(t, vmtest.Options{Package: "./proxy/ipvs", Args: []string{"-test.run", "^TestIntegration[A-Z]", "-test.v"}})
 	for _, name := range []string{"TestIntegrationSync", "TestIntegrationSchedulerProbe", "TestIntegrationGracefulTermination",
-		"TestIntegrationCachedSync", "TestIntegrationCachedSyncAtScale",
+		"TestIntegrationCachedSync", "TestIntegrationCachedSyncAtScale", "TestIntegrationTrackerSync",
 		"TestIntegrationIPv6Sync", "TestIntegrationDualStackSync", "TestIntegrationIPv6Connection",
 		"TestIntegrationIPv6GracefulTermination"} {
 		if !strings.Contains(out, "--- PASS: "+name+" ") {
