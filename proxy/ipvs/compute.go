@@ -97,7 +97,14 @@ func ipPort(ip netip.Addr, proto string, port int32) string {
 // piece computes what sp asks for. Upstream: the body of
 // syncProxyRules' loop over the service ports.
 func (c *computer) piece(sp *model.ServicePort) *piece {
-	p := &piece{sp: sp}
+	p := &piece{}
+	c.fill(p, sp)
+	return p
+}
+
+// fill makes p what sp asks for, reusing its lists' memory.
+func (c *computer) fill(p *piece, sp *model.ServicePort) {
+	*p = piece{sp: sp, vss: p.vss[:0], entries: p.entries[:0], binds: p.binds[:0], noNodeAccess: p.noNodeAccess[:0]}
 	proto := strings.ToLower(string(sp.Protocol))
 	name := sp.Name.String()
 
@@ -162,7 +169,7 @@ func (c *computer) piece(sp *model.ServicePort) *piece {
 
 	if sp.NodePort != 0 {
 		if len(c.nodePort) == 0 {
-			return p
+			return
 		}
 		var set, localSet string
 		var entries []string
@@ -193,7 +200,7 @@ func (c *computer) piece(sp *model.ServicePort) *piece {
 	if sp.HealthCheckNodePort != 0 {
 		p.add(SetHealthCheckNodePort, strconv.Itoa(int(sp.HealthCheckNodePort)))
 	}
-	return p
+	return
 }
 
 // virtualServer adds one IPVS service. Upstream: the VirtualServer literals

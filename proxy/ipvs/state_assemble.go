@@ -22,8 +22,9 @@ func (st *desiredState) listAll(snap *model.Snapshot, s Settings) *Desired {
 	bound := map[netip.Addr]struct{}{}
 	var refusals []kernel.Entry
 	if snap != nil {
+		p := &piece{} // one for all: what it holds is copied out
 		for _, sp := range snap.ServicePorts {
-			p := st.c.piece(sp)
+			st.c.fill(p, sp)
 			d.ServicePorts++
 			d.Endpoints += len(sp.Endpoints)
 			for _, dvs := range p.vss {
