@@ -200,7 +200,6 @@ func (c *computer) fill(p *piece, sp *model.ServicePort) {
 	if sp.HealthCheckNodePort != 0 {
 		p.add(SetHealthCheckNodePort, strconv.Itoa(int(sp.HealthCheckNodePort)))
 	}
-	return
 }
 
 // virtualServer adds one IPVS service. Upstream: the VirtualServer literals
