@@ -12,6 +12,7 @@ import (
 	"github.com/svclab/svclab/internal/golden"
 	"github.com/svclab/svclab/proxy/ipvs/kernel/kerneltest"
 	"github.com/svclab/svclab/proxy/model"
+	"github.com/svclab/svclab/proxy/model/modeltest"
 )
 
 // handBuilt is snap without the Tracker's promise: a Backend computes and
@@ -93,7 +94,7 @@ func checkPartialSyncsPlanAsFullOnes(t *testing.T, opts Options, rng *rand.Rand,
 }
 
 // TestPartialSyncPlansAsFullSync is the property test of diffPartial: over
-// 300 random Tracker change sequences of each driver (trackerSteps for
+// 300 random Tracker change sequences of each driver (modeltest.TrackerSteps for
 // every shape of object, endpointSteps for many TCP destinations that
 // come and go; up to 8 steps each), with and
 // without excludeCIDRs, a partial sync plans the same ops in the same
@@ -109,7 +110,7 @@ func TestPartialSyncPlansAsFullSync(t *testing.T) {
 		}
 		data := randomBytes(rng, rng.IntN(1500))
 		p, n := checkPartialSyncsPlanAsFullOnes(t, opts, rng, func(check func(int, *model.Snapshot)) {
-			trackerSteps(corev1.IPv4Protocol, data, 8, check)
+			modeltest.TrackerSteps(corev1.IPv4Protocol, data, 8, check)
 		})
 		patched, planned = patched+p, planned+n
 		p, n = checkPartialSyncsPlanAsFullOnes(t, opts, rng, func(check func(int, *model.Snapshot)) {

@@ -61,7 +61,7 @@ func snapshotOf(family corev1.IPFamily, data []byte) *model.Snapshot {
 //     payload included), and diffing again gives an empty plan; the same
 //     for the change to the second state;
 //   - over a Tracker's snapshots of both inputs read as change steps
-//     (trackerSteps), the desired state a partial sync patches is
+//     (modeltest.TrackerSteps), the desired state a partial sync patches is
 //     Compute's (both families), and its plans are those of a full diff,
 //     with random connection counts draining destinations.
 func FuzzCompute(f *testing.F) {
@@ -112,7 +112,7 @@ func FuzzCompute(f *testing.F) {
 		checkStateMatchesCompute(t, corev1.IPv6Protocol, s6, steps)
 		rng := rand.New(rand.NewPCG(uint64(o), 24))
 		checkPartialSyncsPlanAsFullOnes(t, Options{}, rng, func(check func(int, *model.Snapshot)) {
-			trackerSteps(corev1.IPv4Protocol, steps, 8, check)
+			modeltest.TrackerSteps(corev1.IPv4Protocol, steps, 8, check)
 		})
 	})
 }

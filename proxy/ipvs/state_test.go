@@ -11,38 +11,6 @@ import (
 	"github.com/svclab/svclab/proxy/model/modeltest"
 )
 
-// trackerSteps reads data as a sequence of up to steps changes to a
-// model.Tracker of family: each step generates objects from a chunk
-// (modeltest.Generate) and sets, deletes or leaves each of them, then
-// hands the tracker's snapshot to check.
-func trackerSteps(family corev1.IPFamily, data []byte, steps int, check func(step int, snap *model.Snapshot)) {
-	tr := model.NewTracker(family, modeltest.NodeName)
-	for step := 0; len(data) > 0 && step < steps; step++ {
-		n := min(len(data), 1+int(data[0]))
-		chunk, choices := data[1:n], data[n-1:]
-		data = data[n:]
-		choice := func(i int) byte { return choices[i%len(choices)] }
-		svcs, sls := modeltest.Generate(chunk)
-		for i, s := range svcs {
-			switch choice(i) % 3 {
-			case 0:
-				tr.SetService(s)
-			case 1:
-				tr.DeleteService(s.Namespace, s.Name)
-			}
-		}
-		for i, s := range sls {
-			switch choice(i+7) % 4 {
-			case 0, 1:
-				tr.SetEndpointSlice(s)
-			case 2:
-				tr.DeleteEndpointSlice(s.Namespace, s.Name)
-			}
-		}
-		check(step, tr.Snapshot())
-	}
-}
-
 // randomBytes are n bytes from rng.
 func randomBytes(rng *rand.Rand, n int) []byte {
 	data := make([]byte, n)
@@ -58,7 +26,7 @@ func randomBytes(rng *rand.Rand, n int) []byte {
 func checkStateMatchesCompute(t *testing.T, family corev1.IPFamily, s Settings, data []byte) (patched int) {
 	t.Helper()
 	var st desiredState
-	trackerSteps(family, data, 8, func(step int, snap *model.Snapshot) {
+	modeltest.TrackerSteps(family, data, 8, func(step int, snap *model.Snapshot) {
 		got, ch := st.update(snap, s, true)
 		if ch != nil {
 			patched++

@@ -151,6 +151,9 @@ func (r *Renderer) Render(tx *knftables.Transaction, snap *model.Snapshot, view 
 		p := &portRender{r: r, tx: tx, service: g.id, state: &serviceState{}, created: created, affinity: activeAffinity}
 		for _, sp := range g.ports {
 			p.state.ports = append(p.state.ports, cloneServicePort(sp))
+			if snap.StablePointers {
+				p.state.sources = append(p.state.sources, sp)
+			}
 			p.renderServicePort(sp)
 		}
 		r.pending.services[g.id] = p.state

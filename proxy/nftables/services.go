@@ -34,10 +34,12 @@ func compareStrings(a, b string) int {
 
 // serviceState is what the last committed transaction wrote for one
 // service: copies of its ports (to notice a change, even one made in place
-// in the caller's snapshot), its chains and affinity sets, and the
+// in the caller's snapshot), the snapshot's own pointers when it promised
+// model.Snapshot.StablePointers, its chains and affinity sets, and the
 // elements it wants.
 type serviceState struct {
 	ports        []*model.ServicePort
+	sources      []*model.ServicePort
 	chains       []string
 	affinitySets []string
 	wants        []elementWant
@@ -71,9 +73,17 @@ func groupServices(snap *model.Snapshot) []serviceGroup {
 	return groups
 }
 
-// unchanged reports whether g's ports equal what st recorded.
-func (st *serviceState) unchanged(g serviceGroup) bool {
-	return st != nil && slices.EqualFunc(st.ports, g.ports, (*model.ServicePort).Equal)
+// unchanged reports whether g's ports equal what st recorded. Under the
+// StablePointers promise (stable) the same pointers are the same ports,
+// without comparing them; other pointers may still hold equal ports.
+func (st *serviceState) unchanged(g serviceGroup, stable bool) bool {
+	if st == nil {
+		return false
+	}
+	if stable && slices.Equal(st.sources, g.ports) {
+		return true
+	}
+	return slices.EqualFunc(st.ports, g.ports, (*model.ServicePort).Equal)
 }
 
 // changes are the services a render rewrites: every one on a full render,
@@ -96,7 +106,7 @@ func (r *Renderer) changedServices(snap *model.Snapshot, full bool) changes {
 		if ok {
 			present++
 		}
-		if !st.unchanged(g) {
+		if !st.unchanged(g, snap.StablePointers) {
 			c.render = append(c.render, g)
 		}
 	}
