@@ -82,14 +82,7 @@ func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 		}
 	}
 
-	if o.AppliedIPTables == nil {
-		for _, j := range d.Jumps {
-			p = append(p, Op{Kind: OpEnsureJump, Jump: j, Family: d.Family})
-		}
-	}
-	if o.AppliedIPTables == nil || !bytes.Equal(o.AppliedIPTables, d.IPTables) {
-		p = append(p, Op{Kind: OpRestore, Payload: d.IPTables, Family: d.Family})
-	}
+	p = appendIPTablesOps(p, d, o)
 
 	for _, addr := range a.Addresses {
 		if _, found := slices.BinarySearchFunc(d.Addresses, addr, netip.Addr.Compare); !found {
@@ -194,4 +187,19 @@ func diffSorted(have, want []string) (gone, added []string) {
 		}
 	}
 	return gone, added
+}
+
+// appendIPTablesOps appends the iptables side of a plan: the jumps into
+// svclab's chains when what was applied is unknown, and the restore when
+// the rules differ from what was applied.
+func appendIPTablesOps(p Plan, d *Desired, o DiffOptions) Plan {
+	if o.AppliedIPTables == nil {
+		for _, j := range d.Jumps {
+			p = append(p, Op{Kind: OpEnsureJump, Jump: j, Family: d.Family})
+		}
+	}
+	if o.AppliedIPTables == nil || !bytes.Equal(o.AppliedIPTables, d.IPTables) {
+		p = append(p, Op{Kind: OpRestore, Payload: d.IPTables, Family: d.Family})
+	}
+	return p
 }

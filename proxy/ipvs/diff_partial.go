@@ -1,7 +1,6 @@
 package ipvs
 
 import (
-	"bytes"
 	"cmp"
 	"maps"
 	"net/netip"
@@ -85,14 +84,7 @@ func (st *desiredState) diffPartial(d *Desired, a *Actual, o DiffOptions, ch *ch
 		}
 	}
 
-	if o.AppliedIPTables == nil {
-		for _, j := range d.Jumps {
-			p = append(p, Op{Kind: OpEnsureJump, Jump: j, Family: d.Family})
-		}
-	}
-	if o.AppliedIPTables == nil || !bytes.Equal(o.AppliedIPTables, d.IPTables) {
-		p = append(p, Op{Kind: OpRestore, Payload: d.IPTables, Family: d.Family})
-	}
+	p = appendIPTablesOps(p, d, o)
 
 	for _, addr := range addrs {
 		if holds(a.Addresses, addr, netip.Addr.Compare) && !holds(d.Addresses, addr, netip.Addr.Compare) {
