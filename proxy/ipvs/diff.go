@@ -49,14 +49,7 @@ func Diff(d *Desired, a *Actual, o DiffOptions) Plan {
 		}
 		p = make(Plan, 0, n)
 	}
-	if !a.DummyExists {
-		p = append(p, Op{Kind: OpCreateDummy})
-	}
-	for _, s := range d.Sets {
-		if _, ok := a.Sets[s.Name]; !ok {
-			p = append(p, Op{Kind: OpCreateSet, Set: s.Name, SetType: s.Type, Family: d.Family})
-		}
-	}
+	p = appendSetUpOps(p, d, a)
 
 	actual := a.index()
 	wanted := make(map[vsKey]bool, len(d.VirtualServers))
@@ -200,6 +193,20 @@ func appendIPTablesOps(p Plan, d *Desired, o DiffOptions) Plan {
 	}
 	if o.AppliedIPTables == nil || !bytes.Equal(o.AppliedIPTables, d.IPTables) {
 		p = append(p, Op{Kind: OpRestore, Payload: d.IPTables, Family: d.Family})
+	}
+	return p
+}
+
+// appendSetUpOps appends what a plan first makes when missing: the dummy
+// device the service addresses are bound to, and each ipset of d.
+func appendSetUpOps(p Plan, d *Desired, a *Actual) Plan {
+	if !a.DummyExists {
+		p = append(p, Op{Kind: OpCreateDummy})
+	}
+	for _, s := range d.Sets {
+		if _, ok := a.Sets[s.Name]; !ok {
+			p = append(p, Op{Kind: OpCreateSet, Set: s.Name, SetType: s.Type, Family: d.Family})
+		}
 	}
 	return p
 }

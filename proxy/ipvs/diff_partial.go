@@ -48,14 +48,7 @@ func (st *desiredState) candidates(ch *change, dr draining) []DesiredVirtualServ
 // ops in Diff's order.
 func (st *desiredState) diffPartial(d *Desired, a *Actual, o DiffOptions, ch *change, cands []DesiredVirtualServer) Plan {
 	var p Plan
-	if !a.DummyExists {
-		p = append(p, Op{Kind: OpCreateDummy})
-	}
-	for _, s := range d.Sets {
-		if _, ok := a.Sets[s.Name]; !ok {
-			p = append(p, Op{Kind: OpCreateSet, Set: s.Name, SetType: s.Type, Family: d.Family})
-		}
-	}
+	p = appendSetUpOps(p, d, a)
 
 	actual := a.index()
 	for _, dvs := range cands {
