@@ -121,8 +121,9 @@ var syncSides = []string{SideSvclab, SideUpstream}
 // its own, and takes them through the same steps, interleaved (the side
 // that goes first alternates): the cold sync, then Changes rounds of one
 // endpoint changed, one Service added and nothing changed, and in the
-// first FullResyncs of them the hourly full resync. IPVS on a kernel without it runs in svclab's VM, this program
-// again inside (runSyncBenchInVM).
+// first FullResyncs of them the hourly full resync. IPVS on a kernel
+// without it runs in svclab's VM, this program again inside
+// (runSyncBenchInVM).
 func RunSyncBench(opts SyncBenchOptions) (*SyncBenchResult, error) {
 	if err := checkSyncBenchOptions(opts); err != nil {
 		return nil, err
