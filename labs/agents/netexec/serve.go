@@ -201,6 +201,14 @@ func (s *Server) Serve(ctx context.Context) error {
 	return serveErr
 }
 
+// Kill closes the listeners and every open connection at once, without
+// waiting for requests in flight, as a killed container's sockets close.
+// It is for a Serve whose context is cancelled too: that Serve then closes
+// the UDP sockets and returns at once instead of after ShutdownGrace.
+func (s *Server) Kill() {
+	s.http.Close() //nolint:errcheck // closing: what fails is gone either way
+}
+
 func (s *Server) closeListeners() {
 	for _, ln := range s.listeners {
 		ln.Close()

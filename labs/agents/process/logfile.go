@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 )
 
-// openLog opens a process's log for appending, readable by root only: a
+// OpenLog opens a process's log for appending, readable by root only: a
 // pod's log is lab state (what the server printed, the requests it saw),
 // as private as the rest of it (0600, its directory 0700). A log an older
 // svclab made 0644 is tightened.
-func openLog(path string) (*os.File, error) {
+func OpenLog(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}

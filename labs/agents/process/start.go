@@ -47,7 +47,7 @@ func Start(spec Spec) (int, error) {
 		return 0, fmt.Errorf("start %s in %s: %w", spec.Args[0], spec.Namespace, err)
 	}
 	defer target.Close()
-	log, err := openLog(spec.LogFile)
+	log, err := OpenLog(spec.LogFile)
 	if err != nil {
 		return 0, err
 	}

@@ -133,7 +133,7 @@ func newSupervisor(ctx context.Context, spec SuperviseSpec) (*supervisor, error)
 		s.log = os.Stderr
 	}
 	if spec.LogFile != "" {
-		f, err := openLog(spec.LogFile)
+		f, err := OpenLog(spec.LogFile)
 		if err != nil {
 			return nil, err
 		}
