@@ -47,7 +47,7 @@ func newRoot() *cobra.Command {
 	create.AddCommand(newCreateCluster())
 	get.AddCommand(newGetClusters())
 	del.AddCommand(newDeleteCluster())
-	root.AddCommand(create, get, del, newDescribe(), newLogs(), newVersion(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newDNS(), newTour(), newEdit(), newVM(), newKind(), newCNI(), newLoadBalancer(), newNode(), newConformance(), newSupervise(), newGraph(), newTrace(), newUI(), newWorkshop(), newBench())
+	root.AddCommand(create, get, del, newDescribe(), newLogs(), newVersion(), newApply(), newExec(), newTraffic(), newProxy(), newNetexec(), newDNS(), newTour(), newEdit(), newVM(), newKind(), newCNI(), newLoadBalancer(), newNode(), newConformance(), newSupervise(), newKubelet(), newGraph(), newTrace(), newUI(), newWorkshop(), newBench())
 	root.AddCommand(newImage())
 	root.AddCommand(newLookup())
 	if err := registerFlagCompletions(root); err != nil {

@@ -31,6 +31,7 @@ func TestSelfExecCommandLinesParse(t *testing.T) {
 		&selfexec.LoadBalancer{Pool: "172.18.255.224-172.18.255.254"},
 		&selfexec.DNS{Options: clusterdns.Options{LabDir: "/run/svclab/labs/l", Listen: ":53", Zone: "cluster.local."}},
 		&selfexec.NodeAgent{},
+		&selfexec.Kubelet{LabDir: "/run/svclab/labs/l", Node: "node1"},
 		&selfexec.NodeConntrack{},
 		&selfexec.NodeRouteSource{IP: "10.244.1.2"},
 		&selfexec.NodeGet{URL: "http://127.0.0.1:10249/proxyMode"},

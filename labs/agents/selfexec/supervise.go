@@ -41,3 +41,22 @@ func (s *Supervise) AddFlags(fs *pflag.FlagSet) {
 
 // Args implements Positional.
 func (s *Supervise) Args() []string { return append([]string{"--"}, s.Argv...) }
+
+// Kubelet is `svclab kubelet --lab-dir DIR --node NODE`: a netns lab node's
+// kubelet, which runs the servers of the node's pods (labs/agents/kubelet),
+// in the node's network namespace under a supervisor of its own.
+type Kubelet struct {
+	// LabDir is the lab's state directory (the specs, statuses and logs).
+	LabDir string
+	// Node is the node whose pods it runs.
+	Node string
+}
+
+// Subcommand implements Command.
+func (*Kubelet) Subcommand() []string { return []string{"kubelet"} }
+
+// AddFlags implements Command.
+func (k *Kubelet) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&k.LabDir, "lab-dir", "", "the lab's state directory")
+	fs.StringVar(&k.Node, "node", "", "the node whose pods it runs")
+}

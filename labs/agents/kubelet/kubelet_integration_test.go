@@ -1,0 +1,243 @@
+package kubelet
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/svclab/svclab/internal/labstore"
+	"github.com/svclab/svclab/internal/netnsdial"
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/agents/selfexec"
+)
+
+// kubeletFixture is a node namespace with `svclab kubelet` in it, two pod
+// namespaces, and the lab store the kubelet reads.
+type kubeletFixture struct {
+	t          *testing.T
+	store      *labstore.Store
+	node       string // the node's network namespace
+	podA, podB string // the pods' network namespaces
+	bin        string
+}
+
+func newKubeletFixture(t *testing.T) *kubeletFixture {
+	roottest.Require(t, "creates network namespaces")
+	f := &kubeletFixture{
+		t: t, store: testStore(t), bin: roottest.SharedBinary(t),
+		node: roottest.Netns(t, "svclab-kubelettest"), podA: roottest.Netns(t, "svclab-kubelettest"), podB: roottest.Netns(t, "svclab-kubelettest"),
+	}
+	t.Cleanup(func() { process.StopInNamespaces([]string{f.node}, time.Second) })
+	return f
+}
+
+// start runs the kubelet in the node's namespace and waits for it to
+// answer a sync (it answers none before its own first sync).
+func (f *kubeletFixture) start() int {
+	f.t.Helper()
+	pid, err := process.Start(process.Spec{
+		Namespace: f.node, Args: selfexec.Argv(f.bin, &selfexec.Kubelet{LabDir: f.store.Dir, Node: "node1"}),
+		LogFile: f.store.Path("logs", "node1_kubelet.log"),
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for end := time.Now().Add(time.Minute); !f.answers(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) || !process.Alive(pid) {
+			data, _ := os.ReadFile(f.store.Path("logs", "node1_kubelet.log"))
+			f.t.Fatalf("the kubelet (pid %d) does not answer:\n%s", pid, data)
+		}
+	}
+	return pid
+}
+
+func (f *kubeletFixture) answers() bool {
+	_, err := Sync(context.Background(), f.node)
+	return err == nil
+}
+
+func (f *kubeletFixture) sync() Reply {
+	f.t.Helper()
+	r, err := Sync(context.Background(), f.node)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r
+}
+
+// get GETs path from the pod's server, inside the pod's namespace.
+func (f *kubeletFixture) get(netns string, port, path string) (string, error) {
+	client := &http.Client{Transport: &http.Transport{DialContext: netnsdial.Dialer(netns), DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	resp, err := client.Get("http://127.0.0.1:" + port + path)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
+}
+
+func (f *kubeletFixture) status(pod string) labstore.PodStatus {
+	f.t.Helper()
+	st, ok, err := f.store.PodStatus(pod)
+	if err != nil || !ok {
+		f.t.Fatalf("pod %s's status: %v, %v", pod, ok, err)
+	}
+	return st
+}
+
+func (f *kubeletFixture) pidFile(pod string) string {
+	data, _ := os.ReadFile(f.store.Path("run", pod+".pid"))
+	return strings.TrimSpace(string(data))
+}
+
+// One kubelet serves two pods, each on its own namespace's sockets, with
+// its status, pid file and log; a pod whose spec goes is closed by the
+// sync that follows; a spec that cannot start is a failure of that pod
+// alone.
+func TestIntegrationKubeletServesPods(t *testing.T) {
+	f := newKubeletFixture(t)
+	pid := f.start()
+	for _, s := range []Spec{
+		{Namespace: "default", Name: "web-a", Node: "node1", NetNS: f.podA, PodIPs: []string{"10.244.1.2"}, Ports: []int{8080}, UDPPorts: []int{8081}},
+		{Namespace: "default", Name: "web-b", Node: "node1", NetNS: f.podB, Ports: []int{8080}},
+		{Namespace: "default", Name: "web-c", Node: "node1", NetNS: "svclab-kubelettest-no-such-namespace", Ports: []int{8080}},
+	} {
+		if err := WriteSpec(f.store, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := f.sync()
+	if len(r.Failed) != 1 || !strings.Contains(r.Failed["web-c"], "no-such-namespace") {
+		t.Errorf("sync failures: %v, want web-c's namespace only", r.Failed)
+	}
+	// Bound when the sync answered: no wait.
+	for pod, ns := range map[string]string{"web-a": f.podA, "web-b": f.podB} {
+		if got, err := f.get(ns, "8080", "/hostname"); err != nil || got != pod {
+			t.Errorf("%s's /hostname: %q, %v", pod, got, err)
+		}
+		st := f.status(pod)
+		if st.State != labstore.StateRunning || st.PID != pid || st.SupervisorPID != pid || st.Restarts != 0 || st.Node != "node1" {
+			t.Errorf("%s's status: %+v, want Running in pid %d", pod, st, pid)
+		}
+		if got := f.pidFile(pod); got != itoa(pid) {
+			t.Errorf("%s's pid file: %q, want %d", pod, got, pid)
+		}
+	}
+	if got, _ := f.get(f.podA, "8080", "/"); !strings.Contains(got, "10.244.1.2") {
+		t.Errorf("web-a's / does not report its pod IP: %s", got)
+	}
+	if log, _ := os.ReadFile(f.store.Path("logs", "web-a.log")); !strings.Contains(string(log), "started the server of pod default/web-a") {
+		t.Errorf("web-a's log:\n%s", log)
+	}
+	if _, ok, _ := f.store.PodStatus("web-c"); ok {
+		t.Error("web-c, which did not start, has a status")
+	}
+
+	if err := RemoveSpec(f.store, "node1", "web-b"); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if _, err := f.get(f.podB, "8080", "/hostname"); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("web-b answered after its spec went: %v", err)
+	}
+	if got := f.pidFile("web-b"); got != "" {
+		t.Errorf("web-b's pid file is left: %q", got)
+	}
+	if got, err := f.get(f.podA, "8080", "/hostname"); err != nil || got != "web-a" {
+		t.Errorf("web-a after web-b went: %q, %v", got, err)
+	}
+}
+
+// A terminating pod's server answers for its delay, then stops (Completed,
+// its pid file gone); one whose deadline comes first is closed at the
+// deadline.
+func TestIntegrationKubeletTerminatesPods(t *testing.T) {
+	f := newKubeletFixture(t)
+	f.start()
+	slow := Spec{Namespace: "default", Name: "slow", Node: "node1", NetNS: f.podA, Ports: []int{8080}, DelayShutdown: 2 * time.Second}
+	cut := Spec{Namespace: "default", Name: "cut", Node: "node1", NetNS: f.podB, Ports: []int{8080}, DelayShutdown: time.Hour}
+	for _, s := range []Spec{slow, cut} {
+		if err := WriteSpec(f.store, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.sync()
+	told := time.Now()
+	slowDeadline, cutDeadline := told.Add(30*time.Second), told.Add(time.Second)
+	slow.Deadline, cut.Deadline = &slowDeadline, &cutDeadline
+	for _, s := range []Spec{slow, cut} {
+		if err := WriteSpec(f.store, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.sync()
+	if got, err := f.get(f.podA, "8080", "/hostname"); err != nil || got != "slow" {
+		t.Errorf("slow does not answer during its delay: %q, %v", got, err)
+	}
+	for pod, after := range map[string]time.Duration{"slow": 2 * time.Second, "cut": time.Second} {
+		for end := time.Now().Add(time.Minute); f.pidFile(pod) != ""; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(end) {
+				t.Fatalf("%s's server still runs a minute after it was told to terminate", pod)
+			}
+		}
+		if took := time.Since(told); took < after {
+			t.Errorf("%s stopped %s after it was told, before its %s", pod, took, after)
+		}
+		if st := f.status(pod); st.State != labstore.StateTerminated || st.Reason != labstore.ReasonCompleted || st.PID != 0 {
+			t.Errorf("%s's status after it stopped: %+v", pod, st)
+		}
+	}
+	if log, _ := os.ReadFile(f.store.Path("logs", "cut.log")); !strings.Contains(string(log), "grace period over") {
+		t.Errorf("cut's log does not say it was closed at its deadline:\n%s", log)
+	}
+	// A sync after that starts neither again.
+	f.sync()
+	if got := f.pidFile("slow") + f.pidFile("cut"); got != "" {
+		t.Errorf("a sync restarted a terminated pod: pid files %q", got)
+	}
+}
+
+// A kubelet killed takes its pods' servers with it (their pid files then
+// name a dead process); the kubelet started again brings them back, each
+// with one restart, the last termination saying why.
+func TestIntegrationKubeletRestartBringsPodsBack(t *testing.T) {
+	f := newKubeletFixture(t)
+	first := f.start()
+	if err := WriteSpec(f.store, Spec{Namespace: "default", Name: "web-a", Node: "node1", NetNS: f.podA, Ports: []int{8080}}); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(time.Minute); process.Alive(first); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the killed kubelet is still alive")
+		}
+	}
+	if _, err := f.get(f.podA, "8080", "/hostname"); err == nil {
+		t.Error("web-a answers with its kubelet killed")
+	}
+	second := f.start() // answers only once it has synced
+	if got, err := f.get(f.podA, "8080", "/hostname"); err != nil || got != "web-a" {
+		t.Errorf("web-a after the kubelet's restart: %q, %v", got, err)
+	}
+	st := f.status("web-a")
+	if st.Restarts != 1 || st.PID != second || st.State != labstore.StateRunning || st.LastTermination == nil ||
+		!strings.Contains(st.LastTermination.Message, "kubelet (pid "+itoa(first)+")") {
+		t.Errorf("web-a's status after the restart: %+v", st)
+	}
+	if got := f.pidFile("web-a"); got != itoa(second) {
+		t.Errorf("web-a's pid file: %q, want %d", got, second)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,142 @@
+package kubelet
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/svclab/svclab/internal/labstore"
+)
+
+// Spec is one pod's server as a node's kubelet runs it.
+type Spec struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Node      string `json:"node"`
+	// NetNS is the pod's network namespace (its name under /run/netns).
+	NetNS string `json:"netns"`
+	// PodIPs are what the server reports as the pod's addresses.
+	PodIPs []string `json:"podIPs,omitempty"`
+	// Ports are the pod's TCP containerPorts, UDPPorts its UDP ones.
+	Ports    []int `json:"ports"`
+	UDPPorts []int `json:"udpPorts,omitempty"`
+	// DelayShutdown is the container's agnhost --delay-shutdown.
+	DelayShutdown time.Duration `json:"delayShutdown,omitempty"`
+	// Deadline, once set, says the pod terminates: its server is told so
+	// and is closed at Deadline (the pod's deletionTimestamp).
+	Deadline *time.Time `json:"deadline,omitempty"`
+}
+
+// specFile is where a pod's spec is kept, relative to the lab's store.
+// Node and pod names are checked as the API server checks them (DNS-1123
+// subdomains) before they become a path.
+func specFile(node, pod string) (string, error) {
+	for _, n := range []struct{ what, name string }{{"node", node}, {"pod", pod}} {
+		if errs := validation.IsDNS1123Subdomain(n.name); len(errs) > 0 {
+			return "", fmt.Errorf("kubelet spec: %s name %q: %s", n.what, n.name, strings.Join(errs, "; "))
+		}
+	}
+	return filepath.Join("kubelet", node, pod+".json"), nil
+}
+
+// WriteSpec records what a node's kubelet is to run for a pod (atomically;
+// the kubelet reads it on its next sync).
+func WriteSpec(store *labstore.Store, spec Spec) error {
+	if spec.Name == "" || spec.Node == "" || spec.NetNS == "" || len(spec.Ports)+len(spec.UDPPorts) == 0 {
+		return fmt.Errorf("kubelet spec of pod %q on node %q: name, node, netns and a port are required", spec.Name, spec.Node)
+	}
+	file, err := specFile(spec.Node, spec.Name)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(spec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return store.WriteFile(file, append(data, '\n'))
+}
+
+// RemoveSpec forgets a pod's spec: the next sync stops its server.
+func RemoveSpec(store *labstore.Store, node, pod string) error {
+	file, err := specFile(node, pod)
+	if err != nil {
+		return err
+	}
+	return store.RemoveFile(file)
+}
+
+// ReadSpec returns a pod's spec on a node; ok is false when there is none.
+func ReadSpec(store *labstore.Store, node, pod string) (spec Spec, ok bool, err error) {
+	file, err := specFile(node, pod)
+	if err != nil {
+		return Spec{}, false, err
+	}
+	path, err := store.Confine(file)
+	if err != nil {
+		return Spec{}, false, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Spec{}, false, nil
+	}
+	if err != nil {
+		return Spec{}, false, err
+	}
+	if err := json.Unmarshal(data, &spec); err != nil {
+		return Spec{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return spec, true, nil
+}
+
+// SpecNode returns the node whose kubelet has a spec for the pod; ok is
+// false when no kubelet runs the pod (a pod with its own supervisor, or
+// none).
+func SpecNode(store *labstore.Store, pod string) (node string, ok bool) {
+	if len(validation.IsDNS1123Subdomain(pod)) > 0 {
+		return "", false
+	}
+	matches, _ := filepath.Glob(store.Path("kubelet", "*", pod+".json"))
+	if len(matches) == 0 {
+		return "", false
+	}
+	return filepath.Base(filepath.Dir(matches[0])), true
+}
+
+// readSpecs are the specs of a node's pods, by pod name.
+func readSpecs(store *labstore.Store, node string) (map[string]Spec, error) {
+	if errs := validation.IsDNS1123Subdomain(node); len(errs) > 0 {
+		return nil, fmt.Errorf("kubelet: node name %q: %s", node, strings.Join(errs, "; "))
+	}
+	dir, err := store.Confine("kubelet", node)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]Spec{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	specs := make(map[string]Spec, len(entries))
+	for _, e := range entries {
+		pod, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || strings.HasPrefix(e.Name(), ".") {
+			continue // a temporary file of a write under way
+		}
+		spec, found, err := ReadSpec(store, node, pod)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			specs[pod] = spec
+		}
+	}
+	return specs, nil
+}

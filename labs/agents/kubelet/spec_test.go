@@ -1,0 +1,75 @@
+package kubelet
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/svclab/svclab/internal/labstore"
+)
+
+func testStore(t *testing.T) *labstore.Store {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "lab")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return labstore.OpenDir(dir)
+}
+
+// A spec written is the spec read, by name and by node; a spec without a
+// name, node, namespace or port is refused; a write's temporary file is
+// not a spec.
+func TestSpecsRoundTrip(t *testing.T) {
+	store := testStore(t)
+	deadline := time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)
+	a := Spec{Namespace: "default", Name: "web-a", Node: "node1", NetNS: "svclab-l.web-a", PodIPs: []string{"10.244.1.2"},
+		Ports: []int{8080}, UDPPorts: []int{8081}, DelayShutdown: 3 * time.Second, Deadline: &deadline}
+	b := Spec{Namespace: "default", Name: "web-b", Node: "node1", NetNS: "svclab-l.web-b", UDPPorts: []int{53}}
+	for _, s := range []Spec{a, b} {
+		if err := WriteSpec(store, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(store.Path("kubelet", "node1", ".tmp-123"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := readSpecs(store, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(specs) != 2 || specs["web-a"].Deadline == nil || !specs["web-a"].Deadline.Equal(deadline) ||
+		specs["web-a"].DelayShutdown != 3*time.Second || specs["web-b"].UDPPorts[0] != 53 || specs["web-a"].PodIPs[0] != "10.244.1.2" {
+		t.Errorf("read back: %+v", specs)
+	}
+	if node, ok := SpecNode(store, "web-b"); !ok || node != "node1" {
+		t.Errorf("SpecNode(web-b) = %q, %v", node, ok)
+	}
+	if _, ok := SpecNode(store, "web-c"); ok {
+		t.Error("SpecNode found a pod with no spec")
+	}
+	if specs, err := readSpecs(store, "node2"); err != nil || len(specs) != 0 {
+		t.Errorf("a node with no specs: %v, %v", specs, err)
+	}
+	if err := RemoveSpec(store, "node1", "web-a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := ReadSpec(store, "node1", "web-a"); ok || err != nil {
+		t.Errorf("a removed spec: %v, %v", ok, err)
+	}
+	for _, bad := range []Spec{
+		{Node: "node1", NetNS: "n", Ports: []int{80}},
+		{Name: "p", NetNS: "n", Ports: []int{80}},
+		{Name: "p", Node: "node1", Ports: []int{80}},
+		{Name: "p", Node: "node1", NetNS: "n"},
+	} {
+		if err := WriteSpec(store, bad); err == nil {
+			t.Errorf("WriteSpec(%+v) took it", bad)
+		}
+	}
+	// A name that would leave the store is refused by the store.
+	if err := WriteSpec(store, Spec{Name: "../../x", Node: "node1", NetNS: "n", Ports: []int{80}}); err == nil {
+		t.Error("a spec path outside the store was written")
+	}
+}
