@@ -80,11 +80,12 @@
 //	                                                        interruption: 7 and 8 run,
 //	                                                        then commit returns it
 //
-//	7 side effects after the    SIGTERM to the supervisor   not looked at: runs to its   as 5: the next command's
-//	  ack: signalTerminating,   of every Terminating pod    end                          recover waits for the proxies,
-//	  stopPod of each gone      (again to earlier ones; it                               sends the SIGTERM (again to
-//	  pod [update:pod-stopped]  kills the server at the                                  those that had it), then removes
-//	                            deadline); gone pods'                                    the gone pods left
+//	7 side effects after the    every Terminating pod's     not looked at: runs to its   as 5: the next command's
+//	  ack: signalTerminating,   server told (its kubelet's  end                          recover waits for the proxies,
+//	  stopPod of each gone      sync, or SIGTERM to its                                  tells them again (those told
+//	  pod [update:pod-stopped]  supervisor; again to                                     already too), then removes
+//	                            earlier ones; closed at the                              the gone pods left
+//	                            deadline); gone pods'
 //	                            server, namespace, link and
 //	                            resolv.conf removed
 //

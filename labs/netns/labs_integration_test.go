@@ -15,6 +15,7 @@ import (
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/netns"
 	"github.com/svclab/svclab/labs/netns/network"
 )
@@ -149,8 +150,8 @@ func TestIntegrationCreateApplyDelete(t *testing.T) {
 		t.Errorf("a rejected apply built something: namespaces %v, then %v", nsBefore, nsAfter)
 	}
 	namespaces, _ := network.Namespaces(name)
-	if pids := process.InNamespaces(namespaces); len(pids) != 10 {
-		t.Errorf("want 10 processes (1 proxy, 3 pod servers, the DNS server, a supervisor for each), found %v", pids)
+	if pids := process.InNamespaces(namespaces); len(pids) != 6 {
+		t.Errorf("want 6 processes (the proxy, the DNS server and the node's kubelet, which serves the 3 pods; a supervisor for each), found %v", pids)
 	}
 	if err := netns.Delete(name); err != nil {
 		t.Fatal(err)
@@ -482,4 +483,62 @@ func BenchmarkBringUpNodePort(b *testing.B) {
 	benchBringUp(b, opts, "benchnp", func(name string) string {
 		return strings.Replace(string(topo), "name: nodeport", "name: "+name, 1)
 	}, manifest)
+}
+
+// TestIntegrationKilledKubeletBringsPodsBack: the node's kubelet, which
+// serves the node's pods, killed takes their servers with it; its
+// supervisor starts it again, and every pod comes back on its own
+// address, with one restart, as a container whose host died.
+func TestIntegrationKilledKubeletBringsPodsBack(t *testing.T) {
+	roottest.Require(t, "creates network namespaces")
+	opts := netns.Options{Binary: roottest.SharedBinary(t)}
+	lab := createWebLab(t, "kubelet", opts)
+	objs, _, _ := lab.Store.ReadObjects()
+	var web []string
+	for _, p := range objs.Pods {
+		if p.Labels["app"] == "web" {
+			web = append(web, p.Name)
+		}
+	}
+	if len(web) != 3 {
+		t.Fatalf("web pods: %v", web)
+	}
+	st, ok, err := lab.Store.PodStatus(web[0])
+	if err != nil || !ok || st.PID == 0 {
+		t.Fatalf("%s's status: %+v, %v, %v", web[0], st, ok, err)
+	}
+	kubeletPID := st.PID
+	for _, pod := range web[1:] {
+		if st, _, _ := lab.Store.PodStatus(pod); st.PID != kubeletPID {
+			t.Fatalf("%s is served by pid %d, %s by %d: want one kubelet for the node", pod, st.PID, web[0], kubeletPID)
+		}
+	}
+	if err := syscall.Kill(kubeletPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	pollUntil(t, "the web pods running again", func() bool {
+		for _, pod := range web {
+			if row := podRow(t, lab, pod); row.Status != "Running" || row.Restarts != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, pod := range web {
+		st, _, _ := lab.Store.PodStatus(pod)
+		if st.PID == kubeletPID || st.LastTermination == nil || !strings.Contains(st.LastTermination.Message, "kubelet") {
+			t.Errorf("%s after its kubelet's restart: %+v", pod, st)
+		}
+	}
+	// 60 connections spread by a correct proxy miss one of 3 pods with
+	// probability 3·(2/3)^60 ≈ 8.5e-11.
+	res, err := lab.Traffic("node1", traffic.Options{Target: objs.Service("default", "web").Spec.ClusterIP + ":80", Connections: 60}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range web {
+		if res.Backends[pod] == 0 {
+			t.Errorf("%s did not answer after its kubelet's restart: backends %v, failures %v", pod, res.Backends, res.Failures)
+		}
+	}
 }

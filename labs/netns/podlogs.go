@@ -6,8 +6,8 @@ import (
 
 // PodLog returns the log file of a pod's process: the node proxy of
 // kube-system/kube-proxy-<node> writes logs/<node>-kube-proxy.log, a pod's
-// server logs/<pod>.log (with its supervisor's lines about starts and
-// exits). A pod that runs no process (no containerPorts) has none.
+// server logs/<pod>.log (with its kubelet's or supervisor's lines about
+// starts and exits). A pod that runs no server (no containerPorts) has none.
 func (l *Lab) PodLog(namespace, name string) (string, error) {
 	if namespace == proxyNamespace {
 		for _, n := range l.Topology.Spec.Nodes {

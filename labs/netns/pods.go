@@ -19,8 +19,9 @@ import (
 
 // startPod makes a pod real: its namespace attached to its node by the lab's
 // CNI, and, when it has TCP or UDP containerPorts, the
-// agnhost-netexec-compatible server listening on all of them. It returns
-// once the server listens.
+// agnhost-netexec-compatible server listening on all of them, run by the
+// node's kubelet (a DNS pod's server by a supervisor of its own). It
+// returns once the server listens.
 func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error {
 	_, err := network.AttachPod(l.Topology, pod.Spec.NodeName, network.PodNet{Name: pod.Name, IP: mustAddr(pod.Status.PodIP), IPs: podIPs(pod)})
 	if err != nil {
@@ -34,6 +35,9 @@ func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error
 		return nil
 	}
 	tcp, udp := portsOf(pod, corev1.ProtocolTCP), portsOf(pod, corev1.ProtocolUDP)
+	if !isCoreDNS(pod) {
+		return l.startServedPod(ctx, pod, tcp, udp, opts)
+	}
 	log, err := l.Store.Confine("logs", pod.Name+".log")
 	if err != nil {
 		return err
@@ -102,10 +106,15 @@ func delayShutdown(pod *corev1.Pod) time.Duration {
 	return 0
 }
 
-// stopPod ends a pod's server (its supervisor first) and removes its
+// stopPod ends a pod's server (closed by its node's kubelet, or its
+// supervisor stopped first) and removes its
 // namespace and link.
 func (l *Lab) stopPod(name string) error {
-	l.stopSupervised(name) //nolint:errcheck // the namespace's processes are ended below in any case
+	if served, err := l.stopServedPod(name); !served {
+		l.stopSupervised(name) //nolint:errcheck // the namespace's processes are ended below in any case
+	} else if err != nil {
+		return err
+	}
 	process.StopInNamespaces([]string{network.NamespaceName(l.Name(), name)}, 2*time.Second)
 	if err := network.DetachPod(l.Name(), name); err != nil {
 		return err

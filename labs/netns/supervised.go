@@ -13,11 +13,12 @@ import (
 	"github.com/svclab/svclab/labs/netns/network"
 )
 
-// Every long-running process of a lab (a node's proxy, a pod's server) runs
-// under its own supervisor, `svclab supervise`, in the same network
-// namespace: the lab's kubelet, which restarts it with back-off when it
+// Every long-running process of a lab (a node's proxy, a node's kubelet, a
+// DNS pod's server) runs under its own supervisor, `svclab supervise`, in
+// the same network namespace, which restarts it with back-off when it
 // exits and writes its state to the store's pods/<pod>.json. The pid file
-// run/<pod>.pid is the supervisor's.
+// run/<pod>.pid is the supervisor's; for a pod whose server a node's
+// kubelet runs (kubelets.go), the kubelet's, there while the server runs.
 
 // supervised is one supervised process: its pod and where it runs.
 type supervised struct {
@@ -104,7 +105,7 @@ func (s podState) running() bool {
 func (s podState) failure() string {
 	switch {
 	case s.SupervisorGone:
-		return "its supervisor is not running (svclab delete pod restarts it)"
+		return "the process that serves it (its supervisor, or its node's kubelet) is not running (svclab delete pod restarts it)"
 	case !s.Found:
 		return ""
 	case s.State == labstore.StateWaiting:
@@ -122,3 +123,8 @@ func (s podState) failure() string {
 	}
 	return ""
 }
+
+// PodServerRunning reports whether a pod's server runs: the process that
+// serves it (its supervisor, or its node's kubelet) is alive and has not
+// said the server stopped. A terminating pod is removed once it is false.
+func (l *Lab) PodServerRunning(pod string) bool { return l.supervisorPID(pod) != 0 }

@@ -19,9 +19,10 @@ import (
 // the pod with its deletionTimestamp (now + grace period), so its
 // endpoints turn terminating (ready=false, serving=true, terminating=true)
 // and the proxies keep it only as a fallback; once the proxies have that,
-// the pod's supervisor gets SIGTERM and passes it on to the server, which
-// may go on answering (netexec --delay-shutdown) until it exits or the
-// deadline comes, when the supervisor kills it (SIGKILL). The first
+// the pod's server is told (its node's kubelet syncs the pod's spec, now
+// with the deadline; a DNS pod's supervisor gets SIGTERM and passes it on),
+// and may go on answering (netexec --delay-shutdown) until it stops or the
+// deadline comes, when it is closed outright (SIGKILL). The first
 // command on the lab that finds the server gone, or the deadline passed,
 // removes the pod (Reap): from the store, then its namespace.
 //
@@ -134,8 +135,8 @@ func (l *Lab) waitGone(ctx context.Context, names []string, opts Options) error 
 }
 
 // terminated reports whether a terminating pod is done: its server has
-// exited (its supervisor with it; a pod without a server has none) or its
-// deadline has passed.
+// stopped (its pid file is gone or names a process that is not running; a
+// pod without a server has none) or its deadline has passed.
 func (l *Lab) terminated(p *corev1.Pod) bool {
 	return l.supervisorPID(p.Name) == 0 || !time.Now().Before(p.DeletionTimestamp.Time)
 }
@@ -159,16 +160,20 @@ func (l *Lab) reapFinished(ctx context.Context, cur *labstore.State, opts Option
 	return next, nil
 }
 
-// signalTerminating sends SIGTERM to the supervisor of every terminating pod
-// of st that still runs (again, harmlessly, to one that has it already):
-// the supervisor passes it to the server and kills the server at the
-// pod's deadline.
+// signalTerminating tells every terminating pod of next that still runs
+// that it terminates (again, harmlessly, one that was told already): a
+// node's kubelet has its server stop after its delay and closes it at the
+// pod's deadline; a pod with a supervisor of its own gets SIGTERM, which
+// the supervisor passes to the server, killing it at the deadline.
 func (l *Lab) signalTerminating(cur, next *labstore.State, out io.Writer) {
 	fresh := newlyTerminating(cur, next)
-	for _, p := range workload.Terminating(next) {
+	terminating := workload.Terminating(next)
+	for _, p := range l.terminateServedPods(terminating) {
 		if pid := l.supervisorPID(p.Name); pid != 0 {
 			syscall.Kill(pid, syscall.SIGTERM) //nolint:errcheck // gone meanwhile: reaped by the next command
 		}
+	}
+	for _, p := range terminating {
 		if slices.Contains(fresh, p.Name) {
 			fmt.Fprintf(out, "pod/%s terminating (grace period %ds, until %s)\n", p.Name, *p.DeletionGracePeriodSeconds, p.DeletionTimestamp.Format("15:04:05"))
 		}

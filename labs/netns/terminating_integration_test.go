@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/agents/process"
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/netns"
 	"github.com/svclab/svclab/labs/netns/network"
@@ -140,7 +137,9 @@ func TestIntegrationDeleteInterruptedBeforeTheProxies(t *testing.T) {
 	if err := lab.Apply(context.Background(), writeFile(t, "slow.yaml", slowPod(0)), opts); err != nil {
 		t.Fatal(err)
 	}
-	server := supervisorPID(t, lab, "slow")
+	if !lab.PodServerRunning("slow") {
+		t.Fatal("pod slow's server does not run")
+	}
 
 	// The proxy cannot acknowledge while it is stopped.
 	proxy := lab.ProxyPID("node1")
@@ -173,8 +172,8 @@ func TestIntegrationDeleteInterruptedBeforeTheProxies(t *testing.T) {
 	if row := podRow(t, lab, "slow"); row.Status != "Terminating" || row.Ready != "1/1" {
 		t.Errorf("get pods after the interrupt: %s %s, want Terminating with its server still running (1/1)", row.Status, row.Ready)
 	}
-	if !process.Alive(server) {
-		t.Errorf("the pod's supervisor (pid %d) is gone: it got SIGTERM before the proxies had the pod terminating", server)
+	if !lab.PodServerRunning("slow") {
+		t.Errorf("the pod's server stopped: it was told to terminate before the proxies had the pod terminating")
 	}
 	if got := netns.Interrupted(lab.Name()); !strings.Contains(got, "incomplete (delete pods interrupted") {
 		t.Errorf("get labs after the interrupt: %q, want it to say the delete is incomplete", got)
@@ -197,9 +196,8 @@ func TestIntegrationDeleteInterruptedBeforeTheProxies(t *testing.T) {
 	if !strings.Contains(log.String(), "pod/slow terminating (") {
 		t.Errorf("the next command's recover did not send the interrupted delete's SIGTERM:\n%s", log.String())
 	}
-	// The supervisor's pid read before: the apply may have reaped the pod
-	// already (its server stops at once), pid file and all.
-	pollUntil(t, "pod slow's server stopped", func() bool { return !process.Alive(server) })
+	// The apply may have reaped the pod already (its server stops at once).
+	pollUntil(t, "pod slow's server stopped", func() bool { return !lab.PodServerRunning("slow") })
 	if err := lab.Apply(context.Background(), writeFile(t, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -250,26 +248,11 @@ func terminatingLab(t *testing.T, prefix string) (*netns.Lab, netns.Options) {
 	return lab, opts
 }
 
-// supervisorPID is the pid of a pod's supervisor, as the lab records it.
-func supervisorPID(t *testing.T, lab *netns.Lab, pod string) int {
-	t.Helper()
-	data, err := os.ReadFile(lab.Store.Path("run", pod+".pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil || pid == 0 {
-		t.Fatalf("pod %s's pid file: %q", pod, data)
-	}
-	return pid
-}
-
-// waitServerStopped waits until a terminating pod's supervisor has exited
-// with its server: what the lab checks before it removes the pod.
+// waitServerStopped waits until a terminating pod's server has stopped:
+// what the lab checks before it removes the pod.
 func waitServerStopped(t *testing.T, lab *netns.Lab, pod string) {
 	t.Helper()
-	pid := supervisorPID(t, lab, pod)
-	pollUntil(t, "pod "+pod+"'s server stopped", func() bool { return !process.Alive(pid) })
+	pollUntil(t, "pod "+pod+"'s server stopped", func() bool { return !lab.PodServerRunning(pod) })
 }
 
 // pollUntil polls cond until it holds; a minute without it fails the test.

@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
-	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/netns"
 	"github.com/svclab/svclab/labs/netns/network"
 )
 
@@ -99,19 +98,19 @@ func podLineHas(out, pod, want string) bool {
 	return false
 }
 
-// waitServerStopped waits until the pod's supervisor has exited (its server
-// answers 3 s after SIGTERM, then exits, and the supervisor with it): the
-// state in which the next command removes a terminating pod. The bound is
-// the pod's grace period and more.
+// waitServerStopped waits until the pod's server has stopped (it answers
+// 3 s after it is told its pod terminates, then stops): the state in which
+// the next command removes a terminating pod. The bound is the pod's grace
+// period and more.
 func (l *txnLab) waitServerStopped(when, pod string) {
 	l.t.Helper()
-	st, ok, err := labstore.Open(l.name).PodStatus(pod)
-	if err != nil || !ok || st.SupervisorPID == 0 {
-		l.t.Fatalf("%s: pod %s's status: %+v, %v, %v", when, pod, st, ok, err)
+	lab, err := netns.Open(l.name)
+	if err != nil {
+		l.t.Fatalf("%s: %v", when, err)
 	}
-	for end := time.Now().Add(2 * time.Minute); process.Alive(st.SupervisorPID); time.Sleep(50 * time.Millisecond) {
+	for end := time.Now().Add(2 * time.Minute); lab.PodServerRunning(pod); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(end) {
-			l.t.Fatalf("%s: pod %s's supervisor (pid %d) still runs 2 minutes after SIGTERM", when, pod, st.SupervisorPID)
+			l.t.Fatalf("%s: pod %s's server still runs 2 minutes after it was told to terminate", when, pod)
 		}
 	}
 }
