@@ -23,6 +23,11 @@ type Size struct {
 	// PodsMs is the workload's apply: every pod up and its server
 	// listening, the proxies synced.
 	PodsMs int64 `json:"podsMs"`
+	// PodsStartMs is the part of it that started the pods (attached to
+	// their nodes, their servers bound), PodsProxiesMs the part that
+	// waited for every node's proxy to have their endpoints.
+	PodsStartMs   int64 `json:"podsStartMs"`
+	PodsProxiesMs int64 `json:"podsProxiesMs"`
 	// BringUpMs is CreateMs + PodsMs.
 	BringUpMs int64 `json:"bringUpMs"`
 	// PerPodMs is PodsMs / Pods.

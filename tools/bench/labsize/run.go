@@ -182,16 +182,21 @@ func measureLab(ctx context.Context, o Options, dir, name string, s *Size) error
 	}
 	s.CreateMs = took.Milliseconds()
 	fmt.Fprintf(o.Progress, "bench labs: %d nodes created in %s; %d pods…\n", s.Nodes, took.Round(time.Millisecond), s.Pods)
-	if took, err = timedApply(ctx, lab, dir, "pods.yaml", workloadYAML(s.Pods), opts); err != nil {
+	var steps netns.ChangeTimes
+	podOpts := opts
+	podOpts.Times = &steps
+	if took, err = timedApply(ctx, lab, dir, "pods.yaml", workloadYAML(s.Pods), podOpts); err != nil {
 		return fmt.Errorf("apply %d pods: %w", s.Pods, err)
 	}
 	s.PodsMs = took.Milliseconds()
+	s.PodsStartMs, s.PodsProxiesMs = steps.Journal.Milliseconds(), steps.Proxies.Milliseconds()
 	s.BringUpMs = s.CreateMs + s.PodsMs
 	s.PerPodMs = float64(took.Microseconds()) / 1000 / float64(s.Pods)
 	if s.Footprint, err = labFootprint(name); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Progress, "bench labs: %d pods up in %s: %d processes, PSS %s\n", s.Pods, took.Round(time.Millisecond), s.Footprint.Processes, gib(s.Footprint.PSSBytes))
+	fmt.Fprintf(o.Progress, "bench labs: %d pods up in %s (started in %s, the proxies synced in %s): %d processes, PSS %s\n", s.Pods, took.Round(time.Millisecond),
+		steps.Journal.Round(time.Millisecond), steps.Proxies.Round(time.Millisecond), s.Footprint.Processes, gib(s.Footprint.PSSBytes))
 	if took, err = timedApply(ctx, lab, dir, "service.yaml", serviceYAML(changedServicePort), opts); err != nil {
 		return fmt.Errorf("change the Service: %w", err)
 	}
