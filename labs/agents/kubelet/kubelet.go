@@ -9,8 +9,11 @@ import (
 	"net"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/svclab/svclab/internal/labstore"
 )
@@ -35,6 +38,9 @@ type Kubelet struct {
 // then answers syncs until ctx ends, when it closes every server (the lab
 // is being deleted, or the kubelet stopped) and returns.
 func Run(ctx context.Context, store *labstore.Store, node string, log io.Writer) error {
+	if errs := validation.IsDNS1123Subdomain(node); len(errs) > 0 {
+		return fmt.Errorf("kubelet: node name %q: %s", node, strings.Join(errs, "; "))
+	}
 	k := &Kubelet{store: store, node: node, pid: os.Getpid(), log: log, pods: map[string]*podServer{}}
 	ln, err := net.Listen("unix", SocketName)
 	if err != nil {

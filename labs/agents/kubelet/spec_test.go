@@ -1,8 +1,10 @@
 package kubelet
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +73,15 @@ func TestSpecsRoundTrip(t *testing.T) {
 	// A name that would leave the store is refused by the store.
 	if err := WriteSpec(store, Spec{Name: "../../x", Node: "node1", NetNS: "n", Ports: []int{80}}); err == nil {
 		t.Error("a spec path outside the store was written")
+	}
+}
+
+// A kubelet for a node name the API server would refuse does not start
+// (before it opens anything).
+func TestRunRefusesABadNodeName(t *testing.T) {
+	for _, node := range []string{"", "Node1", "../x", "node_1"} {
+		if err := Run(t.Context(), testStore(t), node, io.Discard); err == nil || !strings.Contains(err.Error(), "node name") {
+			t.Errorf("Run for node %q: %v, want the node name refused", node, err)
+		}
 	}
 }
