@@ -112,18 +112,32 @@ func (l *Lab) stopServedPod(name string) (served bool, err error) {
 	if !ok {
 		return false, nil
 	}
+	// The status and pid file first, the spec last: a stop cut short
+	// before the spec goes is done again through it, and one cut short
+	// after leaves nothing that names the kubelet as the pod's process.
+	if err := l.Store.ClearPodStatus(name); err != nil {
+		return true, err
+	}
+	if err := l.Store.RemoveFile("run", name+".pid"); err != nil {
+		return true, err
+	}
 	if err := kubelet.RemoveSpec(l.Store, node, name); err != nil {
 		return true, err
 	}
-	if l.supervisorPID(kubeletPod(node)) != 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		// A kubelet that does not answer closes the server at its next
-		// sync; the pod's namespace goes in any case.
-		kubelet.Sync(ctx, network.NamespaceName(l.Name(), node)) //nolint:errcheck // see above
+	l.syncKubeletOnce(node)
+	return true, nil
+}
+
+// syncKubeletOnce asks a node's kubelet, if it runs, to sync, without
+// waiting for one that starts: a kubelet that does not answer closes what
+// it should at its next sync (every kubelet syncs when it starts).
+func (l *Lab) syncKubeletOnce(node string) {
+	if node == "" || l.supervisorPID(kubeletPod(node)) == 0 {
+		return
 	}
-	l.Store.RemoveFile("run", name+".pid") //nolint:errcheck // the spec is what a kubelet goes by
-	return true, l.Store.ClearPodStatus(name)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kubelet.Sync(ctx, network.NamespaceName(l.Name(), node)) //nolint:errcheck // see above
 }
 
 // terminateServedPods tells the kubelets of the terminating pods they run
@@ -148,11 +162,7 @@ func (l *Lab) terminateServedPods(pods []*corev1.Pod) (others []*corev1.Pod) {
 		}
 	}
 	for node := range nodes {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		// A kubelet that does not answer reads the deadline at its next
-		// sync; a pod whose server is gone is reaped.
-		kubelet.Sync(ctx, network.NamespaceName(l.Name(), node)) //nolint:errcheck // see above
-		cancel()
+		l.syncKubeletOnce(node)
 	}
 	return others
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs/agents/kubelet"
 	"github.com/svclab/svclab/labs/agents/process"
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/netns"
@@ -540,5 +541,43 @@ func TestIntegrationKilledKubeletBringsPodsBack(t *testing.T) {
 		if res.Backends[pod] == 0 {
 			t.Errorf("%s did not answer after its kubelet's restart: backends %v, failures %v", pod, res.Backends, res.Failures)
 		}
+	}
+}
+
+// TestIntegrationPodWithoutSpecSparesItsKubelet: a pod whose kubelet spec
+// is gone while its status still names the kubelet (a stop cut short) is
+// deleted without a signal to the kubelet, which serves the node's other
+// pods: they keep running, unrestarted.
+func TestIntegrationPodWithoutSpecSparesItsKubelet(t *testing.T) {
+	roottest.Require(t, "creates network namespaces")
+	opts := netns.Options{Binary: roottest.SharedBinary(t)}
+	lab := createWebLab(t, "kubeletspec", opts)
+	objs, _, _ := lab.Store.ReadObjects()
+	var web []string
+	for _, p := range objs.Pods {
+		if p.Labels["app"] == "web" {
+			web = append(web, p.Name)
+		}
+	}
+	st, _, _ := lab.Store.PodStatus(web[0])
+	if st.PID == 0 {
+		t.Fatalf("%s's status: %+v", web[0], st)
+	}
+	if err := kubelet.RemoveSpec(lab.Store, "node1", web[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := lab.DeletePods(context.Background(), []string{web[0]}, opts, netns.DeleteOptions{GracePeriod: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !process.Alive(st.PID) {
+		t.Fatalf("the kubelet (pid %d) was stopped with one of its pods", st.PID)
+	}
+	for _, pod := range web[1:] {
+		if row := podRow(t, lab, pod); row.Status != "Running" || row.Restarts != 0 {
+			t.Errorf("%s after %s's delete: %+v, want Running with no restart", pod, web[0], row)
+		}
+	}
+	if ns, _ := network.Namespaces(lab.Name()); contains(ns, network.NamespaceName(lab.Name(), web[0])) {
+		t.Errorf("%s's namespace is left: %v", web[0], ns)
 	}
 }

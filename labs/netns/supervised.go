@@ -49,9 +49,20 @@ func (l *Lab) startSupervised(s supervised, opts Options) (int, error) {
 }
 
 // stopSupervised ends a pod's supervisor (which stops its process), then the
-// process itself if it outlived the supervisor, and forgets its status.
+// process itself if it outlived the supervisor, and forgets its status. A
+// status whose server is its supervisor is a node kubelet's pod (a stop of
+// it cut short left it without its spec): the kubelet serves other pods
+// too and is not stopped; a sync of it closes what is left of the pod.
 func (l *Lab) stopSupervised(pod string) error {
 	st, ok, _ := l.Store.PodStatus(pod)
+	if servedByKubelet(st, ok) {
+		l.Store.RemoveFile("run", pod+".pid") //nolint:errcheck // best effort: the namespace is what matters
+		if err := l.Store.ClearPodStatus(pod); err != nil {
+			return err
+		}
+		l.syncKubeletOnce(st.Node)
+		return nil
+	}
 	if pid := l.supervisorPID(pod); pid != 0 {
 		process.StopPID(pid, 3*time.Second)
 	}
@@ -60,6 +71,13 @@ func (l *Lab) stopSupervised(pod string) error {
 	}
 	l.Store.RemoveFile("run", pod+".pid") //nolint:errcheck // best effort: the namespace is what matters
 	return l.Store.ClearPodStatus(pod)
+}
+
+// servedByKubelet reports whether a pod's status is a node kubelet's: its
+// server's pid is its supervisor's (a supervised pod's server is a child
+// of its supervisor). Such a pid is never signalled for one pod.
+func servedByKubelet(st labstore.PodStatus, ok bool) bool {
+	return ok && st.SupervisorPID != 0 && st.PID == st.SupervisorPID
 }
 
 // supervisorPID returns the pid of a pod's supervisor (0 if it is not running).

@@ -169,6 +169,9 @@ func (l *Lab) signalTerminating(cur, next *labstore.State, out io.Writer) {
 	fresh := newlyTerminating(cur, next)
 	terminating := workload.Terminating(next)
 	for _, p := range l.terminateServedPods(terminating) {
+		if st, ok, _ := l.Store.PodStatus(p.Name); servedByKubelet(st, ok) {
+			continue // a stop cut short took its spec: its kubelet closes it at its next sync
+		}
 		if pid := l.supervisorPID(p.Name); pid != 0 {
 			syscall.Kill(pid, syscall.SIGTERM) //nolint:errcheck // gone meanwhile: reaped by the next command
 		}
