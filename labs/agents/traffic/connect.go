@@ -38,9 +38,11 @@ type Connection struct {
 
 // connectOnce makes one connection: dial, one HTTP/1.1 GET, read exactly
 // the answer, then close from the client side; over UDP, a new socket, one
-// command datagram and its answer (exchangeUDP). ctx is the run's context;
-// the connection is bounded by timeout and by ctx, whichever ends first.
-func connectOnce(ctx context.Context, dialer *net.Dialer, o Options, index int) Connection {
+// command datagram and its answer (exchangeUDP), from a source port no
+// earlier exchange of the run used (ports, sourceports.go). ctx is the
+// run's context; the connection is bounded by timeout and by ctx,
+// whichever ends first.
+func connectOnce(ctx context.Context, dialer *net.Dialer, ports *sourcePorts, o Options, index int) Connection {
 	start := time.Now()
 	c := Connection{Index: index}
 	fail := func(err error) Connection {
@@ -53,7 +55,7 @@ func connectOnce(ctx context.Context, dialer *net.Dialer, o Options, index int) 
 
 	connCtx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	conn, err := dialer.DialContext(connCtx, o.Protocol, o.Target)
+	conn, err := ports.dial(connCtx, dialer, o)
 	if err != nil {
 		return fail(err)
 	}

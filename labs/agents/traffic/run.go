@@ -47,6 +47,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	dialer := newDialer(o)
+	ports := newSourcePorts(o)
 
 	start := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, o.Deadline)
@@ -68,7 +69,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				if i >= o.Connections {
 					return
 				}
-				conns[i] = connectOnce(runCtx, dialer, o, i)
+				conns[i] = connectOnce(runCtx, dialer, ports, o, i)
 				attempted[i] = true
 			}
 		})

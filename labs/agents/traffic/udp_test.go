@@ -53,13 +53,7 @@ func TestRunUDPCountsBackends(t *testing.T) {
 			t.Errorf("%s: protocol %q attempted %d succeeded %d backends %v failures %v, want 40 udp exchanges all answered by %s",
 				addr, res.Protocol, res.Attempted, res.Succeeded, res.Backends, res.Failures, pod)
 		}
-		// Each exchange opens and closes its own socket, so the kernel may
-		// hand a freed port to a later one: distinct ports are not
-		// guaranteed, only many of them. Linux picks an ephemeral UDP port
-		// at random in ip_local_port_range (28232 ports by default); 40
-		// draws repeat a port 0.03 times on average, and 10 or more repeats
-		// (fewer than 30 ports) has probability below 1e-20, while one
-		// shared socket would show 1 port.
+		// Each exchange has a socket and a source port of its own.
 		ports := map[string]bool{}
 		for _, c := range res.Connections {
 			if !strings.HasPrefix(c.LocalAddress, "127.0.0.1:") {
@@ -67,12 +61,37 @@ func TestRunUDPCountsBackends(t *testing.T) {
 			}
 			ports[c.LocalAddress] = true
 		}
-		if len(ports) < 30 {
-			t.Errorf("%s: 40 exchanges came from %d ports, want at least 30: a new socket each time", addr, len(ports))
+		if len(ports) != 40 {
+			t.Errorf("%s: 40 exchanges came from %d ports, want 40: a new socket and port each time", addr, len(ports))
 		}
 		if rep := res.Report(); !rep.Passed() || rep.PValue == nil || *rep.PValue != 1 {
 			t.Errorf("%s: report %s (%s), p-value %v; want a pass with p = 1", addr, rep.Verdict, rep.VerdictReason, rep.PValue)
 		}
+	}
+}
+
+// TestRunUDPNeverReusesASourcePort: the kernel draws an ephemeral UDP port
+// at random and takes a closed socket's port back at once, so without the
+// run's ledger 1,000 exchanges one after another would share a port with
+// probability 1 − e^(−1000·999/2/28232) > 0.99999998 (28,232 ports in the
+// default range); with it every exchange has a port of its own — a
+// collision survives only 64 redials in a row, (1000/28232)^64 < 1e-90.
+func TestRunUDPNeverReusesASourcePort(t *testing.T) {
+	const n = 1000
+	addr := startUDPNetexec(t, "udp-ports", "127.0.0.51")
+	res, err := Run(t.Context(), Options{Target: addr, Protocol: ProtocolUDP, Connections: n, Parallelism: 1, SourceIP: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("Run %s: %v", addr, err)
+	}
+	if res.Succeeded != n {
+		t.Fatalf("%d of %d exchanges answered: %v", res.Succeeded, n, res.Failures)
+	}
+	first := map[string]int{}
+	for _, c := range res.Connections {
+		if i, ok := first[c.LocalAddress]; ok {
+			t.Fatalf("exchanges %d and %d both came from %s: one conntrack entry for two", i, c.Index, c.LocalAddress)
+		}
+		first[c.LocalAddress] = c.Index
 	}
 }
 
