@@ -486,6 +486,23 @@ func BenchmarkBringUpNodePort(b *testing.B) {
 	}, manifest)
 }
 
+// webPods reads a web lab's objects (createWebLab) and names its app=web
+// pods.
+func webPods(t *testing.T, lab *netns.Lab) (*labstore.State, []string) {
+	t.Helper()
+	objs, _, err := lab.Store.ReadObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var web []string
+	for _, p := range objs.Pods {
+		if p.Labels["app"] == "web" {
+			web = append(web, p.Name)
+		}
+	}
+	return objs, web
+}
+
 // TestIntegrationKilledKubeletBringsPodsBack: the node's kubelet, which
 // serves the node's pods, killed takes their servers with it; its
 // supervisor starts it again, and every pod comes back on its own
@@ -494,13 +511,7 @@ func TestIntegrationKilledKubeletBringsPodsBack(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
 	opts := netns.Options{Binary: roottest.SharedBinary(t)}
 	lab := createWebLab(t, "kubelet", opts)
-	objs, _, _ := lab.Store.ReadObjects()
-	var web []string
-	for _, p := range objs.Pods {
-		if p.Labels["app"] == "web" {
-			web = append(web, p.Name)
-		}
-	}
+	objs, web := webPods(t, lab)
 	if len(web) != 3 {
 		t.Fatalf("web pods: %v", web)
 	}
@@ -552,13 +563,7 @@ func TestIntegrationPodWithoutSpecSparesItsKubelet(t *testing.T) {
 	roottest.Require(t, "creates network namespaces")
 	opts := netns.Options{Binary: roottest.SharedBinary(t)}
 	lab := createWebLab(t, "kubeletspec", opts)
-	objs, _, _ := lab.Store.ReadObjects()
-	var web []string
-	for _, p := range objs.Pods {
-		if p.Labels["app"] == "web" {
-			web = append(web, p.Name)
-		}
-	}
+	_, web := webPods(t, lab)
 	st, _, _ := lab.Store.PodStatus(web[0])
 	if st.PID == 0 {
 		t.Fatalf("%s's status: %+v", web[0], st)
