@@ -4,7 +4,8 @@
 // The layout is the lab's "API server" that the embedded proxy watches:
 //
 //	lab.yaml                 the topology the lab was created from
-//	objects/<kind>/<ns>.<name>.yaml   one Kubernetes object per file
+//	objects/<kind>/<ns>.<name>.yaml   one Kubernetes object per file (indented
+//	                         JSON, which is YAML too; encoding.go)
 //	objects/GENERATION       bumped after every change, written last
 //	proxies/<node>.json      each node proxy's report of its last sync
 //	pods/<pod>.json          each supervised process's state and restarts

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/svclab/svclab/internal/boundedread"
 )
@@ -54,7 +53,7 @@ func readObjectFile[T any](s *Store, kind, file string) (*T, error) {
 		return nil, err
 	}
 	obj := new(T)
-	if err := yaml.Unmarshal(data, obj); err != nil {
+	if err := decodeObject(data, obj); err != nil {
 		return nil, fmt.Errorf("lab store %s: %w", path, err)
 	}
 	return obj, nil

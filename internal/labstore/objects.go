@@ -11,8 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/svclab/svclab/internal/boundedread"
 )
 
@@ -146,7 +144,7 @@ func (s *Store) PodDeletionDeadline(namespace, name string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	var pod corev1.Pod
-	if err := yaml.Unmarshal(data, &pod); err != nil || pod.DeletionTimestamp == nil {
+	if err := decodeObject(data, &pod); err != nil || pod.DeletionTimestamp == nil {
 		return time.Time{}, false
 	}
 	return pod.DeletionTimestamp.Time, true

@@ -49,7 +49,7 @@ func everyKind() *State {
 }
 
 // TestWriteObjectsFiles: the files WriteObjects makes, byte for byte
-// (testdata/objects.golden): their names, their YAML with apiVersion and
+// (testdata/objects.golden): their names, their JSON (encoding.go) with apiVersion and
 // kind, and the generation.
 func TestWriteObjectsFiles(t *testing.T) {
 	t.Setenv("SVCLAB_STATE_DIR", t.TempDir())

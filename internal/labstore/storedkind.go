@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/svclab/svclab/internal/boundedread"
 )
@@ -25,7 +24,7 @@ type storedKind interface {
 	dir() string
 	// read appends the objects of the kind's files to st.
 	read(s *Store, st *State) error
-	// files encodes st's objects of the kind: file name → YAML.
+	// files encodes st's objects of the kind: file name → content (encodeObject).
 	files(st *State) (map[string][]byte, error)
 }
 
@@ -78,7 +77,7 @@ func (k objectKind[T, P]) files(st *State) (map[string][]byte, error) {
 		copied := *o // a shallow copy: TypeMeta is a value, the rest is only read
 		obj := P(&copied)
 		obj.GetObjectKind().SetGroupVersionKind(k.gvk)
-		data, err := yaml.Marshal(obj)
+		data, err := encodeObject(obj)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +120,7 @@ func readKind[T any, P apiObject[T]](s *Store, kind string, into *[]P) error {
 			return err
 		}
 		obj := P(new(T))
-		if err := yaml.Unmarshal(data, obj); err != nil {
+		if err := decodeObject(data, obj); err != nil {
 			return fmt.Errorf("lab store %s: %w", filepath.Join(dir, e.Name()), err)
 		}
 		*into = append(*into, obj)
