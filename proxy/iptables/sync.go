@@ -12,7 +12,9 @@ import (
 // bookkeeping right. It is the body of upstream's syncProxyRules after the
 // change trackers:
 //
-//  1. before a full sync, ensure the jump rules from the built-in chains and
+//  1. before a full sync, ensure the jump rules from the built-in chains
+//     (in one iptables-save per table and one iptables-restore, where
+//     upstream runs three iptables per rule: kernel.JumpEnsurer) and
 //     tell the renderer which nat chains exist, so that stale ones get
 //     deleted (if iptables-save fails, stale chains are just left behind);
 //  2. render and run iptables-restore once with both tables;
@@ -22,11 +24,9 @@ import (
 // The Result is returned even when the restore fails, for its payload.
 func Sync(runner kernel.Runner, renderer *Renderer, snap *model.Snapshot) (*Result, error) {
 	if renderer.NeedsFullSync() {
-		for _, jump := range renderer.JumpRules() {
-			if err := runner.EnsureJump(jump); err != nil {
-				renderer.Reset()
-				return nil, fmt.Errorf("sync: %w", err)
-			}
+		if err := ensureJumps(runner, renderer.JumpRules()); err != nil {
+			renderer.Reset()
+			return nil, fmt.Errorf("sync: %w", err)
 		}
 		if save, err := runner.Save(TableNAT); err == nil {
 			renderer.SetExistingChains(TableNAT, iptsave.ChainNames(string(save)))
@@ -39,6 +39,20 @@ func Sync(runner kernel.Runner, renderer *Renderer, snap *model.Snapshot) (*Resu
 	}
 	renderer.Applied(res)
 	return res, nil
+}
+
+// ensureJumps ensures the jump rules, together when runner can
+// (kernel.JumpEnsurer), else one by one.
+func ensureJumps(runner kernel.Runner, rules []kernel.JumpRule) error {
+	if je, ok := runner.(kernel.JumpEnsurer); ok {
+		return je.EnsureJumps(rules)
+	}
+	for _, jump := range rules {
+		if err := runner.EnsureJump(jump); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // restore applies res through runner: streamed when runner is a
