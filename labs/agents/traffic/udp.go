@@ -11,9 +11,10 @@ import (
 // Over UDP a "connection" is a new socket (a source port no other exchange
 // of the run used, sourceports.go, so a new conntrack entry, unless
 // Options.SourcePort fixes the port) that sends one agnhost netexec UDP
-// command and reads the one datagram that answers it. The socket is connected, so an ICMP port unreachable (kube-proxy's
-// REJECT for a Service without endpoints) comes back as ECONNREFUSED on
-// the read, and an ICMP host unreachable as EHOSTUNREACH.
+// command and reads the one datagram that answers it. The socket is
+// connected, so an ICMP port unreachable (kube-proxy's REJECT for a
+// Service without endpoints) comes back as ECONNREFUSED on the read, and
+// an ICMP host unreachable as EHOSTUNREACH.
 
 // udpCommand is the UDP command that asks what the HTTP path asks:
 // /hostname → hostname, /clientip → clientip, /echo?msg=M → echo M
