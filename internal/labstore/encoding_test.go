@@ -1,6 +1,7 @@
 package labstore
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"testing"
@@ -76,9 +77,24 @@ func TestObjectFilesAreJSONThatReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Services) != len(want.Services) || len(got.EndpointSlices) != len(want.EndpointSlices) || len(got.Pods) != len(want.Pods) {
-		t.Fatalf("read back %d services, %d slices, %d pods; wrote %d, %d, %d",
-			len(got.Services), len(got.EndpointSlices), len(got.Pods), len(want.Services), len(want.EndpointSlices), len(want.Pods))
+	// Read back, every object encodes to the very file it was read from.
+	for _, k := range storedKinds {
+		wrote, err := k.files(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, err := k.files(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(read) != len(wrote) {
+			t.Errorf("%s: %d objects read back, %d written", k.dir(), len(read), len(wrote))
+		}
+		for name, data := range wrote {
+			if !bytes.Equal(read[name], data) {
+				t.Errorf("%s/%s: read back as\n%s\nwritten as\n%s", k.dir(), name, read[name], data)
+			}
+		}
 	}
 }
 
