@@ -3,6 +3,7 @@ package nftables
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"sigs.k8s.io/knftables"
 )
@@ -19,9 +20,13 @@ func Open(family knftables.Family) (knftables.Interface, error) {
 }
 
 // FindTables lists the families whose kube-proxy table exists in the
-// calling thread's network namespace. Without a usable nft nothing can
-// have been left through it: no families and no error.
+// calling thread's network namespace, from one netlink dump of its tables;
+// where that cannot be had, from nft (without a usable nft nothing can
+// have been left through it: no families and no error).
 func FindTables(ctx context.Context) ([]knftables.Family, error) {
+	if found, err := familiesWithTable(TableName); err == nil {
+		return slices.DeleteFunc(found, func(f knftables.Family) bool { return !slices.Contains(Families, f) }), nil
+	}
 	var found []knftables.Family
 	for _, f := range Families {
 		nft, err := knftables.New(f, TableName)
@@ -42,9 +47,13 @@ func FindTables(ctx context.Context) ([]knftables.Family, error) {
 // CleanupKernel deletes the kube-proxy table of both families in the
 // calling thread's network namespace, like upstream's
 // nftables.CleanupLeftovers; without a usable nft there is nothing to do.
+// Only the families whose table the kernel holds are asked of nft (one
+// netlink dump says which): a proxy starting in iptables or ipvs mode
+// where nftables mode never ran runs no nft at all, where upstream's
+// knftables runs six.
 func CleanupKernel(ctx context.Context) error {
 	var nfts []knftables.Interface
-	for _, f := range Families {
+	for _, f := range familiesToClean() {
 		nft, err := knftables.New(f, TableName)
 		if err != nil {
 			return nil
