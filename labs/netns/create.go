@@ -118,8 +118,12 @@ func (l *Lab) create(ctx context.Context, labFile []byte, opts Options) error {
 	}
 	crashPoint("create:proxies")
 	// The cluster DNS pod starts while the proxies make their first sync.
+	hosts, err := l.hosts()
+	if err != nil {
+		return err
+	}
 	for _, pod := range objs.Pods {
-		if err := l.startPod(ctx, pod, opts); err != nil {
+		if err := l.startPod(ctx, hosts, pod, opts); err != nil {
 			return err
 		}
 	}

@@ -21,9 +21,9 @@ import (
 // CNI, and, when it has TCP or UDP containerPorts, the
 // agnhost-netexec-compatible server listening on all of them, run by the
 // node's kubelet (a DNS pod's server by a supervisor of its own). It
-// returns once the server listens.
-func (l *Lab) startPod(ctx context.Context, pod *corev1.Pod, opts Options) error {
-	_, err := network.AttachPod(l.Topology, pod.Spec.NodeName, network.PodNet{Name: pod.Name, IP: mustAddr(pod.Status.PodIP), IPs: podIPs(pod)})
+// returns once the server listens. hosts are the lab's (l.hosts).
+func (l *Lab) startPod(ctx context.Context, hosts *network.Hosts, pod *corev1.Pod, opts Options) error {
+	_, err := hosts.AttachPod(pod.Spec.NodeName, network.PodNet{Name: pod.Name, IP: mustAddr(pod.Status.PodIP), IPs: podIPs(pod)})
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", pod.Name, err)
 	}
@@ -231,4 +231,13 @@ func podIPs(pod *corev1.Pod) []netip.Addr {
 		ips = append(ips, mustAddr(ip.IP))
 	}
 	return ips
+}
+
+// hosts plans the lab's hosts for the pods a change starts.
+func (l *Lab) hosts() (*network.Hosts, error) {
+	hs, err := network.PlanHosts(l.Topology)
+	if err != nil {
+		return nil, fmt.Errorf("lab %s: %w", l.Name(), err)
+	}
+	return hs, nil
 }

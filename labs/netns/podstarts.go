@@ -21,6 +21,10 @@ func parallelPodStarts() int { return 4 * runtime.NumCPU() }
 // once every start it began has ended. The caller undoes them all (the
 // journal names every one, started or not).
 func (l *Lab) startPods(ctx context.Context, pods []*corev1.Pod, opts Options, started func(*corev1.Pod)) error {
+	hosts, err := l.hosts()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	slots := make(chan struct{}, parallelPodStarts())
@@ -40,7 +44,7 @@ func (l *Lab) startPods(ctx context.Context, pods []*corev1.Pod, opts Options, s
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			if err := l.startPod(ctx, pod, opts); err != nil {
+			if err := l.startPod(ctx, hosts, pod, opts); err != nil {
 				cancel(err) // the first cause stays: the later ones are this cancel's
 				return
 			}

@@ -87,14 +87,38 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // dnsSubdomain is a DNS-1123 subdomain: labels joined by dots.
 var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
-// PlanPod plans attaching pod to node of lab. It is pure.
-func PlanPod(lab *topology.Lab, node string, pod PodNet) (*PodPlan, error) {
-	errf := func(format string, args ...any) error {
-		return fmt.Errorf("plan pod %q on node %q of lab %q: %s", pod.Name, node, lab.Name(), fmt.Sprintf(format, args...))
-	}
+// Hosts are a lab's hosts planned once (PlanHosts) for the pods that
+// attach to it: planning them validates the lab and lays out every node,
+// work in proportion to the lab that a change of a thousand pods need not
+// do a thousand times. Hosts is read-only: pods attach side by side.
+type Hosts struct {
+	lab  *topology.Lab
+	plan *Plan
+}
+
+// PlanHosts plans lab's hosts. It is pure.
+func PlanHosts(lab *topology.Lab) (*Hosts, error) {
 	plan, err := planHosts(lab)
 	if err != nil {
 		return nil, err
+	}
+	return &Hosts{lab: lab, plan: plan}, nil
+}
+
+// PlanPod plans attaching pod to node of lab. It is pure.
+func PlanPod(lab *topology.Lab, node string, pod PodNet) (*PodPlan, error) {
+	hs, err := PlanHosts(lab)
+	if err != nil {
+		return nil, err
+	}
+	return hs.PlanPod(node, pod)
+}
+
+// PlanPod plans attaching pod to node of the lab. It is pure.
+func (hs *Hosts) PlanPod(node string, pod PodNet) (*PodPlan, error) {
+	lab, plan := hs.lab, hs.plan
+	errf := func(format string, args ...any) error {
+		return fmt.Errorf("plan pod %q on node %q of lab %q: %s", pod.Name, node, lab.Name(), fmt.Sprintf(format, args...))
 	}
 	h, ok := plan.Host(node)
 	if !ok || h.Node == nil {
@@ -200,7 +224,17 @@ func NextPodIP(podCIDR netip.Prefix, used []netip.Addr) (netip.Addr, error) {
 // pod, so attaching one costs the same in a lab of a thousand pods as in
 // a lab of one, and pods attach in parallel.
 func AttachPod(lab *topology.Lab, node string, pod PodNet) (*PodPlan, error) {
-	pp, err := PlanPod(lab, node, pod)
+	hs, err := PlanHosts(lab)
+	if err != nil {
+		return nil, err
+	}
+	return hs.AttachPod(node, pod)
+}
+
+// AttachPod is AttachPod of the lab whose hosts hs are.
+func (hs *Hosts) AttachPod(node string, pod PodNet) (*PodPlan, error) {
+	lab := hs.lab
+	pp, err := hs.PlanPod(node, pod)
 	if err != nil {
 		return nil, err
 	}
