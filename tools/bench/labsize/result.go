@@ -4,8 +4,11 @@ import "fmt"
 
 // Result is what a run measured, one Size per number of nodes asked.
 type Result struct {
-	PodsPerNode int    `json:"podsPerNode"`
-	Sizes       []Size `json:"sizes"`
+	PodsPerNode int `json:"podsPerNode"`
+	// StateFilesystem is the filesystem of the labs' state directory
+	// (tmpfs, ext4, …): compare runs on the same one (stateFilesystem).
+	StateFilesystem string `json:"stateFilesystem"`
+	Sizes           []Size `json:"sizes"`
 	// Stopped says why the run stopped before measuring every size (its
 	// deadline, an interrupt, the memory floor); "" when it did not.
 	Stopped   string `json:"stopped,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/labs/netns"
 )
 
@@ -54,6 +55,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	start := time.Now()
 	res := &Result{PodsPerNode: o.PodsPerNode}
+	fsType, err := stateFilesystem(labstore.Root())
+	if err != nil {
+		return nil, err
+	}
+	res.StateFilesystem = fsType
+	if fsType != "tmpfs" {
+		fmt.Fprintf(o.Progress, "bench labs: the labs' state (%s) is on %s, not a tmpfs: pods start slower for minutes after a lab's delete there; compare runs on the same filesystem\n", labstore.Root(), fsType)
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, fmt.Errorf("--timeout %s reached", o.Timeout))
 	defer cancel()
 	var previous *Size
