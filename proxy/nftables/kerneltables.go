@@ -2,6 +2,7 @@ package nftables
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -56,19 +57,26 @@ func familiesWithTable(name string) ([]knftables.Family, error) {
 }
 
 // parseTableMsg reads a table's family and name from the payload of an
-// NFT_MSG_NEWTABLE message: an nfgenmsg, then the table's attributes.
+// NFT_MSG_NEWTABLE message: an nfgenmsg, then the table's attributes, each
+// a host-endian length and type, the value, padding to 4 bytes. It checks
+// every length itself (nl.ParseRouteAttr slices past the end of a
+// malformed buffer and panics).
 func parseTableMsg(m []byte) (family uint8, name string, err error) {
 	if len(m) < nl.SizeofNfgenmsg {
 		return 0, "", fmt.Errorf("nftables table message of %d bytes", len(m))
 	}
-	attrs, err := nl.ParseRouteAttr(m[nl.SizeofNfgenmsg:])
-	if err != nil {
-		return 0, "", fmt.Errorf("nftables table message: %w", err)
-	}
-	for _, a := range attrs {
-		if a.Attr.Type&^(unix.NLA_F_NESTED|unix.NLA_F_NET_BYTEORDER) == unix.NFTA_TABLE_NAME {
-			name = string(bytes.TrimRight(a.Value, "\x00"))
+	for b := m[nl.SizeofNfgenmsg:]; len(b) > 0; {
+		if len(b) < unix.SizeofNlAttr {
+			return 0, "", fmt.Errorf("nftables table message: %d bytes after its last attribute", len(b))
 		}
+		n, typ := int(binary.NativeEndian.Uint16(b)), binary.NativeEndian.Uint16(b[2:])
+		if n < unix.SizeofNlAttr || n > len(b) {
+			return 0, "", fmt.Errorf("nftables table message: attribute of length %d in %d bytes", n, len(b))
+		}
+		if typ&^(unix.NLA_F_NESTED|unix.NLA_F_NET_BYTEORDER) == unix.NFTA_TABLE_NAME {
+			name = string(bytes.TrimRight(b[unix.SizeofNlAttr:n], "\x00"))
+		}
+		b = b[min(len(b), (n+unix.NLA_ALIGNTO-1)&^(unix.NLA_ALIGNTO-1)):]
 	}
 	return m[0], name, nil
 }
