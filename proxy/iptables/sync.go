@@ -16,7 +16,10 @@ import (
 //     (in one iptables-save per table and one iptables-restore, where
 //     upstream runs three iptables per rule: kernel.JumpEnsurer) and
 //     tell the renderer which nat chains exist, so that stale ones get
-//     deleted (if iptables-save fails, stale chains are just left behind);
+//     deleted: the chains the jumps' save read (upstream saves nat once
+//     more; the jumps add no per-service chain), or, for a runner that
+//     ensures jumps one by one, an iptables-save of nat (if it fails,
+//     stale chains are just left behind);
 //  2. render and run iptables-restore once with both tables;
 //  3. on success mark the result applied; on failure Reset, so that the
 //     next call is a full sync.
@@ -24,11 +27,14 @@ import (
 // The Result is returned even when the restore fails, for its payload.
 func Sync(runner kernel.Runner, renderer *Renderer, snap *model.Snapshot) (*Result, error) {
 	if renderer.NeedsFullSync() {
-		if err := ensureJumps(runner, renderer.JumpRules()); err != nil {
+		existing, err := ensureJumps(runner, renderer.JumpRules())
+		if err != nil {
 			renderer.Reset()
 			return nil, fmt.Errorf("sync: %w", err)
 		}
-		if save, err := runner.Save(TableNAT); err == nil {
+		if nat, ok := existing[TableNAT]; ok {
+			renderer.SetExistingChains(TableNAT, nat)
+		} else if save, err := runner.Save(TableNAT); err == nil {
 			renderer.SetExistingChains(TableNAT, iptsave.ChainNames(string(save)))
 		}
 	}
@@ -42,17 +48,18 @@ func Sync(runner kernel.Runner, renderer *Renderer, snap *model.Snapshot) (*Resu
 }
 
 // ensureJumps ensures the jump rules, together when runner can
-// (kernel.JumpEnsurer), else one by one.
-func ensureJumps(runner kernel.Runner, rules []kernel.JumpRule) error {
+// (kernel.JumpEnsurer: it also says which chains the tables hold), else
+// one by one (no chains known).
+func ensureJumps(runner kernel.Runner, rules []kernel.JumpRule) (kernel.TableChains, error) {
 	if je, ok := runner.(kernel.JumpEnsurer); ok {
 		return je.EnsureJumps(rules)
 	}
 	for _, jump := range rules {
 		if err := runner.EnsureJump(jump); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // restore applies res through runner: streamed when runner is a

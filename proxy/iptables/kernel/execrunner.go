@@ -64,6 +64,7 @@ type ExecRunner struct {
 	family  corev1.IPFamily
 	netns   string
 	version Version
+	observe func(program string)
 }
 
 // ExecOptions configure an ExecRunner.
@@ -76,6 +77,11 @@ type ExecOptions struct {
 	// NetNS, when set, runs every command inside that named network
 	// namespace (`ip netns exec NAME ...`).
 	NetNS string
+	// Observe, when set, is called with the program's name (iptables,
+	// iptables-save...) before each program the runner runs, the version
+	// check included: how benchmarks count execs, whichever method runs
+	// them.
+	Observe func(program string)
 }
 
 // NewExecRunner checks that the backend's iptables runs and reads its
@@ -84,7 +90,7 @@ func NewExecRunner(opts ExecOptions) (*ExecRunner, error) {
 	if opts.Family != "" && opts.Family != corev1.IPv4Protocol && opts.Family != corev1.IPv6Protocol {
 		return nil, fmt.Errorf("iptables runner: IP family %q: want IPv4 or IPv6", opts.Family)
 	}
-	r := &ExecRunner{backend: opts.Backend, family: opts.Family, netns: opts.NetNS}
+	r := &ExecRunner{backend: opts.Backend, family: opts.Family, netns: opts.NetNS, observe: opts.Observe}
 	if err := hostprog.Check(r.programs()...); err != nil {
 		return nil, err
 	}
@@ -257,6 +263,9 @@ func (r *ExecRunner) programs() []string {
 }
 
 func (r *ExecRunner) command(bin string, args ...string) *exec.Cmd {
+	if r.observe != nil {
+		r.observe(bin)
+	}
 	if r.netns == "" {
 		return exec.Command(bin, args...)
 	}

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -11,9 +12,15 @@ import (
 type JumpEnsurer interface {
 	// EnsureJumps leaves the tables as EnsureJump called for each rule in
 	// order would: every target chain exists, every rule is in its
-	// built-in chain, a missing one inserted first.
-	EnsureJumps(rules []JumpRule) error
+	// built-in chain, a missing one inserted first. It returns the chains
+	// of each table the rules name as the table holds them afterwards (what
+	// it read, and the targets it added), so that a full sync need not
+	// save the table again to learn which chains exist.
+	EnsureJumps(rules []JumpRule) (TableChains, error)
 }
+
+// TableChains are the chains of tables by table name, each list sorted.
+type TableChains map[string][]string
 
 // EnsureJumps implements JumpEnsurer. Upstream runs `iptables -N`, `-C`
 // and `-I` for each of its 14 jumps (42 execs on a new node, each reading
@@ -23,7 +30,7 @@ type JumpEnsurer interface {
 // single calls would. A rule whose target the saved chain jumps to, in a
 // form other than the rule's, is asked with `iptables -C` (the kernel's
 // comparison, not the text's) before it is added.
-func (r *ExecRunner) EnsureJumps(rules []JumpRule) error {
+func (r *ExecRunner) EnsureJumps(rules []JumpRule) (TableChains, error) {
 	saved := map[string]savedTable{}
 	var tables []string // in the order the rules name them
 	for _, rule := range rules {
@@ -32,7 +39,7 @@ func (r *ExecRunner) EnsureJumps(rules []JumpRule) error {
 		}
 		out, err := r.Save(rule.Table)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		saved[rule.Table] = parseSavedTable(out)
 		tables = append(tables, rule.Table)
@@ -50,7 +57,7 @@ func (r *ExecRunner) EnsureJumps(rules []JumpRule) error {
 		case jumpUnsure:
 			exists, err := r.ruleExists(rule.Table, rule.Chain, rule.Args())
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if exists {
 				continue
@@ -64,10 +71,16 @@ func (r *ExecRunner) EnsureJumps(rules []JumpRule) error {
 			payload.WriteString("*" + table + "\n" + strings.Join(lines, "\n") + "\nCOMMIT\n")
 		}
 	}
-	if payload.Len() == 0 {
-		return nil
+	if payload.Len() > 0 {
+		if err := r.Restore(payload.Bytes()); err != nil {
+			return nil, err
+		}
 	}
-	return r.Restore(payload.Bytes())
+	chains := TableChains{}
+	for table, t := range saved {
+		chains[table] = slices.Sorted(maps.Keys(t.chains))
+	}
+	return chains, nil
 }
 
 // savedTable is what EnsureJumps reads of one table's iptables-save.

@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,7 +43,8 @@ func savedRules(t *testing.T, r *ExecRunner) string {
 // TestIntegrationEnsureJumpsAsOneByOne: on an empty namespace, on one that
 // already has them all, and on one where a chain jumps to a target in
 // another form, EnsureJumps leaves filter and nat exactly as EnsureJump
-// rule by rule does, in both backends; afterwards every rule reads as
+// rule by rule does, in both backends, and the chains it says each table
+// holds are those iptables-save then shows; afterwards every rule reads as
 // present from iptables-save's text, so a later full sync runs no
 // `iptables -C`.
 func TestIntegrationEnsureJumpsAsOneByOne(t *testing.T) {
@@ -61,8 +64,19 @@ func TestIntegrationEnsureJumpsAsOneByOne(t *testing.T) {
 			}
 			check := func(what string, together, single *ExecRunner) {
 				t.Helper()
-				if err := together.EnsureJumps(testJumps); err != nil {
+				chains, err := together.EnsureJumps(testJumps)
+				if err != nil {
 					t.Fatalf("%s: EnsureJumps: %v", what, err)
+				}
+				for _, table := range []string{"filter", "nat"} {
+					out, err := together.Save(table)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := slices.Sorted(maps.Keys(parseSavedTable(out).chains))
+					if !slices.Equal(chains[table], want) {
+						t.Errorf("%s: EnsureJumps says %s holds the chains %v, iptables-save shows %v", what, table, chains[table], want)
+					}
 				}
 				for _, j := range testJumps {
 					if err := single.EnsureJump(j); err != nil {
