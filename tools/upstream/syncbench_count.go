@@ -8,8 +8,6 @@ import (
 
 	utilexec "k8s.io/utils/exec"
 	"sigs.k8s.io/knftables"
-
-	"github.com/svclab/svclab/proxy/iptables/kernel"
 )
 
 // execCounts counts the programs a proxy ran, by name (iptables-restore,
@@ -107,47 +105,10 @@ func (n countingNFT) ListCounters(ctx context.Context) ([]*knftables.Counter, er
 	return n.Interface.ListCounters(ctx)
 }
 
-// ensureJumpExecs is what one kernel.ExecRunner.EnsureJump runs in a fresh
-// namespace: `iptables -N`, `-C`, `-I` (one more, `-S`, when the target
-// chain exists already: the count is a lower bound).
-const ensureJumpExecs = 3
-
-// countingRunner is svclab's kernel.ExecRunner that counts what it runs:
-// one iptables-restore per Restore/RestoreStream, one iptables-save per
-// Save, ensureJumpExecs per EnsureJump, one iptables per chain check.
-type countingRunner struct {
-	*kernel.ExecRunner
-	counts *execCounts
-}
-
-var _ kernel.StreamRestorer = countingRunner{}
-
-func (r countingRunner) Restore(payload []byte) error {
-	r.counts.add("iptables-restore", 1)
-	return r.ExecRunner.Restore(payload)
-}
-
-func (r countingRunner) RestoreStream(p kernel.StreamedPayload) error {
-	r.counts.add("iptables-restore", 1)
-	return r.ExecRunner.RestoreStream(p)
-}
-
-func (r countingRunner) Save(table string) ([]byte, error) {
-	r.counts.add("iptables-save", 1)
-	return r.ExecRunner.Save(table)
-}
-
-func (r countingRunner) EnsureJump(j kernel.JumpRule) error {
-	r.counts.add("iptables", ensureJumpExecs)
-	return r.ExecRunner.EnsureJump(j)
-}
-
-func (r countingRunner) EnsureChain(table, chain string) error {
-	r.counts.add("iptables", 1)
-	return r.ExecRunner.EnsureChain(table, chain)
-}
-
-func (r countingRunner) ChainExists(table, chain string) (bool, error) {
-	r.counts.add("iptables", 1)
-	return r.ExecRunner.ChainExists(table, chain)
+// countExecs is the Observe of svclab's kernel.ExecRunner in the
+// benchmark: every program it runs counted by name, whichever of its
+// methods runs it (the jumps' iptables-save and iptables-restore of a
+// full sync included), as countingExec counts upstream's.
+func countExecs(counts *execCounts) func(program string) {
+	return func(program string) { counts.add(program, 1) }
 }

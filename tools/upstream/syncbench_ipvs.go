@@ -51,7 +51,7 @@ func newSvclabIPVSSide(counts *execCounts) (syncSide, error) {
 	if err := k.IPVSAvailable(); err != nil {
 		return nil, fmt.Errorf("svclab ipvs: kernel %s: %w", ipvskernel.Release(), err)
 	}
-	exec, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{})
+	exec, err := iptkernel.NewExecRunner(iptkernel.ExecOptions{Observe: countExecs(counts)})
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func newSvclabIPVSSide(counts *execCounts) (syncSide, error) {
 		MasqueradeBit: benchMasqueradeBit,
 		NodeIP:        netip.MustParseAddr(speedOptions.NodeIP),
 	}
-	backend, err := ipvs.New(k, countingRunner{exec, counts}, opts, nil)
+	backend, err := ipvs.New(k, exec, opts, nil)
 	if err != nil {
 		return nil, err
 	}

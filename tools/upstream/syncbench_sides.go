@@ -119,11 +119,10 @@ func (s *svclabTrackerSide) full() error {
 // iptables.Sync through the exec runner (iptables-restore of what
 // changed).
 func newSvclabIPTablesSide(counts *execCounts) (syncSide, error) {
-	exec, err := kernel.NewExecRunner(kernel.ExecOptions{})
+	runner, err := kernel.NewExecRunner(kernel.ExecOptions{Observe: countExecs(counts)})
 	if err != nil {
 		return nil, err
 	}
-	runner := countingRunner{exec, counts}
 	opts, err := SvclabOptions(speedOptions)
 	if err != nil {
 		return nil, err

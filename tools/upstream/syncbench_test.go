@@ -70,6 +70,14 @@ func TestIntegrationSyncBenchSeesEveryChangeInTheKernel(t *testing.T) {
 					if st.Step != StepNoop && s.ExecsPerSync[program] < 1 {
 						t.Errorf("%s, %s: %s per sync = %v, want ≥ 1 (the change was written)", st.Step, side, program, s.ExecsPerSync)
 					}
+					// Every program svclab's exec runner runs is counted: a
+					// cold sync saves filter and nat once each (for the
+					// jumps, whose save also names the existing chains) and
+					// restores twice (the missing jumps, then the rules).
+					if mode == ModeIPTables && side == SideSvclab && st.Step == StepCold &&
+						(s.ExecsPerSync["iptables-save"] != 2 || s.ExecsPerSync["iptables-restore"] != 2) {
+						t.Errorf("cold sync, svclab: execs %v; want iptables-save 2, iptables-restore 2", s.ExecsPerSync)
+					}
 				}
 			}
 			for _, side := range syncSides {
