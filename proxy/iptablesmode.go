@@ -73,8 +73,17 @@ func (b *iptablesBackend) Describe() string { return b.describe }
 func (b *iptablesBackend) ForceFullSync() { b.renderer.Reset() }
 
 // CanaryMissing implements Canaried: KUBE-PROXY-CANARY in mangle, the
-// first canary table (one exec per check, as upstream).
-func (b *iptablesBackend) CanaryMissing() (bool, error) { return iptables.CanaryMissing(b.runner) }
+// first canary table (one exec per check, as upstream). While the next
+// sync is a full one anyway (before the first, after a failure or a
+// forced resync) there is nothing to learn and nothing runs: that sync
+// puts the canary back in every table (upstream's monitor likewise
+// creates the canaries before its first check).
+func (b *iptablesBackend) CanaryMissing() (bool, error) {
+	if b.renderer.NeedsFullSync() {
+		return false, nil
+	}
+	return iptables.CanaryMissing(b.runner)
+}
 
 func (b *iptablesBackend) Sync(snap *model.Snapshot) (SyncStats, error) {
 	if b.renderer.NeedsFullSync() {
