@@ -130,11 +130,14 @@ func DetectMode(backend Backend) (Mode, error) {
 }
 
 func (r *ExecRunner) detectVersion() (Version, error) {
-	out, err := r.command(r.binary("iptables"), "--version").CombinedOutput()
-	if err != nil {
-		return Version{}, fmt.Errorf("%s --version: %w: %s", r.binary("iptables"), err, bytes.TrimSpace(out))
-	}
-	return ParseVersion(string(out))
+	bin := r.binary("iptables")
+	return cachedVersion(bin, r.netns, func() (Version, error) {
+		out, err := r.command(bin, "--version").CombinedOutput()
+		if err != nil {
+			return Version{}, fmt.Errorf("%s --version: %w: %s", bin, err, bytes.TrimSpace(out))
+		}
+		return ParseVersion(string(out))
+	})
 }
 
 // Version is the iptables version and mode found by NewExecRunner.
