@@ -1,10 +1,7 @@
 package iptables_test
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +19,11 @@ import (
 // what the renderer is told).
 func TestIntegrationFullSyncSavesEachTableOnce(t *testing.T) {
 	roottest.Require(t, "creates a network namespace and runs iptables in it")
-	saves := recordExecs(t, "iptables-nft-save")
+	realSave, err := exec.LookPath("iptables-nft-save")
+	if err != nil {
+		t.Fatalf("iptables-nft-save: %v (install the iptables package)", err)
+	}
+	saves := roottest.RecordExecs(t, "iptables-nft-save", realSave)
 	runner, err := kernel.NewExecRunner(kernel.ExecOptions{Backend: kernel.BackendNFT, NetNS: newTestNetns(t)})
 	if err != nil {
 		t.Fatalf("iptables nft backend unusable (install the iptables package): %v", err)
@@ -51,34 +52,5 @@ func TestIntegrationFullSyncSavesEachTableOnce(t *testing.T) {
 	}
 	if got := saves(); len(got) != 0 {
 		t.Errorf("a partial sync ran iptables-nft-save %q, want none", got)
-	}
-}
-
-// recordExecs puts a program of that name first in PATH that logs its
-// arguments and runs the real one; the returned func hands out, and
-// forgets, what ran.
-func recordExecs(t *testing.T, name string) func() []string {
-	t.Helper()
-	real, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("%s: %v (install the iptables package)", name, err)
-	}
-	dir := t.TempDir()
-	log := filepath.Join(dir, "execs")
-	shim := fmt.Sprintf("#!/bin/sh\necho \"$*\" >>%s\nexec %s \"$@\"\n", log, real)
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(shim), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return func() []string {
-		data, err := os.ReadFile(log)
-		if os.IsNotExist(err) {
-			return nil
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(log)
-		return strings.Split(strings.TrimSpace(string(data)), "\n")
 	}
 }

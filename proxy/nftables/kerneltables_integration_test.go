@@ -3,9 +3,7 @@ package nftables_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,7 +26,7 @@ func TestIntegrationTablesFoundWithoutNFT(t *testing.T) {
 	if err != nil {
 		t.Fatalf("nft not installed (make deps installs nftables): %v", err)
 	}
-	execs := recordNFTExecs(t, realNFT)
+	execs := roottest.RecordExecs(t, "nft", realNFT)
 	ns := roottest.Netns(t, "svclabnftt")
 	roottest.InNetns(t, ns, func() error {
 		ctx := context.Background()
@@ -68,30 +66,6 @@ func TestIntegrationTablesFoundWithoutNFT(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// recordNFTExecs puts an nft first in PATH that logs its arguments and
-// runs realNFT; the returned func hands out, and forgets, what ran.
-func recordNFTExecs(t *testing.T, realNFT string) func() []string {
-	t.Helper()
-	dir := t.TempDir()
-	log := filepath.Join(dir, "execs")
-	shim := fmt.Sprintf("#!/bin/sh\necho \"$*\" >>%s\nexec %s \"$@\"\n", log, realNFT)
-	if err := os.WriteFile(filepath.Join(dir, "nft"), []byte(shim), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	return func() []string {
-		data, err := os.ReadFile(log)
-		if os.IsNotExist(err) {
-			return nil
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.Remove(log)
-		return strings.Split(strings.TrimSpace(string(data)), "\n")
-	}
 }
 
 func runNFT(nft, script string) ([]byte, error) {
