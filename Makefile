@@ -36,6 +36,13 @@ COUNT ?= 5
 PKGS  ?= ./labs/netns/ ./labs/netns/trace/ ./tools/ui/ ./tools/cli/ ./tools/workshop/ ./scenarios/
 SKIP  ?= InVM
 TEST_TIMEOUT ?= 30m
+# The VM suites: the tests that run a package's IPVS tests in svclab's VM
+# when this kernel has no IPVS (vmtest). make test runs them beside the rest.
+VM_SUITES := InVM$$
+VM_PKGS   := ./scenarios/ ./proxy/ipvs/ ./labs/netns/trace/ ./tools/workshop/
+# Their package's limit: each suite's own VM limit (scenarios' 60m the
+# longest) plus building its test binary.
+VM_TEST_TIMEOUT ?= 70m
 CNI      ?= canal
 # Fuzz targets: every `func FuzzX(f *testing.F)` under proxy/, labs/,
 # internal/ and tools/, found in the sources as "dir:FuzzX". `make fuzz` runs each for
@@ -51,7 +58,7 @@ FUZZSMOKE ?= 300x
 FUZZ_TARGETS = $(shell grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' proxy labs internal tools | grep -v '^tools/upstream/' | sed 's|/[^/]*_test\.go:func |:|' | sort -u)
 
 .DEFAULT_GOAL := help
-.PHONY: help deps deps-lab lint build dist root-check lab-nodeport lab lesson test test-repeat test-times test-families test-upstream bench-upstream bench-sync fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
+.PHONY: help deps deps-lab lint build dist root-check lab-nodeport lab lesson test test-on-host test-in-vm test-repeat test-times test-families test-upstream bench-upstream bench-sync fuzz-upstream test-vm e2e-kind test-unit test-scenarios fuzz fuzz-smoke bench clean-labs clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -114,20 +121,35 @@ lesson: root-check deps-lab build ## a workshop lesson at once, every step live,
 # timed,NAME,COMMAND: run COMMAND, add "SECONDSs NAME" to _out/test-times.txt.
 timed = t0=$$(date +%s); $(2); rc=$$?; echo "$$(( $$(date +%s) - t0 ))s $(1)" >> _out/test-times.txt; exit $$rc
 
-test: root-check deps build ## lint, then every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly; ends with where the time went
-	@mkdir -p _out && rm -f _out/test-times.txt _out/slowest-specs.txt
+test: root-check deps build ## lint, then every test: unit, kernel integration and the scenarios (as root), then each fuzz target briefly; the VM suites run beside it all from the start; ends with where the time went
+	@mkdir -p _out && rm -f _out/test-times.txt _out/slowest-specs.txt _out/test-vm.log _out/test-vm.rc
+	@$(MAKE) --no-print-directory -j2 test-on-host test-in-vm
+	@$(MAKE) --no-print-directory test-times
+
+# make test's two halves, run side by side (make -j2). The VM suites (the
+# IPVS tests under qemu's TCG, every instruction emulated) are its long
+# pole: started with lint rather than when go test ./... reaches their
+# packages, they end about when the host half does. Their output goes to
+# _out/test-vm.log; each half prints its result lines as it ends.
+test-on-host:
 	@$(call timed,make lint,$(MAKE) --no-print-directory lint)
 	@$(call timed,go test ./...,{ SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_SLOWEST_SPECS=$(CURDIR)/_out/slowest-specs.txt \
-		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./... 2>&1; echo $$? > _out/test.rc; } | tee _out/test.log; (exit $$(cat _out/test.rc)))
+		$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -skip '$(VM_SUITES)' ./... 2>&1; echo $$? > _out/test.rc; } | tee _out/test.log; (exit $$(cat _out/test.rc)))
 	@$(call timed,make test-families,$(MAKE) --no-print-directory test-families)
 	@$(call timed,make test-upstream,$(MAKE) --no-print-directory test-upstream)
 	@$(call timed,make fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
-	@$(MAKE) --no-print-directory test-times
+
+test-in-vm:
+	@echo "the VM suites (tests named *InVM in $(VM_PKGS)) run beside the rest; their output: _out/test-vm.log"
+	@$(call timed,go test (the VM suites),{ SVCLAB_BIN=$(CURDIR)/$(BIN) \
+		$(GO) test -count=1 -timeout $(VM_TEST_TIMEOUT) -run '$(VM_SUITES)' -v $(VM_PKGS) > _out/test-vm.log 2>&1; echo $$? > _out/test-vm.rc; }; \
+		grep -E '^(ok|FAIL|--- |panic:)' _out/test-vm.log | sed 's/^/[vm] /'; rc=$$(cat _out/test-vm.rc); \
+		[ "$$rc" = 0 ] || { echo "[vm] the VM suites failed; the end of _out/test-vm.log:"; tail -n 400 _out/test-vm.log; }; (exit $$rc))
 
 test-times: ## where the last make test's time went: its steps, slowest packages and specs (from _out/)
 	@echo "make test's steps (_out/test-times.txt):"; sort -rn _out/test-times.txt 2>/dev/null | sed 's/^/  /'
 	@echo "slowest packages (_out/test.log):"; \
-		awk '($$1 == "ok" || $$1 == "FAIL") && $$3 ~ /^[0-9.]+s$$/ { print $$3 + 0, $$2 }' _out/test.log 2>/dev/null | \
+		cat _out/test.log _out/test-vm.log 2>/dev/null | awk '($$1 == "ok" || $$1 == "FAIL") && $$3 ~ /^[0-9.]+s$$/ { print $$3 + 0, $$2 }' | \
 		sort -rn | head -10 | awk '{ printf "  %7.1fs  %s\n", $$1, $$2 }'
 	@cat _out/slowest-specs.txt 2>/dev/null || true
 
@@ -185,7 +207,7 @@ fuzz-upstream: ## fuzz svclab's iptables tables and nftables table against upstr
 	cd tools/upstream && $(GO) test -run '^$$' -fuzz '^FuzzNFTablesMatchesUpstream$$' -fuzztime $(FUZZTIME) .
 
 test-vm: root-check deps build ## run the IPVS tests inside the VM (Debian's stock kernel under qemu)
-	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run 'InVM' -v ./scenarios/ ./proxy/ipvs/ ./labs/netns/trace/ ./tools/workshop/
+	SVCLAB_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout $(VM_TEST_TIMEOUT) -run '$(VM_SUITES)' -v $(VM_PKGS)
 
 e2e-kind: root-check deps build ## kind clusters, offline: build the node image (and the real flannel's images) if missing, run the conformance scenarios on kind: 6 clusters, one dual-stack (JUnit in _out/; ~55 min cold)
 	SVCLAB_E2E_KIND=1 GO=$(GO) SVCLAB_BIN=$(CURDIR)/$(BIN) SVCLAB_CONFORMANCE_BIN=$(CURDIR)/$(CONFORMANCE_BIN) SVCLAB_ARTIFACTS=$(CURDIR)/_out \

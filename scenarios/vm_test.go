@@ -22,7 +22,7 @@ func TestIPVSScenariosInVM(t *testing.T) {
 		// schedulers, servicetypes' ipvs mode) took 6m24s in the VM under
 		// TCG on a 2-core host at load 7 (the dual-stack switch's 4 specs
 		// ~2 minutes of it), more on a busier one.
-		Timeout: 35 * time.Minute,
+		Timeout: 60 * time.Minute,
 		Args:    []string{"-test.run", "^TestScenarios$", "-test.v", "-ginkgo.label-filter", "ipvs", "-ginkgo.v", "-ginkgo.no-color"},
 	})
 	if n := vmtest.GinkgoSpecsRun(out); n < 21 {
