@@ -12,6 +12,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/labs/agents/process"
+	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/proxy/ipvs/kernel"
 	"github.com/svclab/svclab/scenarios/kit"
 	"github.com/svclab/svclab/scenarios/kit/netnslab"
@@ -135,6 +137,28 @@ func withoutCounters(vs kit.VirtualServer) kit.VirtualServer {
 	return vs
 }
 
+// expectEachInConntrack checks that each connection of res (n of them) to
+// vip has its one conntrack entry on hosta (net.ipv4.vs.conntrack=1), its reply from a pod.
+func expectEachInConntrack(lab *netnslab.Lab, vip netip.AddrPort, pods map[string]netip.Addr, res *traffic.Result, n int) {
+	GinkgoHelper()
+	flows, err := lab.Conntrack("hosta")
+	Expect(err).NotTo(HaveOccurred())
+	// One entry per connection's tuple: a client port the kernel
+	// reuses while the old entry is in TIME_WAIT reopens that entry.
+	sources := kit.ClientAddrs(res)
+	mine := kit.FlowsTo(flows, vip, sources)
+	if missing := kit.MissingFlows(flows, vip, sources); len(missing) > 0 {
+		conns, _ := lab.Run("hosta", "ipvsadm", "-Lnc")
+		onB, _ := lab.Conntrack("hostb")
+		Fail(fmt.Sprintf("net.ipv4.vs.conntrack=1: one conntrack entry per IPVS connection, but %d of %d client addresses have none on hosta (%d connections, %d matching flows, %d flows on hosta); the entries on hosta that mention their ports:%s\non hostb:%s\nhosta's IPVS connections:\n%s",
+			len(missing), len(sources), n, len(mine), len(flows), kit.DescribeMissingFlows(flows, missing), kit.DescribeMissingFlows(onB, missing), conns))
+	}
+	Expect(mine).To(HaveLen(len(sources)), "one entry per connection, no duplicates")
+	for _, f := range mine {
+		Expect(pods).To(ContainElement(f.Reply.Src.Addr()), "%s: the reply comes from a pod", f)
+	}
+}
+
 var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Ordered, Label("ipvs", "mode-switch"), func() {
 	var (
 		lab  *netnslab.Lab
@@ -186,28 +210,26 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 	})
 
 	It("round-robins new connections exactly evenly, each one in conntrack", func() {
-		const n = 300
-		res, err := lab.Traffic("client", vip.String(), n)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(res.Succeeded).To(Equal(n), kit.DescribeTraffic(res))
-		for name, count := range res.Backends {
-			Expect(count).To(BeNumerically("~", n/3, 1), "rr gives %s a third: %v", name, res.Backends)
+		// In batches, each one's conntrack entries read right after it: a
+		// closed connection's entry may end in a state of seconds while
+		// IPVS keeps its own for TIME_WAIT's 2 minutes (and removes the
+		// conntrack entry with it), and in the VM, emulated on a slow
+		// host, 300 connections took longer than that: the first batch's
+		// entries were gone, their IPVS entries still in TIME_WAIT.
+		const n, batch = 300, 50
+		counts := map[string]int{}
+		for range n / batch {
+			res, err := lab.Traffic("client", vip.String(), batch)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Succeeded).To(Equal(batch), kit.DescribeTraffic(res))
+			for name, count := range res.Backends {
+				counts[name] += count
+			}
+			expectEachInConntrack(lab, vip, pods, res, batch)
 		}
-		flows, err := lab.Conntrack("hosta")
-		Expect(err).NotTo(HaveOccurred())
-		// One entry per connection's tuple: a client port the kernel
-		// reuses while the old entry is in TIME_WAIT reopens that entry.
-		sources := kit.ClientAddrs(res)
-		mine := kit.FlowsTo(flows, vip, sources)
-		if missing := kit.MissingFlows(flows, vip, sources); len(missing) > 0 {
-			conns, _ := lab.Run("hosta", "ipvsadm", "-Lnc")
-			onB, _ := lab.Conntrack("hostb")
-			Fail(fmt.Sprintf("net.ipv4.vs.conntrack=1: one conntrack entry per IPVS connection, but %d of %d client addresses have none on hosta (%d connections, %d matching flows, %d flows on hosta); the entries on hosta that mention their ports:%s\non hostb:%s\nhosta's IPVS connections:\n%s",
-				len(missing), len(sources), n, len(mine), len(flows), kit.DescribeMissingFlows(flows, missing), kit.DescribeMissingFlows(onB, missing), conns))
-		}
-		Expect(mine).To(HaveLen(len(sources)), "one entry per connection, no duplicates")
-		for _, f := range mine {
-			Expect(pods).To(ContainElement(f.Reply.Src.Addr()), "%s: the reply comes from a pod", f)
+		Expect(counts).To(HaveLen(3))
+		for name, count := range counts {
+			Expect(count).To(BeNumerically("~", n/3, 1), "rr gives %s a third of %d: %v", name, n, counts)
 		}
 	})
 
@@ -349,7 +371,14 @@ spec: {nodeName: hosta, containers: [{name: client, image: svclab/netexec:dev}]}
 	It("exits on a scheduler the kernel lacks, as upstream: the pod crash-loops saying why, /proxyMode refused, the node's IPVS state kept", func(ctx SpecContext) {
 		before := virtualServer(lab, "hosta", vip)
 		Expect(lab.Apply(ctx, kubeProxyConfig("ipvs", "foo"))).To(Succeed())
-		err := lab.RestartProxies(ctx, []string{"hosta"}, labOpts())
+		// The kubelet's back-off (10 s, doubling) would restart the proxy
+		// during the spec where everything is slow (emulated in the VM on a
+		// slow host), and the restart would read the ConfigMap fixed below
+		// and recover by itself; an hour keeps it crash-looping until the
+		// spec restarts it.
+		crashLooping := labOpts()
+		crashLooping.RestartBackoff = process.Backoff{Initial: time.Hour, Max: time.Hour}
+		err := lab.RestartProxies(ctx, []string{"hosta"}, crashLooping)
 		Expect(err).To(MatchError(ContainSubstring(`ipvs.scheduler "foo": the kernel has no IPVS scheduler foo`)))
 		Expect(err).To(MatchError(ContainSubstring("proxy on hosta: kube-proxy-hosta is CrashLoopBackOff")))
 		Expect(withoutCounters(virtualServer(lab, "hosta", vip))).To(Equal(withoutCounters(before)), "nothing flushed")
