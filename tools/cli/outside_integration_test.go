@@ -75,24 +75,27 @@ func TestIntegrationOutsideTheCheckout(t *testing.T) {
 		t.Errorf("workshop list -o json as root (exit %d):\n%s", code, out)
 	}
 
+	// Every command names the lab: other packages' tests create labs of
+	// their own meanwhile (tools/ui's did, and "--lab: required" failed
+	// this test), so which lab is the only one cannot be assumed.
 	t.Cleanup(func() { svclab("delete", "lab", lab) })
 	out, code = svclab("create", "lab", "--config", lab)
 	if code != 0 || !strings.Contains(out, "lab "+lab+" is up in") {
 		t.Fatalf("create lab --config %s from an empty folder (exit %d):\n%s", lab, code, out)
 	}
-	if out, code := run("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-stdin\ndata:\n  a: b\n", false, "apply", "-f", "-"); code != 0 {
+	if out, code := run("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-stdin\ndata:\n  a: b\n", false, "apply", "--lab", lab, "-f", "-"); code != 0 {
 		t.Errorf("apply -f - (exit %d):\n%s", code, out)
 	}
-	if out, code := svclab("apply", "-f", "workloads/nginx.yaml"); code != 0 {
+	if out, code := svclab("apply", "--lab", lab, "-f", "workloads/nginx.yaml"); code != 0 {
 		t.Errorf("apply -f workloads/nginx.yaml, built in (exit %d):\n%s", code, out)
 	}
-	if out, code := svclab("get", "cm", "from-stdin", "-o", "jsonpath={.data.a}"); code != 0 || out != "b" {
+	if out, code := svclab("get", "--lab", lab, "cm", "from-stdin", "-o", "jsonpath={.data.a}"); code != 0 || out != "b" {
 		t.Errorf("get cm from-stdin -o jsonpath (exit %d): %q, want b", code, out)
 	}
-	if out, code := svclab("get", "svc", "nginx", "-o", "jsonpath={.spec.clusterIP}"); code != 0 || out != "10.96.0.11" {
+	if out, code := svclab("get", "--lab", lab, "svc", "nginx", "-o", "jsonpath={.spec.clusterIP}"); code != 0 || out != "10.96.0.11" {
 		t.Errorf("get svc nginx (exit %d): %q, want the built-in workload's 10.96.0.11", code, out)
 	}
-	if out, code := svclab("apply", "-f", "workloads/no-such.yaml"); code == 0 || !strings.Contains(out, "nor a built-in workload") {
+	if out, code := svclab("apply", "--lab", lab, "-f", "workloads/no-such.yaml"); code == 0 || !strings.Contains(out, "nor a built-in workload") {
 		t.Errorf("apply -f workloads/no-such.yaml (exit %d): want an error saying it is neither a file nor built in:\n%s", code, out)
 	}
 
