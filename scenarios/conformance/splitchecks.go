@@ -113,15 +113,35 @@ type tracking struct {
 	masqTo    map[string]netip.Addr // when masqueraded: pod → the node's source address towards it
 }
 
-// tracking gathers a split's connections (one client address each) and
-// the pods' addresses.
+// tracking gathers a split's connections and the pods' addresses. The
+// client may reuse the address of an earlier connection that left no
+// TIME_WAIT behind on its side (one in 5,791 was seen): that tuple has
+// one conntrack entry, reopened or new, so the pair counts once, and when
+// its two connections were answered by different pods no entry can show
+// both: such an address is left out of the conntrack checks.
 func (w *web) tracking(ctx context.Context, from kit.Client, n int, res *traffic.Result) *tracking {
 	GinkgoHelper()
-	t := &tracking{from: from, n: n, masq: w.masquerade(from.Node), sources: kit.ClientAddrs(res),
+	t := &tracking{from: from, n: n, masq: w.masquerade(from.Node), sources: map[netip.AddrPort]bool{},
 		backendOf: map[netip.AddrPort]string{}, podIP: map[string]netip.Addr{}, masqTo: map[string]netip.Addr{}}
-	Expect(t.sources).To(HaveLen(n), "every connection had a client address of its own")
+	answered, ambiguous := 0, map[netip.AddrPort]bool{}
 	for _, c := range res.Connections {
-		t.backendOf[netip.MustParseAddrPort(c.LocalAddress)] = c.Backend
+		if c.Backend == "" {
+			continue
+		}
+		answered++
+		src := netip.MustParseAddrPort(c.LocalAddress)
+		if prev, seen := t.backendOf[src]; seen && prev != c.Backend {
+			ambiguous[src] = true
+		}
+		t.sources[src], t.backendOf[src] = true, c.Backend
+	}
+	Expect(answered).To(Equal(n), "every connection was answered, from a client address")
+	if reused := n - len(t.sources); reused > 0 {
+		By(fmt.Sprintf("%d of %d connections reused an earlier one's client address (%d of them answered by another pod: not checked in conntrack)", reused, n, len(ambiguous)))
+	}
+	Expect(len(t.sources)).To(BeNumerically(">=", n-n/100), "at most 1%% of the connections reuse a client address")
+	for src := range ambiguous {
+		delete(t.sources, src)
 	}
 	for _, p := range w.pods {
 		t.podIP[p.Name] = netip.MustParseAddr(p.Status.PodIP)
