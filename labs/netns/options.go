@@ -39,6 +39,24 @@ type Options struct {
 // CI's run it went past the former bound of a minute.
 const DefaultTimeout = 3 * time.Minute
 
+// vmTimeoutFactor multiplies DefaultTimeout inside svclab's VM
+// ($SVCLAB_VM=1): on a slow 2-core host, with the VM suites beside the
+// rest of make test, a lesson's switch into nftables mode there went past
+// the 3 minutes while its proxy was still starting.
+const vmTimeoutFactor = 4
+
+// defaultTimeout is DefaultTimeout, vmTimeoutFactor times it in the VM.
+func defaultTimeout(inVM bool) time.Duration {
+	if inVM {
+		return vmTimeoutFactor * DefaultTimeout
+	}
+	return DefaultTimeout
+}
+
+// TimeoutHere is the bound a lab operation takes when Options.Timeout is
+// zero, here: DefaultTimeout, four times it inside svclab's VM.
+func TimeoutHere() time.Duration { return defaultTimeout(os.Getenv("SVCLAB_VM") == "1") }
+
 func (o Options) withDefaults() (Options, error) {
 	if o.Binary == "" {
 		exe, err := os.Executable()
@@ -51,7 +69,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.Out = io.Discard
 	}
 	if o.Timeout == 0 {
-		o.Timeout = DefaultTimeout
+		o.Timeout = TimeoutHere()
 	}
 	return o, nil
 }

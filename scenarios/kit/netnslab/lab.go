@@ -21,19 +21,11 @@ type Lab struct {
 }
 
 // ProgramTimeout bounds how long a lab change waits for its proxies to
-// program it: the labs package's bound (see netns.DefaultTimeout, which
-// says why it is minutes), four times that inside svclab's VM
-// ($SVCLAB_VM=1), where every instruction is emulated when the host has no
-// usable KVM: on a slow 2-core host a dual-stack lab's mode switch there
-// took over the 3 minutes while its proxies were still starting.
-var ProgramTimeout = programTimeout(os.Getenv("SVCLAB_VM") == "1")
-
-func programTimeout(inVM bool) time.Duration {
-	if inVM {
-		return 4 * netns.DefaultTimeout
-	}
-	return netns.DefaultTimeout
-}
+// program it: the labs package's bound here (netns.TimeoutHere: see
+// netns.DefaultTimeout, which says why it is minutes; four times that
+// inside svclab's VM, where a dual-stack lab's mode switch on a slow host
+// took over the 3 minutes while its proxies were still starting).
+var ProgramTimeout = netns.TimeoutHere()
 
 // Options are the lab options of the scenarios: the svclab binary and
 // ProgramTimeout.

@@ -6,11 +6,8 @@ import (
 	"github.com/svclab/svclab/labs/netns"
 )
 
-func TestProgramTimeoutIsLongerInTheVM(t *testing.T) {
-	if got := programTimeout(false); got != netns.DefaultTimeout {
-		t.Errorf("on the host: %s, want netns.DefaultTimeout (%s)", got, netns.DefaultTimeout)
-	}
-	if got := programTimeout(true); got != 4*netns.DefaultTimeout {
-		t.Errorf("in the VM: %s, want 4×%s", got, netns.DefaultTimeout)
+func TestProgramTimeoutIsTheLabsBoundHere(t *testing.T) {
+	if ProgramTimeout != netns.TimeoutHere() {
+		t.Errorf("ProgramTimeout %s, want netns.TimeoutHere() %s", ProgramTimeout, netns.TimeoutHere())
 	}
 }
