@@ -129,7 +129,7 @@ test: root-check deps build ## lint, then every test: unit, kernel integration a
 # make test's two halves, run side by side (make -j2). The VM suites (the
 # IPVS tests under qemu's TCG, every instruction emulated) are its long
 # pole: started with lint rather than when go test ./... reaches their
-# packages, they end about when the host half does. Their output goes to
+# packages, they overlap it instead of following it. Their output goes to
 # _out/test-vm.log; each half prints its result lines as it ends.
 test-on-host:
 	@$(call timed,make lint,$(MAKE) --no-print-directory lint)

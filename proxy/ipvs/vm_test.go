@@ -15,7 +15,7 @@ func TestIntegrationsInVM(t *testing.T) {
 	if roottest.HasIPVS() {
 		t.Skip("this kernel has IPVS: the TestIntegration tests run directly")
 	}
-	out := vmtest.Run(t, vmtest.Options{Package: "./proxy/ipvs", Timeout: 30 * time.Minute, Args: []string{"-test.run", "^TestIntegration[A-Z]", "-test.v"}})
+	out := vmtest.Run(t, vmtest.Options{Package: "./proxy/ipvs", Timeout: 45 * time.Minute, Args: []string{"-test.run", "^TestIntegration[A-Z]", "-test.v"}})
 	for _, name := range []string{"TestIntegrationSync", "TestIntegrationSchedulerProbe", "TestIntegrationGracefulTermination",
 		"TestIntegrationCachedSync", "TestIntegrationCachedSyncAtScale", "TestIntegrationTrackerSync",
 		"TestIntegrationIPv6Sync", "TestIntegrationDualStackSync", "TestIntegrationIPv6Connection",
