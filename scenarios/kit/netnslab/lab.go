@@ -20,17 +20,11 @@ type Lab struct {
 	dir    string
 }
 
-// ProgramTimeout bounds how long a lab change waits for its proxies to
-// program it: the labs package's bound here (netns.TimeoutHere: see
-// netns.DefaultTimeout, which says why it is minutes; four times that
-// inside svclab's VM, where a dual-stack lab's mode switch on a slow host
-// took over the 3 minutes while its proxies were still starting).
-var ProgramTimeout = netns.TimeoutHere()
-
-// Options are the lab options of the scenarios: the svclab binary and
-// ProgramTimeout.
+// Options are the lab options of the scenarios: the svclab binary; the
+// wait for proxies is the labs package's bound here (netns.TimeoutHere:
+// minutes, four times as long inside svclab's VM).
 func Options(binary string) netns.Options {
-	return netns.Options{Binary: binary, Timeout: ProgramTimeout}
+	return netns.Options{Binary: binary}
 }
 
 // NewLab creates a lab from a topology whose metadata.name is written as
