@@ -78,8 +78,10 @@ func (l *Lab) waitForProxies(ctx context.Context, gen int64, opts Options) error
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
+	// A proxy writes its status under proxies/, its supervisor the pod's
+	// under pods/: the loop looks again when either changes.
+	watch := l.watchStore("proxies", "pods")
+	defer watch.Close()
 	for {
 		statuses, err := l.Store.ProxyStatuses()
 		if err != nil {
@@ -120,8 +122,9 @@ func (l *Lab) waitForProxies(ctx context.Context, gen int64, opts Options) error
 				return fmt.Errorf("lab %s: interrupted while waiting for the proxies: %w", l.Name(), parent.Err())
 			}
 			return fmt.Errorf("lab %s: proxies did not program generation %d within %s: %s", l.Name(), gen, opts.Timeout, strings.Join(pending, "; "))
-		case <-tick.C:
+		default:
 		}
+		watch.wait(ctx)
 	}
 }
 
