@@ -180,11 +180,11 @@ var _ = Describe("switching the proxy mode through the kube-proxy ConfigMap", Or
 		rules := kit.Rules(must(lab.IPTablesSave("hosta", "nat", false)), kit.UpstreamChain("KUBE-SVC-", "default/web", "tcp"))
 		Expect(rules).To(HaveLen(4))
 		Expect(rules[1].Spec).To(ContainSubstring("--probability 0.33333333349"))
-		n := kit.SampleSize(0.4, 0.3, 0.3)
+		n := baselineConnections()
 		res, err := lab.Traffic("client", vip.String(), n)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Succeeded).To(Equal(n), kit.DescribeTraffic(res))
-		kit.ExpectUniform("iptables mode, client → web", countsOf(res.Backends, pods))
+		expectBaselineSplit("iptables mode, client → web", countsOf(res.Backends, pods))
 	})
 
 	It("runs IPVS after the ConfigMap says ipvs and the proxy pods are deleted", func(ctx SpecContext) {
