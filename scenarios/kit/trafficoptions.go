@@ -2,6 +2,7 @@ package kit
 
 import (
 	"net/netip"
+	"os"
 	"time"
 
 	"github.com/svclab/svclab/labs/agents/traffic"
@@ -32,6 +33,23 @@ const (
 	TrafficDeadline = 10 * time.Minute
 )
 
+// vmTrafficParallelism is how many connections the scenarios keep open at
+// once inside svclab's VM ($SVCLAB_VM=1): there every connection waits
+// for the ones before it on one emulated CPU, and with the client's
+// default of 16 open a connection's wait went past TrafficTimeout (one of
+// 50 in an IPVS spec in CI). With 4, a connection waits for 3 others.
+const vmTrafficParallelism = 4
+
+// TrafficParallelism is how many connections the scenarios keep open at
+// once here: the traffic client's default, vmTrafficParallelism in
+// svclab's VM.
+func TrafficParallelism() int {
+	if os.Getenv("SVCLAB_VM") == "1" {
+		return vmTrafficParallelism
+	}
+	return 0 // traffic.DefaultParallelism
+}
+
 // Options are the traffic client's options for connections to target.
 func (o TrafficOptions) Options(target netip.AddrPort) traffic.Options {
 	timeout := o.Timeout
@@ -40,6 +58,6 @@ func (o TrafficOptions) Options(target netip.AddrPort) traffic.Options {
 	}
 	return traffic.Options{
 		Target: target.String(), Protocol: o.Protocol, Path: o.Path, SourcePort: o.SourcePort,
-		Connections: o.Connections, Timeout: timeout, Deadline: TrafficDeadline,
+		Connections: o.Connections, Timeout: timeout, Deadline: TrafficDeadline, Parallelism: TrafficParallelism(),
 	}
 }

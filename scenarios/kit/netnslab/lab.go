@@ -11,6 +11,7 @@ import (
 
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/netns"
+	"github.com/svclab/svclab/scenarios/kit"
 )
 
 // Lab is a lab made for one scenario.
@@ -83,6 +84,7 @@ func (l *Lab) Run(host string, args ...string) (string, error) {
 // and returns every connection's outcome.
 func (l *Lab) Traffic(host, target string, n int) (*traffic.Result, error) {
 	// Generous bounds: they only matter on a slow machine (a lab in a TCG VM).
-	o := traffic.Options{Target: target, Connections: n, Timeout: 10 * time.Second, Deadline: 10 * time.Minute}
+	o := traffic.Options{Target: target, Connections: n, Timeout: 10 * time.Second, Deadline: 10 * time.Minute,
+		Parallelism: kit.TrafficParallelism()}
 	return l.Lab.Traffic(host, o, Options(l.Binary))
 }
