@@ -1,11 +1,10 @@
 package scenarios
 
 import (
-	"os"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/svclab/svclab/internal/vm"
 	"github.com/svclab/svclab/scenarios/kit"
 )
 
@@ -26,13 +25,10 @@ import (
 // allow. IPVS's own splits (round robin, weights) are checked in full.
 const vmBaselineConnections = 40
 
-// inVM says whether the specs run in svclab's VM.
-func inVM() bool { return os.Getenv("SVCLAB_VM") == "1" }
-
 // baselineConnections is how many connections an iptables or nftables
 // split's traffic makes here (see vmBaselineConnections).
 func baselineConnections() int {
-	if inVM() {
+	if vm.InGuest() {
 		return vmBaselineConnections
 	}
 	return kit.SampleSize(0.4, 0.3, 0.3)
@@ -42,7 +38,7 @@ func baselineConnections() int {
 // uniform on a kernel with IPVS, every pod answering in the VM.
 func expectBaselineSplit(what string, counts []float64) {
 	GinkgoHelper()
-	if !inVM() {
+	if !vm.InGuest() {
 		kit.ExpectUniform(what, counts)
 		return
 	}

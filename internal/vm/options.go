@@ -46,7 +46,7 @@ type Share struct {
 func baseEnv(binary bool) map[string]string {
 	env := map[string]string{
 		"PATH": guestPath, "HOME": "/root", "USER": "root", "LOGNAME": "root",
-		"TERM": "dumb", "LANG": "C.UTF-8", "SVCLAB_VM": "1",
+		"TERM": "dumb", "LANG": "C.UTF-8", guestEnv: "1",
 	}
 	if binary {
 		env["SVCLAB_BIN"] = "/usr/local/bin/svclab"

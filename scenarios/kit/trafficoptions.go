@@ -2,8 +2,9 @@ package kit
 
 import (
 	"net/netip"
-	"os"
 	"time"
+
+	"github.com/svclab/svclab/internal/vm"
 
 	"github.com/svclab/svclab/labs/agents/traffic"
 )
@@ -44,7 +45,7 @@ const vmTrafficParallelism = 4
 // once here: the traffic client's default, vmTrafficParallelism in
 // svclab's VM.
 func TrafficParallelism() int {
-	if os.Getenv("SVCLAB_VM") == "1" {
+	if vm.InGuest() {
 		return vmTrafficParallelism
 	}
 	return 0 // traffic.DefaultParallelism
