@@ -3,7 +3,6 @@ package proxy
 import (
 	"log/slog"
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,15 +38,17 @@ func TestIntegrationCanaryRestoresFlushedRules(t *testing.T) {
 	}
 	requireProgrammed(t, ns)
 
-	for _, args := range [][]string{{"-t", "nat", "-F"}, {"-t", "nat", "-X"}, {"-t", "mangle", "-F"}, {"-t", "mangle", "-X"}} {
-		if out, err := exec.Command("ip", slices.Concat([]string{"netns", "exec", ns, "iptables"}, args)...).CombinedOutput(); err != nil {
-			t.Fatalf("iptables %v: %v: %s", args, err, out)
-		}
+	// One iptables-restore without --noflush empties both tables and deletes
+	// their chains in one transaction, as a firewall reload does. (Separate
+	// iptables -F and -X calls raced the loop: it could notice the canary
+	// gone and put a jump back between them, and -X then failed with EBUSY.)
+	flush := exec.Command("ip", "netns", "exec", ns, "iptables-restore")
+	flush.Stdin = strings.NewReader("*nat\nCOMMIT\n*mangle\nCOMMIT\n")
+	if out, err := flush.CombinedOutput(); err != nil {
+		t.Fatalf("iptables-restore flushing nat and mangle: %v: %s", err, out)
 	}
 	// Only a full sync rewrites the nat table's jumps; with FullSyncPeriod
-	// an hour, a full sync now can only come from a missing canary. (The
-	// loop may notice the nat canary gone before the mangle flush ran, and
-	// resync again on the next tick: wait until the kernel settles.)
+	// an hour, a full sync now can only come from a missing canary.
 	deadline := time.Now().Add(time.Minute)
 	fullSyncs := 0
 	for fullSyncs == 0 || programmedProblem(t, ns) != "" {
