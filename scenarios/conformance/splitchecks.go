@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -110,7 +111,9 @@ type tracking struct {
 	sources   map[netip.AddrPort]bool   // the connections' client addresses
 	backendOf map[netip.AddrPort]string // client address → the pod that answered
 	podIP     map[string]netip.Addr
-	masqTo    map[string]netip.Addr // when masqueraded: pod → the node's source address towards it
+	masqTo    map[string]netip.Addr                 // when masqueraded: pod → the node's source address towards it
+	conn      map[netip.AddrPort]traffic.Connection // client address → its connection, for failure messages
+	elapsed   time.Duration                         // the whole run's
 }
 
 // tracking gathers a split's connections and the pods' addresses. The
@@ -122,7 +125,8 @@ type tracking struct {
 func (w *web) tracking(ctx context.Context, from kit.Client, n int, res *traffic.Result) *tracking {
 	GinkgoHelper()
 	t := &tracking{from: from, n: n, masq: w.masquerade(from.Node), sources: map[netip.AddrPort]bool{},
-		backendOf: map[netip.AddrPort]string{}, podIP: map[string]netip.Addr{}, masqTo: map[string]netip.Addr{}}
+		backendOf: map[netip.AddrPort]string{}, podIP: map[string]netip.Addr{}, masqTo: map[string]netip.Addr{},
+		conn: map[netip.AddrPort]traffic.Connection{}, elapsed: res.Elapsed}
 	answered, ambiguous := 0, map[netip.AddrPort]bool{}
 	for _, c := range res.Connections {
 		if c.Backend == "" {
@@ -133,7 +137,7 @@ func (w *web) tracking(ctx context.Context, from kit.Client, n int, res *traffic
 		if prev, seen := t.backendOf[src]; seen && prev != c.Backend {
 			ambiguous[src] = true
 		}
-		t.sources[src], t.backendOf[src] = true, c.Backend
+		t.sources[src], t.backendOf[src], t.conn[src] = true, c.Backend, c
 	}
 	Expect(answered).To(Equal(n), "every connection was answered, from a client address")
 	if reused := n - len(t.sources); reused > 0 {
@@ -186,8 +190,10 @@ func (t *tracking) expectOneEntryPerConnection(flows []conntrack.Flow) {
 			continue
 		}
 		pod := t.backendOf[src]
+		c := t.conn[src]
 		Expect(t.masq.marks(t.from) && t.masqTo[pod] == src.Addr()).To(BeTrue(),
-			"no conntrack entry on %s for the connection from %s (answered by %s), and none of its tuples could be taken over", t.from.Node, src, pod)
+			"no conntrack entry on %s for the connection from %s (answered by %s; connection %d of %d, established in %s, closed after %s; the run took %s), and none of its tuples could be taken over",
+			t.from.Node, src, pod, c.Index+1, t.n, c.Connect, c.Duration, t.elapsed)
 		taken++
 	}
 	if taken > 0 {
