@@ -105,15 +105,14 @@ func (w *web) podOfSEPChain(chain string) string {
 // tracking is what a split's conntrack entries are checked against: its
 // connections as the client saw them, and the pods' addresses.
 type tracking struct {
-	from      kit.Client
-	n         int
-	masq      masquerade                // what the configuration does to them
-	sources   map[netip.AddrPort]bool   // the connections' client addresses
-	backendOf map[netip.AddrPort]string // client address → the pod that answered
-	podIP     map[string]netip.Addr
-	masqTo    map[string]netip.Addr                 // when masqueraded: pod → the node's source address towards it
-	conn      map[netip.AddrPort]traffic.Connection // client address → its connection, for failure messages
-	elapsed   time.Duration                         // the whole run's
+	from    kit.Client
+	n       int
+	masq    masquerade              // what the configuration does to them
+	sources map[netip.AddrPort]bool // the connections' client addresses
+	podIP   map[string]netip.Addr
+	masqTo  map[string]netip.Addr                 // when masqueraded: pod → the node's source address towards it
+	conn    map[netip.AddrPort]traffic.Connection // client address → its connection (Backend: the pod that answered)
+	elapsed time.Duration                         // the whole run's
 }
 
 // tracking gathers a split's connections and the pods' addresses. The
@@ -125,8 +124,8 @@ type tracking struct {
 func (w *web) tracking(ctx context.Context, from kit.Client, n int, res *traffic.Result) *tracking {
 	GinkgoHelper()
 	t := &tracking{from: from, n: n, masq: w.masquerade(from.Node), sources: map[netip.AddrPort]bool{},
-		backendOf: map[netip.AddrPort]string{}, podIP: map[string]netip.Addr{}, masqTo: map[string]netip.Addr{},
-		conn: map[netip.AddrPort]traffic.Connection{}, elapsed: res.Elapsed}
+		conn: map[netip.AddrPort]traffic.Connection{}, podIP: map[string]netip.Addr{}, masqTo: map[string]netip.Addr{},
+		elapsed: res.Elapsed}
 	answered, ambiguous := 0, map[netip.AddrPort]bool{}
 	for _, c := range res.Connections {
 		if c.Backend == "" {
@@ -134,10 +133,10 @@ func (w *web) tracking(ctx context.Context, from kit.Client, n int, res *traffic
 		}
 		answered++
 		src := netip.MustParseAddrPort(c.LocalAddress)
-		if prev, seen := t.backendOf[src]; seen && prev != c.Backend {
+		if prev, seen := t.conn[src]; seen && prev.Backend != c.Backend {
 			ambiguous[src] = true
 		}
-		t.sources[src], t.backendOf[src], t.conn[src] = true, c.Backend, c
+		t.sources[src], t.conn[src] = true, c
 	}
 	Expect(answered).To(Equal(n), "every connection was answered, from a client address")
 	if reused := n - len(t.sources); reused > 0 {
@@ -201,12 +200,12 @@ func (t *tracking) expectOneEntryPerConnection(flows []conntrack.Flow) {
 		if tracked[src] {
 			continue
 		}
-		pod := t.backendOf[src]
+		c := t.conn[src]
+		pod := c.Backend
 		if t.masq.marks(t.from) && t.masqTo[pod] == src.Addr() {
 			taken++
 			continue
 		}
-		c := t.conn[src]
 		unexplained = append(unexplained, fmt.Sprintf(
 			"no conntrack entry on %s for the connection from %s (answered by %s; connection %d of %d, established in %s, closed after %s; the run took %s), and none of its tuples could be taken over",
 			t.from.Node, src, pod, c.Index+1, t.n, c.Connect, c.Duration, t.elapsed))
@@ -230,7 +229,7 @@ const unexplainedMissingPer = 1000
 // marks the connection (masquerade.marks).
 func (t *tracking) expectNAT(f conntrack.Flow) {
 	GinkgoHelper()
-	pod := t.backendOf[f.Orig.Src]
+	pod := t.conn[f.Orig.Src].Backend
 	Expect(f.Reply.Src).To(Equal(netip.AddrPortFrom(t.podIP[pod], 8080)), "conntrack %v: the reply comes from the pod that answered (%s)", f, pod)
 	Expect(f.DstNAT()).To(BeTrue(), "conntrack %v: DNAT status bit", f)
 	if t.masq.marks(t.from) {

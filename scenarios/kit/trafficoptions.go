@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/internal/vm"
-
 	"github.com/svclab/svclab/labs/agents/traffic"
 )
 
