@@ -19,6 +19,10 @@ const maxBody = 64 << 10
 type Connection struct {
 	// Index is the connection's number in the run, from 0.
 	Index int `json:"index"`
+	// Start is from the run's start to this connection's dial: with
+	// Duration, when in the run it ended (a conntrack check needs to know
+	// how long before a dump of the table a connection closed).
+	Start time.Duration `json:"startNanos"`
 	// LocalAddress is the client's ip:port, to match conntrack entries;
 	// empty when the connection was never established.
 	LocalAddress string `json:"localAddress,omitempty"`
@@ -40,11 +44,11 @@ type Connection struct {
 // the answer, then close from the client side; over UDP, a new socket, one
 // command datagram and its answer (exchangeUDP), from a source port no
 // earlier exchange of the run used (ports, sourceports.go). ctx is the
-// run's context; the connection is bounded by timeout and by ctx,
-// whichever ends first.
-func connectOnce(ctx context.Context, dialer *net.Dialer, ports *sourcePorts, o Options, index int) Connection {
+// run's context, begun at runStart; the connection is bounded by timeout
+// and by ctx, whichever ends first.
+func connectOnce(ctx context.Context, dialer *net.Dialer, ports *sourcePorts, o Options, runStart time.Time, index int) Connection {
 	start := time.Now()
-	c := Connection{Index: index}
+	c := Connection{Index: index, Start: start.Sub(runStart)}
 	fail := func(err error) Connection {
 		c.Failure, c.Error, c.Duration = Classify(err), err.Error(), time.Since(start)
 		if c.Failure == FailureTimeout && runOver(ctx) {

@@ -69,7 +69,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				if i >= o.Connections {
 					return
 				}
-				conns[i] = connectOnce(runCtx, dialer, ports, o, i)
+				conns[i] = connectOnce(runCtx, dialer, ports, o, start, i)
 				attempted[i] = true
 			}
 		})

@@ -121,6 +121,13 @@ func TestRunCountsBackends(t *testing.T) {
 			if c.Connect <= 0 || c.Connect > c.Duration {
 				t.Errorf("%s: connection %d connect time %s, want more than 0 and at most its duration %s", addr, c.Index, c.Connect, c.Duration)
 			}
+			if c.Start < 0 || c.Start+c.Duration > res.Elapsed {
+				t.Errorf("%s: connection %d started at %s for %s, want it within the run's %s", addr, c.Index, c.Start, c.Duration, res.Elapsed)
+			}
+		}
+		if first, last := res.Connections[0], res.Connections[len(res.Connections)-1]; last.Start <= first.Start {
+			t.Errorf("%s: connection %d started at %s, not after connection 0 at %s: 40 connections 8 at a time cannot all start together",
+				addr, last.Index, last.Start, first.Start)
 		}
 		rep := res.Report()
 		if rep.PValue == nil || *rep.PValue != 1 || rep.ExpectedFrom != "observed" {

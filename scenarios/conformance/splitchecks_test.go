@@ -1,0 +1,35 @@
+package conformance
+
+import (
+	"testing"
+	"time"
+
+	"github.com/svclab/svclab/labs/agents/traffic"
+)
+
+// TestEndedBefore checks the lower bound on how long before a conntrack
+// dump a connection ended: what is left of the run after it, by the
+// client's clock, plus the time from after the run to the dump, by the
+// suite's.
+func TestEndedBefore(t *testing.T) {
+	after := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
+	run := &tracking{elapsed: 10600 * time.Millisecond, after: after}
+	for _, tt := range []struct {
+		name   string
+		conn   traffic.Connection
+		dumped time.Time
+		want   time.Duration
+	}{
+		{"early connection, dump right after the run", traffic.Connection{Start: 900 * time.Millisecond, Duration: 22 * time.Millisecond},
+			after, 9678 * time.Millisecond},
+		{"early connection, dump 400 ms later", traffic.Connection{Start: 900 * time.Millisecond, Duration: 22 * time.Millisecond},
+			after.Add(400 * time.Millisecond), 10078 * time.Millisecond},
+		{"the run's last connection", traffic.Connection{Start: 10500 * time.Millisecond, Duration: 100 * time.Millisecond},
+			after.Add(time.Second), time.Second},
+	} {
+		got := run.endedBefore(tt.conn, tt.dumped)
+		if got != tt.want {
+			t.Errorf("%s: ended %s before the dump, want %s", tt.name, got, tt.want)
+		}
+	}
+}
