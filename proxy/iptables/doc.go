@@ -9,7 +9,9 @@
 //     (k8s.io/kubernetes/pkg/proxy/iptables/proxier.go). It caches each
 //     service port's rendered rules, so after the first sync it re-renders
 //     and re-sends only the service ports that changed ("partial sync"),
-//     again like upstream.
+//     again like upstream — and, unlike upstream, leaves out the shared
+//     chains (KUBE-SERVICES and the rest) when they did not change
+//     (shared.go); the kernel's tables end the same.
 //   - Sync (sync.go), which ties one Renderer to one kernel.Runner: the
 //     apply layer, proxy/iptables/kernel, runs iptables-restore,
 //     iptables-save and iptables, choosing the legacy or nf_tables backend.

@@ -12,9 +12,9 @@ import "github.com/svclab/svclab/proxy/model"
 //	natChainDecls ":CHAIN - [0:0]" lines for its own nat chains
 //	natChainRules the rules of its own chains (SVC, SVL, EXT, FW, SEP)
 //
-// A partial sync writes filterRules and natShared of every service port
-// (those chains are rewritten whole), but natChainDecls and natChainRules
-// only of the changed ones.
+// A partial sync writes natChainDecls and natChainRules only of the changed
+// service ports, and filterRules and natShared of every service port (those
+// chains are rewritten whole) when any of them changed (shared.go).
 type fragment struct {
 	sp *model.ServicePort
 	// largeCluster records the comment mode it was rendered in.

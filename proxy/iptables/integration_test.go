@@ -155,8 +155,9 @@ func TestIntegrationRestoreFullAndPartialSync(t *testing.T) {
 			if err != nil {
 				t.Fatalf("second sync: %v", err)
 			}
-			if res.FullSync || res.ChangedServicePorts != 1 {
-				t.Fatalf("second sync: full=%v changed=%d, want a partial sync of one service port", res.FullSync, res.ChangedServicePorts)
+			if res.FullSync || res.ChangedServicePorts != 1 || res.FilterTable || res.SharedNATChains {
+				t.Fatalf("second sync: full=%v changed=%d filter=%v shared nat=%v, want a partial sync of one service port's own chains",
+					res.FullSync, res.ChangedServicePorts, res.FilterTable, res.SharedNATChains)
 			}
 			if _, err := iptables.Sync(fake, fakeRenderer, c.snapshot()); err != nil {
 				t.Fatal(err)

@@ -145,6 +145,91 @@ func TestPartialSyncWithoutChangesWritesOnlySharedChains(t *testing.T) {
 	assertSameAsFreshFullSync(t, fake, testOptions(), c.snapshot())
 }
 
+// TestPartialSyncLeavesUnchangedSharedChainsOut: a changed endpoint
+// rewrites its service's own chains only; the filter table and nat's
+// shared chains, the same as the kernel holds, are not in the payload.
+func TestPartialSyncLeavesUnchangedSharedChainsOut(t *testing.T) {
+	c := threeServices()
+	fake := iptablestest.NewFakeRunner()
+	r := newRenderer(t, testOptions())
+	applyOrFail(t, fake, r, r.Render(c.snapshot()))
+
+	c.slices[2].Endpoints[0].Addresses = []string{"10.244.1.33"}
+	res := r.Render(c.snapshot())
+	if res.FullSync || res.FilterTable || res.SharedNATChains || res.ChangedServicePorts != 1 {
+		t.Fatalf("FullSync=%v FilterTable=%v SharedNATChains=%v Changed=%d, want a partial sync of one service port's own chains",
+			res.FullSync, res.FilterTable, res.SharedNATChains, res.ChangedServicePorts)
+	}
+	for _, absent := range []string{"*filter", ":KUBE-SERVICES", ":KUBE-NODEPORTS", ":KUBE-POSTROUTING", ":KUBE-MARK-MASQ", "-A KUBE-SERVICES"} {
+		if strings.Contains(string(res.Payload()), absent) {
+			t.Errorf("payload has %q, which did not change:\n%s", absent, res.Payload())
+		}
+	}
+	applyOrFail(t, fake, r, res)
+	assertSameAsFreshFullSync(t, fake, testOptions(), c.snapshot())
+}
+
+// TestPartialSyncWritesTheSharedChainsThatChanged: a new Service adds a
+// KUBE-SERVICES rule (nat's shared chains, not the filter table); a
+// Service whose last endpoint goes gets a REJECT in the filter table and
+// loses its KUBE-SERVICES rule (both).
+func TestPartialSyncWritesTheSharedChainsThatChanged(t *testing.T) {
+	tcp := corev1.ProtocolTCP
+	c := threeServices()
+	fake := iptablestest.NewFakeRunner()
+	r := newRenderer(t, testOptions())
+	applyOrFail(t, fake, r, r.Render(c.snapshot()))
+
+	c.services = append(c.services, fixtures.Service("default", "cache", "10.96.0.23", []corev1.ServicePort{fixtures.ServicePort("redis", tcp, 6379, 0)}))
+	c.slices = append(c.slices, fixtures.EndpointSlice("default", "cache", []discoveryv1.EndpointPort{fixtures.EndpointPort("redis", tcp, 6379)}, fixtures.Endpoint("10.244.1.4", testNodeName)))
+	res := r.Render(c.snapshot())
+	if res.FullSync || res.FilterTable || !res.SharedNATChains {
+		t.Errorf("Service added: FullSync=%v FilterTable=%v SharedNATChains=%v, want nat's shared chains only", res.FullSync, res.FilterTable, res.SharedNATChains)
+	}
+	applyOrFail(t, fake, r, res)
+	assertSameAsFreshFullSync(t, fake, testOptions(), c.snapshot())
+
+	c.slices[1].Endpoints = nil // api has no endpoint left
+	res = r.Render(c.snapshot())
+	if res.FullSync || !res.FilterTable || !res.SharedNATChains {
+		t.Errorf("last endpoint gone: FullSync=%v FilterTable=%v SharedNATChains=%v, want both tables' shared chains", res.FullSync, res.FilterTable, res.SharedNATChains)
+	}
+	if !strings.Contains(string(res.Payload()), `-A KUBE-SERVICES -m comment --comment "default/api:http has no endpoints"`) {
+		t.Errorf("no REJECT for default/api:http in the payload:\n%s", res.Payload())
+	}
+	applyOrFail(t, fake, r, res)
+	assertSameAsFreshFullSync(t, fake, testOptions(), c.snapshot())
+}
+
+// TestSyncWithNothingElseToWriteRepairsTheSharedChains: KUBE-SERVICES
+// flushed behind the proxy's back stays empty through a partial sync that
+// writes other chains (the payload leaves it out), and is written whole
+// again by the next sync with nothing else to write, as every upstream
+// sync writes it.
+func TestSyncWithNothingElseToWriteRepairsTheSharedChains(t *testing.T) {
+	c := threeServices()
+	fake := iptablestest.NewFakeRunner()
+	r := newRenderer(t, testOptions())
+	applyOrFail(t, fake, r, r.Render(c.snapshot()))
+	if err := fake.Restore([]byte("*nat\n-F KUBE-SERVICES\nCOMMIT\n")); err != nil {
+		t.Fatal(err)
+	}
+
+	c.slices[2].Endpoints[0].Addresses = []string{"10.244.1.33"}
+	applyOrFail(t, fake, r, r.Render(c.snapshot()))
+	if rules := fake.Dump().Chain("nat", "KUBE-SERVICES").Rules; len(rules) != 0 {
+		t.Errorf("KUBE-SERVICES has %d rules after a sync that left it out, want it still flushed", len(rules))
+	}
+
+	res := r.Render(c.snapshot())
+	if res.FullSync || !res.FilterTable || !res.SharedNATChains || res.ChangedServicePorts != 0 {
+		t.Fatalf("nothing changed: FullSync=%v FilterTable=%v SharedNATChains=%v Changed=%d, want a partial sync of the shared chains",
+			res.FullSync, res.FilterTable, res.SharedNATChains, res.ChangedServicePorts)
+	}
+	applyOrFail(t, fake, r, res)
+	assertSameAsFreshFullSync(t, fake, testOptions(), c.snapshot())
+}
+
 func TestFullSyncWhenThePreviousPayloadWasNotConfirmed(t *testing.T) {
 	c := threeServices()
 	r := newRenderer(t, testOptions())

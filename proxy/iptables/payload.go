@@ -93,18 +93,28 @@ func diffFragments(old, new []*fragment) []string {
 
 // assemble writes the payload in upstream's layout: in each table the chain
 // declarations, then the rules; per service port its shared-chain rules
-// followed by its own chains' rules.
-func (r *Renderer) assemble(res *Result, writeChains []bool) {
-	parts := append(r.parts[:0], r.filterHeader.b)
-	res.FilterRules = r.filterHeader.lines + r.filterFooter.lines
-	for _, f := range r.rendered {
-		parts = append(parts, f.filterRules())
-		res.FilterRules += f.filterLines
+// followed by its own chains' rules. A partial sync leaves out what the
+// kernel holds already (sharedToWrite): the filter table, and nat's
+// shared chains, when no service port's rules in them changed.
+func (r *Renderer) assemble(res *Result, writeChains []bool, full bool) {
+	parts := r.parts[:0]
+	res.FilterTable, res.SharedNATChains = r.sharedToWrite(writeChains, res.DeletedChains, full)
+	if res.FilterTable {
+		parts = append(parts, r.filterHeader.b)
+		res.FilterRules = r.filterHeader.lines + r.filterFooter.lines
+		for _, f := range r.rendered {
+			parts = append(parts, f.filterRules())
+			res.FilterRules += f.filterLines
+		}
+		parts = append(parts, r.filterFooter.b)
 	}
-	parts = append(parts, r.filterFooter.b)
 
 	// nat: declarations
-	parts = append(parts, r.natHeader.b)
+	if res.SharedNATChains {
+		parts = append(parts, r.natHeader.b)
+	} else {
+		parts = append(parts, natTableLine)
+	}
 	for i, f := range r.rendered {
 		if writeChains[i] {
 			parts = append(parts, f.natChainDecls())
@@ -120,17 +130,26 @@ func (r *Renderer) assemble(res *Result, writeChains []bool) {
 	parts = append(parts, deletedDecls.b)
 
 	// nat: rules
-	parts = append(parts, r.natPostrouting.b)
-	res.NATRules = r.natPostrouting.lines + r.natFooter.lines
+	if res.SharedNATChains {
+		parts = append(parts, r.natPostrouting.b)
+		res.NATRules = r.natPostrouting.lines + r.natFooter.lines
+	}
 	for i, f := range r.rendered {
-		parts = append(parts, f.natShared())
-		res.NATRules += f.sharedLines
+		if res.SharedNATChains {
+			parts = append(parts, f.natShared())
+			res.NATRules += f.sharedLines
+		}
 		if writeChains[i] {
 			parts = append(parts, f.natChainRules())
 			res.NATRules += f.chainRuleLines
 		}
 	}
-	parts = append(parts, deletedRules.b, r.natFooter.b)
+	parts = append(parts, deletedRules.b)
+	if res.SharedNATChains {
+		parts = append(parts, r.natFooter.b)
+	} else {
+		parts = append(parts, commitLine)
+	}
 
 	// The result keeps its own copy of the list (a slice header per part);
 	// the parts themselves are never written again.

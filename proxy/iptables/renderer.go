@@ -99,7 +99,7 @@ func (r *Renderer) Render(snap *model.Snapshot) *Result {
 	}
 	writeChains := r.chainsToWrite(full)
 	res.DeletedChains = r.chainsToDelete(full, previous)
-	r.assemble(res, writeChains)
+	r.assemble(res, writeChains, full)
 	r.pending = res
 	return res
 }
@@ -142,7 +142,7 @@ func (r *Renderer) NeedsFullSync() bool {
 // (from iptables-save; see ChainsFromSave). The next full sync deletes the
 // per-service nat chains among them that no service owns any more, as
 // upstream does after restarts. Other tables are ignored: kube-proxy's
-// filter chains are all rewritten on every sync.
+// filter chains are all rewritten whenever the filter table is written.
 func (r *Renderer) SetExistingChains(table string, chains []string) {
 	if table != TableNAT {
 		return

@@ -18,9 +18,16 @@ type Result struct {
 	// joined caches Payload.
 	joined []byte
 	// FullSync is true when the payload rewrites every service chain; false
-	// when it rewrites only the shared chains and the service ports that
-	// changed since the last applied payload.
+	// when it rewrites only the service ports that changed since the last
+	// applied payload, and the shared chains when they changed.
 	FullSync bool
+	// FilterTable is true when the payload rewrites the filter table's
+	// chains, SharedNATChains when it rewrites nat's KUBE-SERVICES,
+	// KUBE-NODEPORTS, KUBE-POSTROUTING and KUBE-MARK-MASQ: always on a full
+	// sync and on a partial one with nothing else to write (upstream
+	// rewrites them on every sync, which repairs them), otherwise only when
+	// a service port's rules in them changed.
+	FilterTable, SharedNATChains bool
 
 	// ServicePorts and Endpoints count the snapshot.
 	ServicePorts int
