@@ -12,7 +12,9 @@ import (
 
 // TestStoreWatchWakesOnAFileChange: with a back-off of an hour, wait can
 // only return through the file the test writes (it would otherwise run
-// into go test's timeout), and the directory it watches was created.
+// into go test's timeout), and the directory it watches was created. The
+// wait may wake on the write's first step (its temporary file), so the
+// test waits for the write to finish before its directory is removed.
 func TestStoreWatchWakesOnAFileChange(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "watched")
 	l := &Lab{Store: labstore.OpenDir(dir)}
@@ -25,12 +27,12 @@ func TestStoreWatchWakesOnAFileChange(t *testing.T) {
 		t.Fatalf("pods/ not created root's alone: %v %v", fi, err)
 	}
 	sw.next = time.Hour
-	go func() {
-		if err := l.Store.WriteFile(filepath.Join("pods", "p.json"), []byte("{}\n")); err != nil {
-			t.Error(err)
-		}
-	}()
+	written := make(chan error, 1)
+	go func() { written <- l.Store.WriteFile(filepath.Join("pods", "p.json"), []byte("{}\n")) }()
 	sw.wait(context.Background())
+	if err := <-written; err != nil {
+		t.Error(err)
+	}
 	if got := sw.next; got != storeWatchMax {
 		t.Errorf("back-off after a wait from an hour: %s, want the cap %s", got, storeWatchMax)
 	}
