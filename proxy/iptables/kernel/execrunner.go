@@ -246,14 +246,39 @@ func (r *ExecRunner) ruleExists(table, chain string, args []string) (bool, error
 	return false, err
 }
 
-// iptables runs the backend's iptables with the wait flag.
+// iptables runs the backend's iptables with the wait flag. A run that
+// could not even read its table because the kernel's call was interrupted
+// (tableInitInterrupted) changed nothing and is run again, at most
+// interruptedAttempts times in all.
 func (r *ExecRunner) iptables(args ...string) ([]byte, error) {
 	bin := r.binary("iptables")
-	out, err := r.command(bin, slices.Concat(waitArgs, args)...).CombinedOutput()
+	var out []byte
+	var err error
+	for range interruptedAttempts {
+		out, err = r.command(bin, slices.Concat(waitArgs, args)...).CombinedOutput()
+		if err == nil || !tableInitInterrupted(err, out) {
+			break
+		}
+	}
 	if err != nil {
 		return out, &commandError{cmd: bin + " " + strings.Join(args, " "), output: string(bytes.TrimSpace(out)), err: err}
 	}
 	return out, nil
+}
+
+// interruptedAttempts bounds the runs of one iptables command whose table
+// read was interrupted (upstream's proxyutil.MaxAttemptsEINTR is 5 too).
+const interruptedAttempts = 5
+
+// tableInitInterrupted tells whether iptables failed before it read its
+// table because the kernel's call returned EINTR: exit status 3 and
+// "can't initialize iptables table `nat': Interrupted system call" (seen
+// with iptables-legacy 1.8.9 on Debian's kernel 6.1 under emulation, on a
+// namespace's first use of nat). Nothing was changed then.
+func tableInitInterrupted(err error, out []byte) bool {
+	var exitErr *exec.ExitError
+	return errors.As(err, &exitErr) && exitErr.ExitCode() == 3 &&
+		bytes.Contains(out, []byte("can't initialize")) && bytes.Contains(out, []byte("Interrupted system call"))
 }
 
 // programs are the host programs the runner runs.
