@@ -112,8 +112,7 @@ type tracking struct {
 	podIP   map[string]netip.Addr
 	masqTo  map[string]netip.Addr                 // when masqueraded: pod → the node's source address towards it
 	conn    map[netip.AddrPort]traffic.Connection // client address → its connection (Backend: the pod that answered)
-	elapsed time.Duration                         // the whole run's
-	after   time.Time                             // a moment after the run ended, by this process's clock
+	clock   kit.RunClock                          // the run's length and a moment after it (RunClock.EndedBefore)
 }
 
 // tracking gathers a split's connections and the pods' addresses. The
@@ -127,7 +126,7 @@ func (w *web) tracking(ctx context.Context, from kit.Client, n int, res *traffic
 	GinkgoHelper()
 	t := &tracking{from: from, n: n, masq: w.masquerade(from.Node), sources: map[netip.AddrPort]bool{},
 		conn: map[netip.AddrPort]traffic.Connection{}, podIP: map[string]netip.Addr{}, masqTo: map[string]netip.Addr{},
-		elapsed: res.Elapsed, after: time.Now()}
+		clock: kit.ClockOf(res)}
 	answered, ambiguous := 0, map[netip.AddrPort]bool{}
 	for _, c := range res.Connections {
 		if c.Backend == "" {
@@ -190,9 +189,9 @@ func (w *web) expectTracked(ctx context.Context, t *tracking) {
 //     times in 179,521 connections to a lab's Service, idle and loaded;
 //     nothing of the proxy is in that path, and an agnhost on a real node
 //     runs on the same kernel code. The RST puts the entry in CLOSE, gone
-//     after nf_conntrack_tcp_timeout_close (closeTimeout, 10 s) instead of
+//     after nf_conntrack_tcp_timeout_close (kit.CloseTimeout, 10 s) instead of
 //     TIME_WAIT's 120 s, so this explains a missing entry only for a
-//     connection that ended at least closeTimeout before the dump: the
+//     connection that ended at least kit.CloseTimeout before the dump: the
 //     ladder's runs take 10 s or more, and the CI runs that lost entries
 //     lost early connections of such runs (connection 500 of 5,791, 10.6 s).
 //
@@ -215,37 +214,22 @@ func (t *tracking) expectOneEntryPerConnection(flows []conntrack.Flow, dumped ti
 			taken++
 			continue
 		}
-		age := t.endedBefore(c, dumped)
-		if age >= closeTimeout {
+		age := t.clock.EndedBefore(c, dumped)
+		if age >= kit.CloseTimeout {
 			expired++
 			continue
 		}
 		unexplained = append(unexplained, fmt.Sprintf(
 			"no conntrack entry on %s for the connection from %s (answered by %s; connection %d of %d, established in %s, closed after %s, at least %s before the dump; the run took %s), and none of its tuples could be taken over",
-			t.from.Node, src, pod, c.Index+1, t.n, c.Connect, c.Duration, age.Round(time.Millisecond), t.elapsed))
+			t.from.Node, src, pod, c.Index+1, t.n, c.Connect, c.Duration, age.Round(time.Millisecond), t.clock.Elapsed))
 	}
-	Expect(unexplained).To(BeEmpty(), "connections without a conntrack entry that neither a take-over nor CLOSE's %s timeout explains", closeTimeout)
+	Expect(unexplained).To(BeEmpty(), "connections without a conntrack entry that neither a take-over nor CLOSE's %s timeout explains", kit.CloseTimeout)
 	if taken > 0 {
 		By(fmt.Sprintf("%d of %d entries taken over by later connections (masqueraded to the client's own address on %s)", taken, t.n, t.from.Node))
 	}
 	if expired > 0 {
-		By(fmt.Sprintf("%d of %d connections without an entry, each closed %s or more before the dump (an RST's CLOSE state lasts %s)", expired, t.n, closeTimeout, closeTimeout))
+		By(fmt.Sprintf("%d of %d connections without an entry, each closed %s or more before the dump (an RST's CLOSE state lasts %s)", expired, t.n, kit.CloseTimeout, kit.CloseTimeout))
 	}
-}
-
-// closeTimeout is how long conntrack keeps a TCP entry in CLOSE (after an
-// RST): the kernel's default net.netfilter.nf_conntrack_tcp_timeout_close,
-// which neither kube-proxy (its conntrack settings are established and
-// close_wait) nor svclab changes.
-const closeTimeout = 10 * time.Second
-
-// endedBefore is at least how long before dumped connection c ended: the
-// run went on for t.elapsed − (c.Start + c.Duration) after it, and t.after
-// was taken after the run, by this process's clock as dumped was (the
-// client's clock, which may be another machine's, measures only within
-// the run).
-func (t *tracking) endedBefore(c traffic.Connection, dumped time.Time) time.Duration {
-	return dumped.Sub(t.after) + t.elapsed - (c.Start + c.Duration)
 }
 
 // expectNAT checks one entry: DNAT to the pod that answered; masqueraded
