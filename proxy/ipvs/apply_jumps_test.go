@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/svclab/svclab/proxy/ipvs/kernel/kerneltest"
 	iptkernel "github.com/svclab/svclab/proxy/iptables/kernel"
+	"github.com/svclab/svclab/proxy/ipvs/kernel/kerneltest"
 )
 
 // batchingIPTables is fakeIPTables that can also ensure jumps together
