@@ -38,6 +38,10 @@ var shared struct {
 func SharedBinary(tb testing.TB) string {
 	tb.Helper()
 	shared.once.Do(func() {
+		if bin := os.Getenv("SVCLAB_BIN"); bin != "" {
+			shared.bin = bin // no build, so no directory to leave behind
+			return
+		}
 		dir, err := os.MkdirTemp("", "svclab-bin-")
 		if err != nil {
 			shared.err = err
