@@ -78,11 +78,20 @@ func Collect(ctx context.Context, l *netns.Lab, from string, to netip.AddrPort, 
 	if !c.Source.IsValid() {
 		return nil, fmt.Errorf("trace: from %s to %s: %s", from, to, c.Error)
 	}
+	// The conntrack entries first: a connection the server's kernel ended
+	// with an RST after the last ACK (a retransmitted FIN's duplicate ACK
+	// met a closed socket; more often on a slow or loaded machine) keeps
+	// its entry in CLOSE for only 10 s, and the saves take seconds each
+	// there (in svclab's emulated VM, twelve and more all told).
+	flows, err := dumpAll(inv)
+	if err != nil {
+		return nil, err
+	}
 	after, err := saveAll(l, inv.nodes, save)
 	if err != nil {
 		return nil, err
 	}
-	if err := walk(c, inv, before, after); err != nil {
+	if err := walk(c, inv, before, after, flows); err != nil {
 		return nil, err
 	}
 	return c, nil

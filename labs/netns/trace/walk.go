@@ -18,22 +18,21 @@ import (
 // addresses after this node's NAT) and, in IPVS mode, the virtual server;
 // in every host it asks the kernel for the route to the destination and
 // moves to the host that owns the next hop, until the destination is local.
-func walk(c *Capture, inv *inventory, before, after map[string][]TableCapture) error {
+// flows are each node's conntrack entries, dumped right after the
+// connection (dumpAll).
+func walk(c *Capture, inv *inventory, before, after map[string][]TableCapture, flows map[string][]conntrack.Flow) error {
 	host := c.From
 	t := Tuple{Src: c.Source, Dst: c.To}
 	for range maxHops {
 		hc := HostCapture{Host: host, Namespace: inv.namespace(host), Role: inv.role[host], Arrived: t}
 		if inv.isNode(host) {
 			hc.Tables = pairTables(before[host], after[host])
-			flows, err := conntrack.Dump(hc.Namespace)
-			if err != nil {
-				return fmt.Errorf("trace: %s: %w", host, err)
-			}
-			if f, ok := MatchFlow(flows, c.Proto, t); ok {
+			if f, ok := MatchFlow(flows[host], c.Proto, t); ok {
 				hc.Conntrack = &f
 				t = Tuple{Src: f.Reply.Dst, Dst: f.Reply.Src}
 			}
 			if c.ProxyMode == "ipvs" {
+				var err error
 				if hc.IPVS, err = ipvsService(hc.Namespace, c.Proto, hc.Arrived.Dst); err != nil {
 					return fmt.Errorf("trace: %s: %w", host, err)
 				}
@@ -49,6 +48,19 @@ func walk(c *Capture, inv *inventory, before, after map[string][]TableCapture) e
 		host = hc.Route.Next
 	}
 	return nil
+}
+
+// dumpAll reads every node's conntrack table.
+func dumpAll(inv *inventory) (map[string][]conntrack.Flow, error) {
+	flows := map[string][]conntrack.Flow{}
+	for _, node := range inv.nodes {
+		f, err := conntrack.Dump(inv.namespace(node))
+		if err != nil {
+			return nil, fmt.Errorf("trace: %s: %w", node, err)
+		}
+		flows[node] = f
+	}
+	return flows, nil
 }
 
 // pairTables joins each table's reading before with its reading after.
