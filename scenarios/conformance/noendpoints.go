@@ -66,7 +66,7 @@ func expectRejected(ctx context.Context, ws kit.Workspace, from kit.Client, svc 
 	}
 	before := reject()
 
-	By(fmt.Sprintf("%d %s attempts from %s to %s, timeout %s each", n, protocol, from.Pod, target, kit.TrafficTimeout))
+	By(fmt.Sprintf("%d %s attempts from %s to %s, timeout %s each", n, protocol, from.Pod, target, kit.ConnectionTimeout()))
 	res, err := ws.TrafficWith(ctx, from, target, kit.TrafficOptions{Connections: n, Protocol: protocol})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(res.Attempted).To(Equal(n), kit.DescribeTraffic(res))

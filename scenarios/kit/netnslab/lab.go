@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/svclab/svclab/labs/agents/traffic"
 	"github.com/svclab/svclab/labs/netns"
@@ -84,7 +83,7 @@ func (l *Lab) Run(host string, args ...string) (string, error) {
 // and returns every connection's outcome.
 func (l *Lab) Traffic(host, target string, n int) (*traffic.Result, error) {
 	// Generous bounds: they only matter on a slow machine (a lab in a TCG VM).
-	o := traffic.Options{Target: target, Connections: n, Timeout: 10 * time.Second, Deadline: 10 * time.Minute,
+	o := traffic.Options{Target: target, Connections: n, Timeout: kit.ConnectionTimeout(), Deadline: kit.TrafficDeadline,
 		Parallelism: kit.TrafficParallelism()}
 	return l.Lab.Traffic(host, o, Options(l.Binary))
 }
