@@ -79,10 +79,10 @@ func Collect(ctx context.Context, l *netns.Lab, from string, to netip.AddrPort, 
 		return nil, fmt.Errorf("trace: from %s to %s: %s", from, to, c.Error)
 	}
 	// The conntrack entries first: a connection the server's kernel ended
-	// with an RST after the last ACK (a retransmitted FIN's duplicate ACK
-	// met a closed socket; more often on a slow or loaded machine) keeps
-	// its entry in CLOSE for only 10 s, and the saves take seconds each
-	// there (in svclab's emulated VM, twelve and more all told).
+	// with an RST after the last ACK (seen on the host; in the loaded VM
+	// CI's trace found no entry, apparently for this reason) keeps its
+	// entry in CLOSE for only 10 s, and the saves take seconds each in
+	// svclab's emulated VM.
 	flows, err := dumpAll(inv)
 	if err != nil {
 		return nil, err
