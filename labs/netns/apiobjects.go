@@ -83,9 +83,23 @@ func (l *Lab) PodObjects(objs *labstore.State) ([]*corev1.Pod, error) {
 	return pods, nil
 }
 
+// NetworkNamespaceMissing is the reason a node is NotReady, and a pod that
+// runs no process is not Running, when the kernel has no network namespace
+// for it (deleted behind the lab's back).
+const NetworkNamespaceMissing = "NetworkNamespaceMissing"
+
+// missingPodNamespace says why a pod that runs no process is not running
+// ("" when it is): such a pod is its network namespace and nothing else.
+func (l *Lab) missingPodNamespace(pod string) string {
+	if network.HostNamespaceExists(l.Name(), pod) {
+		return ""
+	}
+	return "the kernel has no network namespace " + network.NamespaceName(l.Name(), pod)
+}
+
 // fillPodStatus writes p's status from its supervisor's report; a pod
 // that runs no process (no containerPorts) is Running with nothing to
-// restart.
+// restart while the kernel has its network namespace, and Unknown when not.
 func (l *Lab) fillPodStatus(p *corev1.Pod, supervised bool) error {
 	ip := p.Status.PodIP
 	st := corev1.PodStatus{Phase: corev1.PodRunning, PodIP: ip, HostIP: l.nodeIP(p.Spec.NodeName), QOSClass: corev1.PodQOSBestEffort}
@@ -102,8 +116,13 @@ func (l *Lab) fillPodStatus(p *corev1.Pod, supervised bool) error {
 	cs := corev1.ContainerStatus{}
 	ready := false
 	if !supervised {
-		ready = true
-		cs.State.Running = &corev1.ContainerStateRunning{}
+		if missing := l.missingPodNamespace(p.Name); missing != "" {
+			st.Phase = corev1.PodUnknown
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: NetworkNamespaceMissing, Message: missing}
+		} else {
+			ready = true
+			cs.State.Running = &corev1.ContainerStateRunning{}
+		}
 	} else {
 		ps, err := l.podState(p.Name)
 		if err != nil {
@@ -229,7 +248,7 @@ func (l *Lab) NodeObjects() ([]*corev1.Node, error) {
 		ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "NetworkNamespaceReady",
 			Message: "the node's network namespace " + network.NamespaceName(l.Name(), n.Name) + " exists"}
 		if !exists[network.NamespaceName(l.Name(), n.Name)] {
-			ready.Status, ready.Reason = corev1.ConditionFalse, "NetworkNamespaceMissing"
+			ready.Status, ready.Reason = corev1.ConditionFalse, NetworkNamespaceMissing
 			ready.Message = "the kernel has no network namespace " + network.NamespaceName(l.Name(), n.Name)
 		}
 		nodes = append(nodes, &corev1.Node{

@@ -59,6 +59,9 @@ func (l *Lab) podRow(namespace, name string, supervised bool) (PodRow, error) {
 	row := PodRow{Namespace: namespace, Name: name, Ready: "0/1"}
 	if !supervised {
 		row.Ready, row.Status = "1/1", labstore.StateRunning
+		if l.missingPodNamespace(name) != "" {
+			row.Ready, row.Status = "0/1", NetworkNamespaceMissing
+		}
 		return row, nil
 	}
 	ps, err := l.podState(name)

@@ -132,6 +132,13 @@ func deleteNamedNetns(name string) error {
 	return nil
 }
 
+// HostNamespaceExists reports whether the kernel has host's network
+// namespace in lab (its name under /run/netns): what a pod that runs no
+// process is, so its status says Running only while it is there.
+func HostNamespaceExists(lab, host string) bool {
+	return namespaceExists(NamespaceName(lab, host))
+}
+
 // namespaceExists reports whether /run/netns/<name> exists.
 func namespaceExists(name string) bool {
 	_, err := os.Lstat(netnsPath(name))
