@@ -23,6 +23,7 @@ import (
 // package cmdline, its output streamed and its exit status passed on.
 func newConformance() *cobra.Command {
 	f := cmdline.Flags{}
+	var report *reportOutput // -o and --done-file, set below
 	cmd := &cobra.Command{
 		Use:   "conformance [--kubeconfig FILE] [--junit FILE]",
 		Short: "Run the scenarios against a Kubernetes cluster (kind or not) and write a JUnit XML report",
@@ -64,15 +65,15 @@ func newConformance() *cobra.Command {
 				return err
 			}
 			if code != 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "error: conformance failed (report: %s)\n", orNone(f.JUnit))
+				fmt.Fprintf(cmd.ErrOrStderr(), "error: conformance failed (report: %s)\n", report.describe(f.JUnit))
 				return exitCode(code)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "conformance passed (report: %s)\n", orNone(f.JUnit))
+			fmt.Fprintf(cmd.OutOrStdout(), "conformance passed (report: %s)\n", report.describe(f.JUnit))
 			return nil
 		},
 	}
 	cmd.AddCommand(newConformanceRBAC(), newConformanceCleanup(), newConformanceManifest())
-	addReportOutput(cmd, &f) // conformance_output.go: -o table|junit, --done-file
+	report = addReportOutput(cmd, &f) // conformance_output.go: -o table|junit, --done-file
 	fl := cmd.Flags()
 	fl.StringVar(&f.Kubeconfig, "kubeconfig", "", "kubeconfig of the cluster (default: as kubectl finds it, $KUBECONFIG, else ~/.kube/config)")
 	fl.BoolVar(&f.InCluster, "in-cluster", false, "run on the cluster this runs in (a Job's pod), with its service account")

@@ -28,19 +28,22 @@ const (
 	outputJUnit = "junit"
 )
 
-// reportOutput is the flags addReportOutput adds.
+// reportOutput is the flags addReportOutput adds, and the temporary
+// directory of a report that only -o asked for.
 type reportOutput struct {
 	format   string
 	doneFile string
+	tempDir  string
 }
 
 // addReportOutput adds -o and --done-file to the conformance command and
 // wraps its RunE: a JUnit report is asked of the suite when -o needs one
-// and --junit gave none (a temporary file, named in the "report:" line),
-// and the report is printed, or its path written, after the run, whatever
-// the run's outcome.
-func addReportOutput(cmd *cobra.Command, f *cmdline.Flags) {
-	var o reportOutput
+// and --junit gave none (a temporary file, removed once printed), and the
+// report is printed, or its path written, after the run, whatever the
+// run's outcome. The command's "report:" line takes its words from the
+// returned reportOutput's describe.
+func addReportOutput(cmd *cobra.Command, f *cmdline.Flags) *reportOutput {
+	o := &reportOutput{}
 	fl := cmd.Flags()
 	fl.StringVarP(&o.format, "output", "o", "", "after the run, also print the JUnit report's results: table (spec, result, reason) or junit (the report itself, e.g. into a Job's log)")
 	fl.StringVar(&o.doneFile, "done-file", "", "after the run, write the --junit report's path to this file (Sonobuoy's plugin contract: $SONOBUOY_RESULTS_DIR/done)")
@@ -50,17 +53,35 @@ func addReportOutput(cmd *cobra.Command, f *cmdline.Flags) {
 		if err := o.prepare(f); err != nil {
 			return err
 		}
+		defer o.removeTemporary()
 		err := run(cmd, args)
 		if f.DryRun { // no spec ran: no report
 			return err
 		}
 		return o.finish(cmd, f.JUnit, err)
 	}
+	return o
+}
+
+// describe is what the run's "report:" line says of the report junit.
+func (o *reportOutput) describe(junit string) string {
+	if o.tempDir != "" {
+		return "printed below by -o " + o.format + ", not kept (--junit FILE keeps it)"
+	}
+	return orNone(junit)
+}
+
+// removeTemporary removes the report that only -o asked for, once printed.
+func (o *reportOutput) removeTemporary() {
+	if o.tempDir != "" {
+		os.RemoveAll(o.tempDir) //nolint:errcheck // a temporary directory of svclab's own; nothing else to do
+		o.tempDir = ""
+	}
 }
 
 // prepare checks the flags and, when -o needs a report and --junit names
 // none, names a temporary one.
-func (o reportOutput) prepare(f *cmdline.Flags) error {
+func (o *reportOutput) prepare(f *cmdline.Flags) error {
 	switch o.format {
 	case "", outputTable, outputJUnit:
 	default:
@@ -74,7 +95,7 @@ func (o reportOutput) prepare(f *cmdline.Flags) error {
 		if err != nil {
 			return err
 		}
-		f.JUnit = filepath.Join(dir, "junit.xml")
+		o.tempDir, f.JUnit = dir, filepath.Join(dir, "junit.xml")
 	}
 	return nil
 }
@@ -83,7 +104,7 @@ func (o reportOutput) prepare(f *cmdline.Flags) error {
 // suite, then the -o output and the done file. runErr, the run's own
 // outcome, is what it returns, unless the output fails after a run that
 // passed.
-func (o reportOutput) finish(cmd *cobra.Command, junit string, runErr error) error {
+func (o *reportOutput) finish(cmd *cobra.Command, junit string, runErr error) error {
 	if junit == "" {
 		return runErr
 	}
@@ -112,7 +133,7 @@ func (o reportOutput) finish(cmd *cobra.Command, junit string, runErr error) err
 }
 
 // print writes what -o asks for, read from the report.
-func (o reportOutput) print(w io.Writer, junit string) error {
+func (o *reportOutput) print(w io.Writer, junit string) error {
 	switch o.format {
 	case outputTable:
 		rows, err := readJUnitFile(junit)

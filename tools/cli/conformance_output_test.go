@@ -29,9 +29,10 @@ func reportingSuite(t *testing.T, code string) string {
 }
 
 // TestConformanceOutputTable: -o table without --junit asks the suite
-// for a report in a temporary file and prints its table after the run,
-// failed or not; the suite's exit status is kept.
+// for a report in a temporary file, prints its table after the run,
+// failed or not, and removes the file; the suite's exit status is kept.
 func TestConformanceOutputTable(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // the temporary report's, watched for leftovers
 	kubeconfig := fakeCluster(t)
 	t.Setenv(cmdline.BinaryEnv, reportingSuite(t, "1"))
 	out, err := runConformance("--kubeconfig", kubeconfig, "-o", "table")
@@ -46,8 +47,11 @@ func TestConformanceOutputTable(t *testing.T) {
 	if !strings.HasSuffix(out, string(want)) {
 		t.Errorf("the output does not end with the table:\n%s", out)
 	}
-	if !strings.Contains(out, "suite output") || !strings.Contains(out, "conformance failed (report: "+os.TempDir()) {
-		t.Errorf("the run's own output, and the temporary report it names:\n%s", out)
+	if !strings.Contains(out, "suite output") || !strings.Contains(out, "conformance failed (report: printed below by -o table, not kept") {
+		t.Errorf("the run's own output, and what it says of the report:\n%s", out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "svclab-conformance-*")); len(left) > 0 {
+		t.Errorf("the temporary report is left: %v", left)
 	}
 }
 
