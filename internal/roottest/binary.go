@@ -29,14 +29,34 @@ func Binary(dir string) (string, error) {
 
 var shared struct {
 	once sync.Once
+	main bool   // Main runs the tests
+	dir  string // the directory svclab was built into, removed by Main
 	bin  string
 	err  error
 }
 
+// Main runs the tests of a package that uses SharedBinary (its TestMain:
+// os.Exit(roottest.Main(m))), then removes the svclab that SharedBinary
+// built for them: about 100 MB in $TMPDIR per package and run otherwise.
+func Main(m *testing.M) int {
+	shared.main = true
+	code := m.Run()
+	if shared.dir != "" {
+		os.RemoveAll(shared.dir) //nolint:errcheck // a temporary directory of the tests' own
+	}
+	return code
+}
+
 // SharedBinary is Binary for a whole test binary: $SVCLAB_BIN, or one svclab
-// built once into a temporary directory and shared by every test after.
+// built once into a temporary directory, shared by every test after and
+// removed when they end. The package's TestMain must call Main, which
+// removes it; a package without one fails here, with or without
+// $SVCLAB_BIN, so that no package forgets.
 func SharedBinary(tb testing.TB) string {
 	tb.Helper()
+	if !shared.main {
+		tb.Fatal("roottest.SharedBinary: the package needs func TestMain(m *testing.M) { os.Exit(roottest.Main(m)) }, which removes the svclab it builds")
+	}
 	shared.once.Do(func() {
 		if bin := os.Getenv("SVCLAB_BIN"); bin != "" {
 			shared.bin = bin // no build, so no directory to leave behind
@@ -47,6 +67,7 @@ func SharedBinary(tb testing.TB) string {
 			shared.err = err
 			return
 		}
+		shared.dir = dir
 		shared.bin, shared.err = Binary(dir)
 	})
 	if shared.err != nil {
