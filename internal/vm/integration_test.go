@@ -70,43 +70,129 @@ func runVM(t *testing.T, opts Options) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-func TestIntegrationVMRunExitCodeAndStreams(t *testing.T) {
+// TestIntegrationVMRun boots one VM for everything a command run in it
+// must see (a boot is 7 s on an idle machine, and more beside the VM
+// suites in CI): the command's exit status and its two streams, every byte
+// in order (stdout 200,000 lines, stderr 5,000, then exit 7); the shares,
+// the working directory, the environment and the svclab binary; IPVS and
+// its schedulers; the tools and the kernel's network devices. The three
+// sections run first, each a script from the read-only share with its
+// output, errors and status written to the read-write one, and each is
+// checked in a subtest of its own.
+func TestIntegrationVMRun(t *testing.T) {
 	roottest.Require(t, "boots a VM with qemu")
 	prepareVM(t)
-	code, out, errOut := runVM(t, Options{Command: []string{"sh", "-c", "echo hi; echo oops >&2; exit 7"}})
-	if code != 7 || out != "hi\n" || errOut != "oops\n" {
-		t.Fatalf("got exit %d, stdout %q, stderr %q; want 7, \"hi\\n\", \"oops\\n\"", code, out, errOut)
-	}
-}
-
-// Every byte of a large output arrives, in order, on the right stream.
-func TestIntegrationVMRunLargeOutput(t *testing.T) {
-	roottest.Require(t, "boots a VM with qemu")
-	prepareVM(t)
-	code, out, errOut := runVM(t, Options{Command: []string{"sh", "-c", "seq 1 200000; seq 1 5000 >&2"}})
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, cmdrun.Tail(errOut, 500))
-	}
-	for name, got := range map[string]struct {
-		s string
-		n int
-	}{"stdout": {out, 200000}, "stderr": {errOut, 5000}} {
-		var want strings.Builder
-		for i := 1; i <= got.n; i++ {
-			fmt.Fprintf(&want, "%d\n", i)
-		}
-		if got.s != want.String() {
-			t.Errorf("%s: %d bytes, want %d (seq 1 %d); ends with %q", name, len(got.s), want.Len(), got.n, cmdrun.Tail(got.s, 40))
+	rw, ro, binDir := t.TempDir(), t.TempDir(), t.TempDir()
+	sections := map[string]string{"shares": sharesScript, "ipvs": ipvsScript, "tools": toolsScript}
+	for name, script := range sections {
+		if err := os.WriteFile(filepath.Join(ro, name+".sh"), []byte(script), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
+	os.WriteFile(filepath.Join(ro, "in.txt"), []byte("from the host\n"), 0o644)
+	stub := filepath.Join(binDir, "svclab-stub")
+	os.WriteFile(stub, []byte("#!/bin/sh\necho \"svclab stub: $*\"\n"), 0o755)
+	os.MkdirAll(filepath.Join(rw, "sub"), 0o755)
+	t.Chdir(filepath.Join(rw, "sub"))
+	command := `for s in shares ipvs tools; do
+	bash /data/ro/$s.sh >/data/rw/$s.out 2>/data/rw/$s.err
+	echo $? >/data/rw/$s.rc
+done
+seq 1 200000
+seq 1 5000 >&2
+exit 7
+`
+	code, out, errOut := runVM(t, Options{
+		Command: []string{"bash", "-c", command},
+		Shares:  []Share{{HostPath: rw, GuestPath: "/data/rw"}, {HostPath: ro, GuestPath: "/data/ro", ReadOnly: true}},
+		Env:     map[string]string{"FOO": "bar baz"},
+		Binary:  stub,
+		Timeout: 15 * time.Minute,
+	})
+	section := func(t *testing.T, name string) string {
+		t.Helper()
+		rc, err := os.ReadFile(filepath.Join(rw, name+".rc"))
+		output, _ := os.ReadFile(filepath.Join(rw, name+".out"))
+		stderr, _ := os.ReadFile(filepath.Join(rw, name+".err"))
+		t.Logf("%s's stdout:\n%s", name, output)
+		if err != nil || strings.TrimSpace(string(rc)) != "0" {
+			t.Fatalf("%s: status %q, %v; stderr:\n%s", name, rc, err, stderr)
+		}
+		return string(output)
+	}
+
+	t.Run("exit code and streams", func(t *testing.T) {
+		if code != 7 {
+			t.Errorf("exit %d, want 7", code)
+		}
+		for name, got := range map[string]struct {
+			s string
+			n int
+		}{"stdout": {out, 200000}, "stderr": {errOut, 5000}} {
+			var want strings.Builder
+			for i := 1; i <= got.n; i++ {
+				fmt.Fprintf(&want, "%d\n", i)
+			}
+			if got.s != want.String() {
+				t.Errorf("%s: %d bytes, want %d (seq 1 %d); ends with %q", name, len(got.s), want.Len(), got.n, cmdrun.Tail(got.s, 40))
+			}
+		}
+	})
+	t.Run("shares, working directory, environment and binary", func(t *testing.T) {
+		got := section(t, "shares")
+		want := "/data/rw/sub\nFOO=bar baz\nfrom the host\nsvclab stub: version\nSVCLAB_BIN=/usr/local/bin/svclab\n"
+		if got != want {
+			t.Errorf("stdout:\n%s\nwant:\n%s", got, want)
+		}
+		if data, err := os.ReadFile(filepath.Join(rw, "sub", "out.txt")); err != nil || string(data) != "written\n" {
+			t.Errorf("the guest's write to the read-write share: %q, %v", data, err)
+		}
+	})
+	t.Run("IPVS and its schedulers", func(t *testing.T) {
+		got := section(t, "ipvs")
+		for _, want := range []string{"TCP  10.0.0.1:80 rr", "-> 10.1.0.1:8080", "Masq    3"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("ipvsadm output lacks %q", want)
+			}
+		}
+		for _, s := range []string{"rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "mh", "fo", "ovf"} {
+			if !strings.Contains(got, "scheduler "+s+" ok") {
+				t.Errorf("scheduler %s did not load", s)
+			}
+		}
+	})
+	t.Run("tools and network devices", func(t *testing.T) {
+		got := section(t, "tools")
+		if strings.Contains(got, "missing ") {
+			t.Errorf("commands missing in the guest")
+		}
+		if !strings.Contains(got, "interfaces: lo \n") {
+			t.Errorf("the guest's root network namespace must have only lo")
+		}
+		for _, want := range []string{"-N SVCLAB-TEST", "(nf_tables)", "curl ", "br0", "vx0", "v0@v1"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("output lacks %q", want)
+			}
+		}
+	})
 }
 
-// IPVS works in the guest, and every IPVS scheduler of the kernel loads on
-// demand (the kernel asks modprobe for ip_vs_NAME).
-func TestIntegrationVMRunIPVS(t *testing.T) {
-	roottest.Require(t, "boots a VM with qemu")
-	prepareVM(t)
-	script := `set -e
+// sharesScript prints the working directory (the host's, mapped into the
+// read-write share), the environment, a file of the read-only share (and
+// says if that share is writable), and what the svclab on PATH answers;
+// it writes out.txt where it runs.
+const sharesScript = `pwd
+echo "FOO=$FOO"
+echo written >out.txt
+cat /data/ro/in.txt
+if touch /data/ro/x 2>/dev/null; then echo "ro share is writable"; fi
+svclab version
+echo "SVCLAB_BIN=$SVCLAB_BIN"
+`
+
+// ipvsScript: IPVS works in the guest, and every IPVS scheduler of the
+// kernel loads on demand (the kernel asks modprobe for ip_vs_NAME).
+const ipvsScript = `set -e
 ipvsadm -A -t 10.0.0.1:80 -s rr && ipvsadm -Ln
 n=2
 for s in rr wrr lc wlc lblc lblcr dh sh sed nq mh fo ovf twos; do
@@ -122,29 +208,11 @@ ipvsadm -a -t 10.0.0.1:80 -r 10.1.0.1:8080 -m -w 3
 ipvsadm -Ln -t 10.0.0.1:80
 lsmod | grep -c '^ip_vs_'
 `
-	code, out, errOut := runVM(t, Options{Command: []string{"sh", "-c", script}})
-	t.Logf("stdout:\n%s", out)
-	if code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
-	}
-	for _, want := range []string{"TCP  10.0.0.1:80 rr", "-> 10.1.0.1:8080", "Masq    3"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("ipvsadm output lacks %q", want)
-		}
-	}
-	for _, s := range []string{"rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "mh", "fo", "ovf"} {
-		if !strings.Contains(out, "scheduler "+s+" ok") {
-			t.Errorf("scheduler %s did not load", s)
-		}
-	}
-}
 
-// The tools are there and work, on both iptables backends; the guest's root
-// network namespace has only lo; namespaces, veth, bridge and vxlan work.
-func TestIntegrationVMRunTools(t *testing.T) {
-	roottest.Require(t, "boots a VM with qemu")
-	prepareVM(t)
-	script := `for c in ip ss tc bridge iptables iptables-save iptables-restore iptables-legacy iptables-legacy-restore \
+// toolsScript: the tools are there and work, on both iptables backends;
+// the guest's root network namespace has only lo; namespaces, veth, bridge
+// and vxlan work.
+const toolsScript = `for c in ip ss tc bridge iptables iptables-save iptables-restore iptables-legacy iptables-legacy-restore \
 	iptables-nft iptables-nft-restore ip6tables nft ipset ipvsadm conntrack curl ps pgrep sysctl mount nsenter unshare \
 	modprobe lsmod tcpdump bash busybox awk sed grep sort seq timeout nc; do
 	command -v $c >/dev/null || echo "missing $c"
@@ -166,60 +234,6 @@ ip -n lab link add br0 type bridge
 ip -n lab link add vx0 type vxlan id 42 dstport 4789 local 127.0.0.1
 ip -n lab -br link | sort
 `
-	code, out, errOut := runVM(t, Options{Command: []string{"bash", "-c", script}})
-	t.Logf("stdout:\n%s", out)
-	if code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
-	}
-	if strings.Contains(out, "missing ") {
-		t.Errorf("commands missing in the guest")
-	}
-	if !strings.Contains(out, "interfaces: lo \n") {
-		t.Errorf("the guest's root network namespace must have only lo")
-	}
-	for _, want := range []string{"-N SVCLAB-TEST", "(nf_tables)", "curl ", "br0", "vx0", "v0@v1"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q", want)
-		}
-	}
-}
-
-// Shares (read-write and read-only), the working directory mapped from the
-// host's, the environment and the svclab binary on PATH.
-func TestIntegrationVMRunSharesEnvBinary(t *testing.T) {
-	roottest.Require(t, "boots a VM with qemu")
-	prepareVM(t)
-	rw, ro, binDir := t.TempDir(), t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(ro, "in.txt"), []byte("from the host\n"), 0o644)
-	stub := filepath.Join(binDir, "svclab-stub")
-	os.WriteFile(stub, []byte("#!/bin/sh\necho \"svclab stub: $*\"\n"), 0o755)
-	os.MkdirAll(filepath.Join(rw, "sub"), 0o755)
-	t.Chdir(filepath.Join(rw, "sub"))
-	script := `pwd
-echo "FOO=$FOO"
-echo written >out.txt
-cat /data/ro/in.txt
-if touch /data/ro/x 2>/dev/null; then echo "ro share is writable"; fi
-svclab version
-echo "SVCLAB_BIN=$SVCLAB_BIN"
-`
-	code, out, errOut := runVM(t, Options{
-		Command: []string{"sh", "-c", script},
-		Shares:  []Share{{HostPath: rw, GuestPath: "/data/rw"}, {HostPath: ro, GuestPath: "/data/ro", ReadOnly: true}},
-		Env:     map[string]string{"FOO": "bar baz"},
-		Binary:  stub,
-	})
-	if code != 0 {
-		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
-	want := "/data/rw/sub\nFOO=bar baz\nfrom the host\nsvclab stub: version\nSVCLAB_BIN=/usr/local/bin/svclab\n"
-	if out != want {
-		t.Errorf("stdout:\n%s\nwant:\n%s\nstderr:\n%s", out, want, errOut)
-	}
-	if data, err := os.ReadFile(filepath.Join(rw, "sub", "out.txt")); err != nil || string(data) != "written\n" {
-		t.Errorf("the guest's write to the read-write share: %q, %v", data, err)
-	}
-}
 
 // Cancelling ends the VM at once: qemu is killed and reaped, the run's
 // temporary files are removed, and Run says why.
