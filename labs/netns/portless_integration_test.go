@@ -44,12 +44,12 @@ func TestIntegrationPortlessPodIsItsNamespace(t *testing.T) {
 	if out, err := exec.Command("ip", "netns", "delete", ns).CombinedOutput(); err != nil {
 		t.Fatalf("ip netns delete %s: %v: %s", ns, err, out)
 	}
-	if row := podRow(t, lab, "sleeper"); row.Status != "NetworkNamespaceMissing" || row.Ready != "0/1" {
-		t.Errorf("sleeper without its namespace: %+v, want %s 0/1", row, "NetworkNamespaceMissing")
+	if row := podRow(t, lab, "sleeper"); row.Status != netns.NetworkNamespaceMissing || row.Ready != "0/1" {
+		t.Errorf("sleeper without its namespace: %+v, want %s 0/1", row, netns.NetworkNamespaceMissing)
 	}
 	p := podObject(t, lab, "sleeper")
 	cs := p.Status.ContainerStatuses[0]
-	if p.Status.Phase != corev1.PodUnknown || cs.Ready || cs.State.Waiting == nil || cs.State.Waiting.Reason != "NetworkNamespaceMissing" {
+	if p.Status.Phase != corev1.PodUnknown || cs.Ready || cs.State.Waiting == nil || cs.State.Waiting.Reason != netns.NetworkNamespaceMissing {
 		t.Errorf("sleeper's Pod without its namespace: phase %s, container %+v", p.Status.Phase, cs)
 	}
 	if row := podRow(t, lab, podOfDeployment(t, lab)); row.Status != "Running" {
