@@ -41,12 +41,25 @@ type nsConn struct {
 
 // executor applies steps. It keeps one netlink handle per namespace and
 // remembers the namespaces it created, so that a failed plan can be undone.
+//
+// It also keeps every link it has looked up: no step renames, moves or
+// deletes a link, or changes its MAC address, so a link found once is the
+// same link (index and address) for the rest of the plan. A node's VXLAN
+// mesh looks up its one VXLAN device for each of its peers' three steps:
+// 29,700 RTM_GETLINK round trips for a 100-node lab's create, 7% of its CPU
+// (`perf`), before.
 type executor struct {
 	conns   map[string]*nsConn
+	links   map[linkKey]netlink.Link
 	created []string
 }
 
-func newExecutor() *executor { return &executor{conns: map[string]*nsConn{}} }
+// linkKey names a link in a lab namespace.
+type linkKey struct{ ns, name string }
+
+func newExecutor() *executor {
+	return &executor{conns: map[string]*nsConn{}, links: map[linkKey]netlink.Link{}}
+}
 
 // run applies steps in order and stops at the first failure.
 func (x *executor) run(steps []Step) error {
@@ -77,16 +90,20 @@ func (x *executor) conn(name string) (*nsConn, error) {
 	return c, nil
 }
 
-// link finds a link by name in a namespace.
+// link finds a link by name in a namespace (asked of the kernel once).
 func (x *executor) link(ns, name string) (*nsConn, netlink.Link, error) {
 	c, err := x.conn(ns)
 	if err != nil {
 		return nil, nil, err
 	}
+	if l, ok := x.links[linkKey{ns, name}]; ok {
+		return c, l, nil
+	}
 	l, err := c.nl.LinkByName(name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("find link %s in %s: %w", name, ns, err)
 	}
+	x.links[linkKey{ns, name}] = l
 	return c, l, nil
 }
 
@@ -97,6 +114,7 @@ func (x *executor) close() {
 		c.ns.Close()
 	}
 	clear(x.conns)
+	clear(x.links)
 }
 
 // undo deletes the namespaces this executor created, newest first.
