@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/vishvananda/netlink"
+	nlraw "github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
@@ -33,10 +34,13 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
-// nsConn is an open lab namespace: its handle and a netlink socket inside it.
+// nsConn is an open lab namespace: its handle and a netlink socket inside
+// it, and, once a step asks for it, a NETLINK_ROUTE socket of its own for
+// requests the netlink package has no call for.
 type nsConn struct {
-	ns netns.NsHandle
-	nl *netlink.Handle
+	ns    netns.NsHandle
+	nl    *netlink.Handle
+	route *nlraw.SocketHandle
 }
 
 // executor applies steps. It keeps one netlink handle per namespace and
@@ -90,6 +94,22 @@ func (x *executor) conn(name string) (*nsConn, error) {
 	return c, nil
 }
 
+// routeSocket is the namespace's own NETLINK_ROUTE socket, opened once.
+func (x *executor) routeSocket(name string) (*nlraw.SocketHandle, error) {
+	c, err := x.conn(name)
+	if err != nil {
+		return nil, err
+	}
+	if c.route == nil {
+		s, err := nlraw.GetNetlinkSocketAt(c.ns, netns.None(), unix.NETLINK_ROUTE)
+		if err != nil {
+			return nil, fmt.Errorf("netlink socket in %s: %w", name, err)
+		}
+		c.route = &nlraw.SocketHandle{Socket: s}
+	}
+	return c.route, nil
+}
+
 // link finds a link by name in a namespace (asked of the kernel once).
 func (x *executor) link(ns, name string) (*nsConn, netlink.Link, error) {
 	c, err := x.conn(ns)
@@ -111,6 +131,9 @@ func (x *executor) link(ns, name string) (*nsConn, netlink.Link, error) {
 func (x *executor) close() {
 	for _, c := range x.conns {
 		c.nl.Close()
+		if c.route != nil {
+			c.route.Close()
+		}
 		c.ns.Close()
 	}
 	clear(x.conns)
