@@ -79,7 +79,11 @@ func (s AnnounceAddr) apply(x *executor) error {
 	if err != nil {
 		return err
 	}
-	return waitNeighMAC(node.nl, route, s.NodeNS, s.Bridge, s.IP, mac)
+	_, bridge, err := x.link(s.NodeNS, s.Bridge)
+	if err != nil {
+		return err
+	}
+	return waitNeighMAC(route, s.NodeNS, bridge, s.IP, mac)
 }
 
 // waitOperUp waits, as the bridge plugin does, until link is up.
@@ -98,13 +102,10 @@ func waitOperUp(h *netlink.Handle, ns, link string) error {
 	return fmt.Errorf("link %s in %s is %s, not up", link, ns, state)
 }
 
-// waitNeighMAC waits until the entry for ip on link, if there is one,
-// holds mac.
-func waitNeighMAC(h *netlink.Handle, route *nlraw.SocketHandle, ns, link string, ip netip.Addr, mac net.HardwareAddr) error {
-	l, err := h.LinkByName(link)
-	if err != nil {
-		return fmt.Errorf("find link %s in %s: %w", link, ns, err)
-	}
+// waitNeighMAC waits until the entry for ip on link (in namespace ns,
+// whose NETLINK_ROUTE socket route is), if there is one, holds mac.
+func waitNeighMAC(route *nlraw.SocketHandle, ns string, l netlink.Link, ip netip.Addr, mac net.HardwareAddr) error {
+	link := l.Attrs().Name
 	deadline := time.Now().Add(announceTimeout)
 	for {
 		held, err := neighMAC(route, l.Attrs().Index, ip)
