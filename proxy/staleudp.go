@@ -115,8 +115,8 @@ func addrOf(ip net.IP) (netip.Addr, bool) {
 // is not read: the kernel's dump walks every bucket of the machine's one
 // conntrack hash table (262,144 here) whatever the namespace holds, ~4 ms
 // of kernel CPU each (`perf` of a 100-node lab's create: 8% of its CPU in
-// ctnetlink_dump_table under the proxies' first syncs). That spares the
-// namespace of `svclab bench sync` and a node before its first packet; a
+// ctnetlink_dump_table under the proxies' first syncs). That spares a
+// namespace that has had no traffic, a node before its first packet; a
 // lab node whose cni0 is up has an entry within a second (the bridge's
 // IGMP membership report), so its proxy still reads the table, as
 // upstream's does after every sync. The count (nf_conntrack_count, one

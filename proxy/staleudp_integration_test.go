@@ -31,12 +31,12 @@ func TestIntegrationStaleUDPFlowsReadTheTableOnlyWithEntries(t *testing.T) {
 	}
 	defer h.Close()
 	dumps := 0
-	real := conntrackDeleteFilters
+	kernel := conntrackDeleteFilters
 	conntrackDeleteFilters = func(table netlink.ConntrackTableType, family netlink.InetFamily, filters ...netlink.CustomConntrackFilter) (uint, error) {
 		dumps++
-		return real(table, family, filters...)
+		return kernel(table, family, filters...)
 	}
-	t.Cleanup(func() { conntrackDeleteFilters = real })
+	t.Cleanup(func() { conntrackDeleteFilters = kernel })
 
 	ip := netip.MustParseAddr
 	snap := &model.Snapshot{Family: corev1.IPv4Protocol, ServicePorts: []*model.ServicePort{{
