@@ -159,6 +159,7 @@ func (s *Store) Lock(ctx context.Context) (unlock func(), err error) {
 		// A delete removes the lock file while holding it; whoever waited
 		// on the removed file locks the path afresh.
 		if !l.Unlinked(path) {
+			markTopDir(filepath.Dir(path))
 			return l.Unlock, nil
 		}
 		l.Unlock()
