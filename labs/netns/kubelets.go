@@ -14,8 +14,8 @@ import (
 )
 
 // The servers of a node's pods run in one process per node, the node's
-// kubelet (labs/agents/kubelet), itself under a supervisor as the node's
-// proxy is. The lab writes a pod's spec to the store, then asks the
+// kubelet (labs/agents/kubelet), itself under a supervisor; it also runs
+// the node's proxy as a process of its own (proxies.go). The lab writes a pod's spec to the store, then asks the
 // kubelet to sync, and the kubelet's answer is the acknowledgement: the
 // server is bound to its ports, told that its pod terminates, or closed.
 // The lab's DNS pods keep a process of their own.
@@ -28,8 +28,8 @@ func kubeletPod(node string) string { return "kubelet_" + node }
 // kubeletStarts keeps two pods of one node from starting its kubelet twice.
 var kubeletStarts sync.Mutex
 
-// ensureKubelet starts the node's kubelet unless its supervisor runs: at the
-// node's first pod, or after the supervisor was killed.
+// ensureKubelet starts the node's kubelet unless its supervisor runs: when
+// the node's proxy starts, or after the supervisor was killed.
 func (l *Lab) ensureKubelet(node string, opts Options) error {
 	kubeletStarts.Lock()
 	defer kubeletStarts.Unlock()

@@ -151,8 +151,8 @@ func TestIntegrationCreateApplyDelete(t *testing.T) {
 		t.Errorf("a rejected apply built something: namespaces %v, then %v", nsBefore, nsAfter)
 	}
 	namespaces, _ := network.Namespaces(name)
-	if pids := process.InNamespaces(namespaces); len(pids) != 6 {
-		t.Errorf("want 6 processes (the proxy, the DNS server and the node's kubelet, which serves the 3 pods; a supervisor for each), found %v", pids)
+	if pids := process.InNamespaces(namespaces); len(pids) != 5 {
+		t.Errorf("want 5 processes (the node's kubelet, which serves the 3 pods and runs the proxy, the DNS server, and a supervisor for each of those two), found %v", pids)
 	}
 	if err := netns.Delete(name); err != nil {
 		t.Fatal(err)

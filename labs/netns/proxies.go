@@ -8,27 +8,49 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/internal/labstore"
+	"github.com/svclab/svclab/labs/agents/kubelet"
 	"github.com/svclab/svclab/labs/agents/process"
 	"github.com/svclab/svclab/labs/agents/selfexec"
+	"github.com/svclab/svclab/labs/netns/network"
 	"github.com/svclab/svclab/labs/netns/topology"
 	"github.com/svclab/svclab/proxy"
 )
 
-// The node proxy is the lab's "kube-proxy pod": one supervised process per
-// node, kube-system/kube-proxy-<node>, labelled k8s-app=kube-proxy where a
-// lab lists its pods.
+// The node proxy is the lab's "kube-proxy pod": kube-system/kube-proxy-<node>,
+// labelled k8s-app=kube-proxy where a lab lists its pods, a process that
+// the node's kubelet runs and restarts (as kubeadm's DaemonSet pod), so a
+// node is two processes and the kubelet's supervisor.
+//
+// startProxy writes the pod's spec for the node's kubelet and starts the
+// kubelet if it does not run (its first sync starts the proxy), else asks
+// it to sync; it does not wait for the proxy (waitForProxies does), so
+// that the nodes' proxies start side by side.
 func (l *Lab) startProxy(node string, opts Options) error {
 	if err := l.Store.ClearProxyStatus(node); err != nil {
 		return err
 	}
-	_, err := l.startSupervised(supervised{
-		namespace: proxyNamespace, pod: proxyPodName(node), node: node, host: node, log: l.proxyLog(node),
-		argv: selfexec.Argv(opts.Binary, &selfexec.Proxy{Options: proxy.Options{
+	if err := l.Store.ClearPodStatus(proxyPodName(node)); err != nil {
+		return err
+	}
+	spec := kubelet.Spec{
+		Namespace: proxyNamespace, Name: proxyPodName(node), Node: node, NetNS: network.NamespaceName(l.Name(), node),
+		Args: selfexec.Argv(opts.Binary, &selfexec.Proxy{Options: proxy.Options{
 			LabDir: l.Store.Dir, NodeName: node, IPTablesBackend: string(l.Topology.Spec.Proxy.IPTablesBackend),
 			NodeIPs: l.proxyNodeIPs(node),
 		}}),
-	}, opts)
-	return err
+		Log: proxyLogFile(node), Backoff: opts.RestartBackoff,
+	}
+	if err := kubelet.WriteSpec(l.Store, spec); err != nil {
+		return err
+	}
+	running := l.supervisorPID(kubeletPod(node)) != 0
+	if err := l.ensureKubelet(node, opts); err != nil {
+		return err
+	}
+	if running {
+		l.syncKubeletOnce(node)
+	}
+	return nil
 }
 
 // proxyNodeIPs are what the node's proxy is told of its addresses: none on
@@ -54,7 +76,23 @@ const proxyNamespace = "kube-system"
 
 func proxyPodName(node string) string { return "kube-proxy-" + node }
 
-func (l *Lab) proxyLog(node string) string { return l.Store.Path("logs", node+"-kube-proxy.log") }
+func proxyLogFile(node string) string { return "logs/" + node + "-kube-proxy.log" }
+
+func (l *Lab) proxyLog(node string) string { return l.Store.Path(proxyLogFile(node)) }
+
+// proxyPodNode returns the node of a kube-proxy pod's name.
+func (l *Lab) proxyPodNode(pod string) (string, bool) {
+	node, ok := strings.CutPrefix(pod, "kube-proxy-")
+	if !ok {
+		return "", false
+	}
+	for _, n := range l.Topology.Spec.Nodes {
+		if n.Name == node {
+			return node, true
+		}
+	}
+	return "", false
+}
 
 // ProxyPID returns the pid of a node's proxy process (0 if it is not
 // running, for example while its supervisor waits out a back-off).

@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -13,12 +14,14 @@ import (
 	"github.com/svclab/svclab/labs/netns/network"
 )
 
-// Every long-running process of a lab (a node's proxy, a node's kubelet, a
-// DNS pod's server) runs under its own supervisor, `svclab supervise`, in
-// the same network namespace, which restarts it with back-off when it
-// exits and writes its state to the store's pods/<pod>.json. The pid file
-// run/<pod>.pid is the supervisor's; for a pod whose server a node's
-// kubelet runs (kubelets.go), the kubelet's, there while the server runs.
+// A lab's long-running processes (a node's kubelet, a DNS pod's server)
+// run under their own supervisor, `svclab supervise`, in the same network
+// namespace, which restarts them with back-off when they exit and writes
+// their state to the store's pods/<pod>.json. The pid file run/<pod>.pid is
+// the supervisor's; for a pod whose server a node's kubelet runs
+// (kubelets.go), the kubelet's, there while the server runs. A node's
+// proxy is a process the node's kubelet runs and supervises (proxies.go):
+// it has no pid file, and the kubelet's supervisor is what runs it.
 
 // supervised is one supervised process: its pod and where it runs.
 type supervised struct {
@@ -54,6 +57,9 @@ func (l *Lab) startSupervised(s supervised, opts Options) (int, error) {
 // it cut short left it without its spec): the kubelet serves other pods
 // too and is not stopped; a sync of it closes what is left of the pod.
 func (l *Lab) stopSupervised(pod string) error {
+	if served, err := l.stopServedPod(pod); served {
+		return err // a process pod of a node's kubelet (kube-proxy)
+	}
 	st, ok, _ := l.Store.PodStatus(pod)
 	if servedByKubelet(st, ok) {
 		l.Store.RemoveFile("run", pod+".pid") //nolint:errcheck // best effort: the namespace is what matters
@@ -109,7 +115,23 @@ func (l *Lab) podState(pod string) (podState, error) {
 	if err != nil {
 		return podState{}, err
 	}
-	return podState{PodStatus: st, Found: ok, SupervisorGone: l.supervisorPID(pod) == 0}, nil
+	return podState{PodStatus: st, Found: ok, SupervisorGone: l.servingPID(pod) == 0}, nil
+}
+
+// servingPID is the pid of the process that runs a pod and brings it back
+// (0 when none runs): the supervisor's of its pid file, or for a
+// kube-proxy pod without one, the supervisor of its node's kubelet, which
+// runs the proxy (a kubelet restarting is no failure of the proxy's).
+func (l *Lab) servingPID(pod string) int {
+	if pid := l.supervisorPID(pod); pid != 0 {
+		return pid
+	}
+	if node, ok := l.proxyPodNode(pod); ok {
+		if _, err := os.Stat(l.supervisorPIDFile(pod)); errors.Is(err, os.ErrNotExist) {
+			return l.supervisorPID(kubeletPod(node))
+		}
+	}
+	return 0
 }
 
 // running reports whether the pod's process runs now.

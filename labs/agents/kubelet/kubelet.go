@@ -31,7 +31,16 @@ type Kubelet struct {
 	log   io.Writer
 
 	mu   sync.Mutex // one sync at a time
-	pods map[string]*podServer
+	pods map[string]runningPod
+}
+
+// runningPod is a pod the kubelet runs: a server on its sockets
+// (podServer) or a process of its own (processPod).
+type runningPod interface {
+	// terminate tells the pod it terminates, with its deadline.
+	terminate(deadline time.Time)
+	// kill stops the pod at once and waits until it has.
+	kill()
 }
 
 // Run is `svclab kubelet`: it brings the node's pods up as their specs say,
@@ -41,7 +50,7 @@ func Run(ctx context.Context, store *labstore.Store, node string, log io.Writer)
 	if errs := validation.IsDNS1123Subdomain(node); len(errs) > 0 {
 		return fmt.Errorf("kubelet: node name %q: %s", node, strings.Join(errs, "; "))
 	}
-	k := &Kubelet{store: store, node: node, pid: os.Getpid(), log: log, pods: map[string]*podServer{}}
+	k := &Kubelet{store: store, node: node, pid: os.Getpid(), log: log, pods: map[string]runningPod{}}
 	ln, err := net.Listen("unix", SocketName)
 	if err != nil {
 		return fmt.Errorf("kubelet of node %s: %w", node, err)
@@ -105,7 +114,7 @@ func (k *Kubelet) Sync() map[string]string {
 		case p != nil && spec.Deadline != nil:
 			p.terminate(*spec.Deadline)
 		case p == nil && spec.Deadline == nil:
-			started, err := k.startServer(spec)
+			started, err := k.start(spec)
 			if err != nil {
 				failed[name] = err.Error()
 				continue
@@ -114,6 +123,14 @@ func (k *Kubelet) Sync() map[string]string {
 		}
 	}
 	return failed
+}
+
+// start starts a pod's server, or its process.
+func (k *Kubelet) start(spec Spec) (runningPod, error) {
+	if spec.runsProcess() {
+		return k.startProcess(spec)
+	}
+	return k.startServer(spec)
 }
 
 // stopAll closes every server, as the node's containers end with their

@@ -241,3 +241,98 @@ func TestIntegrationKubeletRestartBringsPodsBack(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// waitStatus waits until the pod's status satisfies ok (the kubelet writes
+// it on every change of the process) and returns it.
+func (f *kubeletFixture) waitStatus(pod string, ok func(labstore.PodStatus) bool) labstore.PodStatus {
+	f.t.Helper()
+	for end := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		st, found, err := f.store.PodStatus(pod)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if found && ok(st) {
+			return st
+		}
+		if time.Now().After(end) {
+			f.t.Fatalf("%s's status never got there; last: %+v", pod, st)
+		}
+	}
+}
+
+// netnsOf is the network namespace a process is in.
+func netnsOf(t *testing.T, pid int) string {
+	t.Helper()
+	link, err := os.Readlink("/proc/" + itoa(pid) + "/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+// A process pod (a node's kube-proxy) runs in the node's namespace under
+// the kubelet, which restarts it when it dies; a kubelet killed leaves it
+// running, and the next kubelet stops that one before it starts its own
+// (one restart more); a removed spec stops it.
+func TestIntegrationKubeletRunsProcessPods(t *testing.T) {
+	f := newKubeletFixture(t)
+	first := f.start()
+	spec := Spec{Namespace: "kube-system", Name: "kube-proxy-node1", Node: "node1", NetNS: f.node,
+		Args: []string{"/bin/sleep", "300"}, Log: "logs/node1-kube-proxy.log"}
+	if err := WriteSpec(f.store, spec); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.sync(); len(r.Failed) > 0 {
+		t.Fatalf("sync: %v", r.Failed)
+	}
+	running := func(st labstore.PodStatus) bool {
+		return st.State == labstore.StateRunning && st.PID != 0 && process.Alive(st.PID)
+	}
+	st := f.waitStatus(spec.Name, running)
+	if st.SupervisorPID != first || st.Restarts != 0 || netnsOf(t, st.PID) != netnsOf(t, first) {
+		t.Errorf("the process pod's first status: %+v (kubelet %d)", st, first)
+	}
+
+	// The process dies: the kubelet starts it again at once.
+	if err := syscall.Kill(st.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := st.PID
+	st = f.waitStatus(spec.Name, func(st labstore.PodStatus) bool { return running(st) && st.PID != killed })
+	if st.Restarts != 1 || st.LastTermination == nil || st.LastTermination.Signal != "SIGKILL" {
+		t.Errorf("after the process was killed: %+v", st)
+	}
+
+	// The kubelet dies: the process outlives it, and the next kubelet
+	// replaces it.
+	orphan := st.PID
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(time.Minute); process.Alive(first); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the killed kubelet is still alive")
+		}
+	}
+	if !process.Alive(orphan) {
+		t.Fatal("the process died with its kubelet")
+	}
+	second := f.start()
+	st = f.waitStatus(spec.Name, func(st labstore.PodStatus) bool { return running(st) && st.PID != orphan })
+	if process.Alive(orphan) {
+		t.Errorf("the process of the killed kubelet (pid %d) still runs beside the new one (pid %d)", orphan, st.PID)
+	}
+	if st.SupervisorPID != second || st.Restarts != 2 || st.LastTermination == nil ||
+		!strings.Contains(st.LastTermination.Message, "kubelet (pid "+itoa(first)+")") {
+		t.Errorf("after the kubelet's restart: %+v", st)
+	}
+
+	// The spec goes: the sync returns once the process has stopped.
+	if err := RemoveSpec(f.store, "node1", spec.Name); err != nil {
+		t.Fatal(err)
+	}
+	f.sync()
+	if process.Alive(st.PID) {
+		t.Errorf("pid %d runs on after its spec was removed and the kubelet synced", st.PID)
+	}
+}

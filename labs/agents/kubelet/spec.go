@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/svclab/svclab/internal/labstore"
+	"github.com/svclab/svclab/labs/agents/process"
 )
 
 // Spec is one pod's server as a node's kubelet runs it.
@@ -31,7 +32,20 @@ type Spec struct {
 	// Deadline, once set, says the pod terminates: its server is told so
 	// and is closed at Deadline (the pod's deletionTimestamp).
 	Deadline *time.Time `json:"deadline,omitempty"`
+
+	// Args, when set, make the pod a process of its own instead of a
+	// server on the kubelet's sockets (a node's kube-proxy, as kubeadm's
+	// DaemonSet pod): the kubelet runs Args in its node's namespace, with
+	// its output in Log (a path below the lab's store), restarts it with
+	// Backoff whenever it exits, and stops it (SIGTERM, then SIGKILL) when
+	// the spec goes. Such a pod has no ports; NetNS is the node's.
+	Args    []string        `json:"args,omitempty"`
+	Log     string          `json:"log,omitempty"`
+	Backoff process.Backoff `json:"backoff,omitempty"`
 }
+
+// runsProcess reports whether the spec is a process's (see Args).
+func (s Spec) runsProcess() bool { return len(s.Args) > 0 }
 
 // specFile is where a pod's spec is kept, relative to the lab's store.
 // Node and pod names are checked as the API server checks them (DNS-1123
@@ -48,8 +62,12 @@ func specFile(node, pod string) (string, error) {
 // WriteSpec records what a node's kubelet is to run for a pod (atomically;
 // the kubelet reads it on its next sync).
 func WriteSpec(store *labstore.Store, spec Spec) error {
-	if spec.Name == "" || spec.Node == "" || spec.NetNS == "" || len(spec.Ports)+len(spec.UDPPorts) == 0 {
-		return fmt.Errorf("kubelet spec of pod %q on node %q: name, node, netns and a port are required", spec.Name, spec.Node)
+	hasPorts := len(spec.Ports)+len(spec.UDPPorts) > 0
+	if spec.Name == "" || spec.Node == "" || spec.NetNS == "" || hasPorts == spec.runsProcess() {
+		return fmt.Errorf("kubelet spec of pod %q on node %q: name, node, netns and either a port or a process (args and log) are required", spec.Name, spec.Node)
+	}
+	if spec.runsProcess() && spec.Log == "" {
+		return fmt.Errorf("kubelet spec of pod %q on node %q: a process needs a log", spec.Name, spec.Node)
 	}
 	file, err := specFile(spec.Node, spec.Name)
 	if err != nil {

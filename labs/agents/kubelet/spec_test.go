@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/svclab/svclab/internal/labstore"
+	"github.com/svclab/svclab/labs/agents/process"
 )
 
 func testStore(t *testing.T) *labstore.Store {
@@ -65,10 +66,20 @@ func TestSpecsRoundTrip(t *testing.T) {
 		{Name: "p", NetNS: "n", Ports: []int{80}},
 		{Name: "p", Node: "node1", Ports: []int{80}},
 		{Name: "p", Node: "node1", NetNS: "n"},
+		{Name: "p", Node: "node1", NetNS: "n", Ports: []int{80}, Args: []string{"x"}, Log: "logs/p.log"}, // a server and a process
+		{Name: "p", Node: "node1", NetNS: "n", Args: []string{"x"}},                                      // a process without a log
 	} {
 		if err := WriteSpec(store, bad); err == nil {
 			t.Errorf("WriteSpec(%+v) took it", bad)
 		}
+	}
+	proc := Spec{Namespace: "kube-system", Name: "kube-proxy-node1", Node: "node1", NetNS: "n", Args: []string{"/bin/svclab", "proxy"},
+		Log: "logs/node1-kube-proxy.log", Backoff: process.Backoff{Initial: time.Second}}
+	if err := WriteSpec(store, proc); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := ReadSpec(store, "node1", proc.Name); !ok || err != nil || !got.runsProcess() || got.Log != proc.Log || got.Backoff != proc.Backoff {
+		t.Errorf("a process pod's spec read back: %+v, %v, %v", got, ok, err)
 	}
 	// A name that would leave the store is refused by the store.
 	if err := WriteSpec(store, Spec{Name: "../../x", Node: "node1", NetNS: "n", Ports: []int{80}}); err == nil {

@@ -77,6 +77,10 @@ type SuperviseSpec struct {
 	// pod is being deleted and its container has until then (the pod's
 	// deletionTimestamp) to exit before SIGKILL.
 	StopDeadline func() (time.Time, bool)
+	// Resume, when set, is the status of the pod's container under an
+	// earlier supervisor that is gone (a node's kubelet that was killed):
+	// the pod keeps its creation time and counts one restart more.
+	Resume *labstore.PodStatus
 }
 
 // Supervise is a kubelet for one container with restartPolicy Always: it
@@ -131,6 +135,9 @@ func newSupervisor(ctx context.Context, spec SuperviseSpec) (*supervisor, error)
 		st: labstore.PodStatus{Namespace: spec.Namespace, Name: spec.Name, Node: spec.Node, SupervisorPID: os.Getpid(), CreatedAt: time.Now()}}
 	if s.log == nil {
 		s.log = os.Stderr
+	}
+	if prev := spec.Resume; prev != nil {
+		s.st.CreatedAt, s.st.Restarts, s.st.LastTermination = prev.CreatedAt, prev.Restarts+1, prev.LastTermination
 	}
 	if spec.LogFile != "" {
 		f, err := OpenLog(spec.LogFile)
