@@ -302,6 +302,9 @@ func TestIntegrationKubeletRunsProcessPods(t *testing.T) {
 	if st.Restarts != 1 || st.LastTermination == nil || st.LastTermination.Signal != "SIGKILL" {
 		t.Errorf("after the process was killed: %+v", st)
 	}
+	if log, _ := os.ReadFile(f.store.Path(spec.Log)); !strings.Contains(string(log), "container ended (Error, killed by SIGKILL)") {
+		t.Errorf("the pod's log does not say how its container ended:\n%s", log)
+	}
 
 	// The kubelet dies: the process outlives it, and the next kubelet
 	// replaces it.
@@ -321,6 +324,9 @@ func TestIntegrationKubeletRunsProcessPods(t *testing.T) {
 	st = f.waitStatus(spec.Name, func(st labstore.PodStatus) bool { return running(st) && st.PID != orphan })
 	if process.Alive(orphan) {
 		t.Errorf("the process of the killed kubelet (pid %d) still runs beside the new one (pid %d)", orphan, st.PID)
+	}
+	if log, _ := os.ReadFile(f.store.Path(spec.Log)); !strings.Contains(string(log), "stopping pid "+itoa(orphan)) {
+		t.Errorf("the pod's log does not say its process was replaced:\n%s", log)
 	}
 	if st.SupervisorPID != second || st.Restarts != 2 || st.LastTermination == nil ||
 		!strings.Contains(st.LastTermination.Message, "kubelet (pid "+itoa(first)+")") {

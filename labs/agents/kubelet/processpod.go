@@ -3,6 +3,7 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -30,17 +31,24 @@ func (k *Kubelet) startProcess(spec Spec) (*processPod, error) {
 	if err != nil {
 		return nil, err
 	}
-	resume := k.takeOver(spec)
+	// The kubelet's lines about the pod (its restarts, their reasons) go
+	// to the pod's log, as a supervisor of its own wrote them there.
+	log, err := process.OpenLog(logPath)
+	if err != nil {
+		return nil, err
+	}
+	resume := k.takeOver(spec, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &processPod{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
+		defer log.Close()
 		err := process.Supervise(ctx, process.SuperviseSpec{
 			Store: k.store, Namespace: spec.Namespace, Name: spec.Name, Node: spec.Node,
-			Args: spec.Args, LogFile: logPath, Backoff: spec.Backoff, Log: k.log, Resume: resume,
+			Args: spec.Args, LogFile: logPath, Backoff: spec.Backoff, Log: log, Resume: resume,
 		})
 		if err != nil {
-			fmt.Fprintf(k.log, "svclab kubelet: %s: %v\n", spec.Name, err)
+			fmt.Fprintf(log, "svclab kubelet: %s: %v\n", spec.Name, err)
 		}
 	}()
 	return p, nil
@@ -50,13 +58,13 @@ func (k *Kubelet) startProcess(spec Spec) (*processPod, error) {
 // kubelet (nil when it has none), after stopping that container if it
 // still runs. Only a process whose command line is the spec's is
 // signalled: a pid of the status may since name another process.
-func (k *Kubelet) takeOver(spec Spec) *labstore.PodStatus {
+func (k *Kubelet) takeOver(spec Spec, log io.Writer) *labstore.PodStatus {
 	prev, ok, err := k.store.PodStatus(spec.Name)
 	if err != nil || !ok {
 		return nil
 	}
 	if prev.PID != 0 && prev.PID != k.pid && hasArgs(prev.PID, spec.Args) {
-		fmt.Fprintf(k.log, "svclab kubelet: %s: stopping pid %d, which the node's previous kubelet (pid %d) ran\n", spec.Name, prev.PID, prev.SupervisorPID)
+		fmt.Fprintf(log, "svclab kubelet: %s: stopping pid %d, which the node's previous kubelet (pid %d) ran\n", spec.Name, prev.PID, prev.SupervisorPID)
 		process.StopPID(prev.PID, 1500*time.Millisecond)
 	}
 	if prev.State == labstore.StateRunning {
