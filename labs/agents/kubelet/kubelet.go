@@ -30,8 +30,9 @@ type Kubelet struct {
 	pid   int
 	log   io.Writer
 
-	mu   sync.Mutex // one sync at a time
-	pods map[string]runningPod
+	mu    sync.Mutex // one sync at a time
+	pods  map[string]runningPod
+	specs specCache // what the last sync read
 }
 
 // runningPod is a pod the kubelet runs: a server on its sockets
@@ -97,7 +98,7 @@ func (k *Kubelet) answer(conn net.Conn) {
 func (k *Kubelet) Sync() map[string]string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	specs, err := readSpecs(k.store, k.node)
+	specs, err := k.specs.read(k.store, k.node)
 	if err != nil {
 		return map[string]string{"": err.Error()}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -128,6 +129,28 @@ func SpecNode(store *labstore.Store, pod string) (node string, ok bool) {
 
 // readSpecs are the specs of a node's pods, by pod name.
 func readSpecs(store *labstore.Store, node string) (map[string]Spec, error) {
+	return (&specCache{}).read(store, node)
+}
+
+// specCache keeps the specs a kubelet read, each with the identity of the
+// file it came from, so that a sync reads again only the files written
+// since: a sync per pod that read every spec of the node would make a
+// node of n pods cost O(n²) to start. Every write of a spec is a new file
+// (WriteFile renames a temporary one into place), so a spec whose file has
+// the same inode, size and modification time is the one read before.
+type specCache struct {
+	files map[string]cachedSpec
+}
+
+type cachedSpec struct {
+	ino, size int64
+	mtime     time.Time
+	spec      Spec
+}
+
+// read returns the node's specs as read returns them from the files,
+// reading only the files that are new or changed.
+func (c *specCache) read(store *labstore.Store, node string) (map[string]Spec, error) {
 	if errs := validation.IsDNS1123Subdomain(node); len(errs) > 0 {
 		return nil, fmt.Errorf("kubelet: node name %q: %s", node, strings.Join(errs, "; "))
 	}
@@ -137,24 +160,43 @@ func readSpecs(store *labstore.Store, node string) (map[string]Spec, error) {
 	}
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
+		c.files = nil
 		return map[string]Spec{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	specs := make(map[string]Spec, len(entries))
+	files := make(map[string]cachedSpec, len(entries))
 	for _, e := range entries {
 		pod, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || strings.HasPrefix(e.Name(), ".") {
 			continue // a temporary file of a write under way
+		}
+		fi, err := e.Info()
+		if errors.Is(err, os.ErrNotExist) {
+			continue // removed since the listing
+		}
+		if err != nil {
+			return nil, err
+		}
+		id := cachedSpec{size: fi.Size(), mtime: fi.ModTime()}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			id.ino = int64(st.Ino)
+		}
+		if prev, ok := c.files[pod]; ok && id.ino != 0 && prev.ino == id.ino && prev.size == id.size && prev.mtime.Equal(id.mtime) {
+			specs[pod], files[pod] = prev.spec, prev
+			continue
 		}
 		spec, found, err := ReadSpec(store, node, pod)
 		if err != nil {
 			return nil, err
 		}
 		if found {
-			specs[pod] = spec
+			id.spec = spec
+			specs[pod], files[pod] = spec, id
 		}
 	}
+	c.files = files
 	return specs, nil
 }

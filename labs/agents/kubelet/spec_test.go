@@ -96,3 +96,50 @@ func TestRunRefusesABadNodeName(t *testing.T) {
 		}
 	}
 }
+
+// A kubelet's sync reads again only the spec files written since its last
+// one: an unchanged file (same inode, size and time) is not read, a spec
+// written again is, and a removed one is gone.
+func TestSpecCacheReadsOnlyChangedFiles(t *testing.T) {
+	store := testStore(t)
+	a := Spec{Namespace: "default", Name: "web-a", Node: "node1", NetNS: "svclab-l.web-a", Ports: []int{8080}}
+	b := Spec{Namespace: "default", Name: "web-b", Node: "node1", NetNS: "svclab-l.web-b", Ports: []int{8080}}
+	for _, s := range []Spec{a, b} {
+		if err := WriteSpec(store, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var c specCache
+	if specs, err := c.read(store, "node1"); err != nil || len(specs) != 2 {
+		t.Fatalf("first read: %v, %v", specs, err)
+	}
+	// Overwrite web-a's file in place with bytes that do not parse, of the
+	// same size, and give it back its time: the cache must not read it.
+	path := store.Path("kubelet", "node1", "web-a.json")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(strings.Repeat("x", int(fi.Size()))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	specs, err := c.read(store, "node1")
+	if err != nil || specs["web-a"].NetNS != a.NetNS {
+		t.Fatalf("an unchanged file was read again: %v, %v", specs, err)
+	}
+	// A spec written again (a new file) is read; a removed one is gone.
+	a.Ports = []int{9090}
+	if err := WriteSpec(store, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveSpec(store, "node1", "web-b"); err != nil {
+		t.Fatal(err)
+	}
+	specs, err = c.read(store, "node1")
+	if err != nil || len(specs) != 1 || specs["web-a"].Ports[0] != 9090 {
+		t.Fatalf("after a write and a removal: %v, %v", specs, err)
+	}
+}
