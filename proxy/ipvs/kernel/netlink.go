@@ -31,6 +31,8 @@ type Netlink struct {
 	ipvs *libipvs.Handle
 	// raw holds the socket for the ipset requests built here.
 	raw map[int]*nl.SocketHandle
+	// addrs keeps the namespace's addresses for NodeAddresses.
+	addrs nodeAddrs
 }
 
 var _ Interface = (*Netlink)(nil)
@@ -100,6 +102,7 @@ func (k *Netlink) Close() {
 	for _, s := range k.raw {
 		s.Close()
 	}
+	k.addrs.close()
 	if k.ns != netns.None() {
 		k.ns.Close()
 	}

@@ -114,11 +114,11 @@ func (k *Netlink) DelAddress(dev string, addr netip.Addr) error {
 	return nil
 }
 
-// NodeAddresses implements Links. It makes two requests whatever the
-// number of links (a node has one per pod): the excepted link's index,
-// then one dump of every address of both families. (Upstream's
-// GetAllLocalAddressesExcept lists the links and dumps the addresses once
-// per link.)
+// NodeAddresses implements Links. It asks the kernel for the excepted
+// link's index, and takes the addresses from what nodeAddrs keeps: one
+// dump at the first call (and after lost notifications), then only the
+// changes since. (Upstream's GetAllLocalAddressesExcept lists the links
+// and dumps every address once per link, at every sync.)
 func (k *Netlink) NodeAddresses(except string) ([]netip.Addr, error) {
 	skip := 0 // no link has index 0
 	if l, err := k.nl.LinkByName(except); err == nil {
@@ -126,25 +126,23 @@ func (k *Netlink) NodeAddresses(except string) ([]netip.Addr, error) {
 	} else if !isLinkNotFound(err) {
 		return nil, fmt.Errorf("ip link show %s: %w", except, err)
 	}
-	addrs, err := nldump.Retry(func() ([]netlink.Addr, error) { return k.nl.AddrList(nil, netlink.FAMILY_ALL) })
-	if err != nil {
-		return nil, fmt.Errorf("ip addr show: %w", err)
+	k.addrs.mu.Lock()
+	defer k.addrs.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		if k.addrs.sock == nil {
+			if err := k.addrs.open(k.ns, k.nl); err != nil {
+				return nil, err
+			}
+		}
+		err := k.addrs.catchUp()
+		if err == nil {
+			return k.addrs.except(skip), nil
+		}
+		k.addrs.close()
+		if !errors.Is(err, errLost) || attempt > 0 {
+			return nil, err
+		}
 	}
-	var out []netip.Addr
-	for _, a := range addrs {
-		if a.LinkIndex == skip {
-			continue
-		}
-		ip, ok := netip.AddrFromSlice(a.IP)
-		if !ok {
-			continue
-		}
-		if ip = ip.Unmap(); !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
-			out = append(out, ip)
-		}
-	}
-	slices.SortFunc(out, netip.Addr.Compare)
-	return slices.Compact(out), nil
 }
 
 // loadDummyModuleQuietly loads the dummy driver, when it is a module not yet
