@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
@@ -46,5 +47,19 @@ func crashPoint(step string) {
 	if hit {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL) //nolint:errcheck // it does not return
 		select {}
+	}
+}
+
+// HoldEnv names a step at which svclab waits until its command is
+// interrupted (its context ends) before it goes on, so that a test can
+// send SIGINT at that step and nowhere else: "update:pod-reported" holds
+// every pod start of an apply after its "created on" line, before the
+// change is committed. Unset, hold points do nothing.
+const HoldEnv = "SVCLAB_TEST_HOLD_AT"
+
+// holdPoint waits for ctx to end when HoldEnv names step.
+func holdPoint(ctx context.Context, step string) {
+	if os.Getenv(HoldEnv) == step {
+		<-ctx.Done()
 	}
 }

@@ -23,7 +23,8 @@
 // next command" is the next that takes the lock through Lab.lock: a change
 // of objects or RestartProxies; a change of objects is "the next change".
 // SVCLAB_TEST_CRASH_AT (CrashEnv) kills svclab at the crash points named in
-// brackets.
+// brackets; SVCLAB_TEST_HOLD_AT (HoldEnv) holds it at a hold point until it
+// is interrupted.
 //
 //	phase, functions            side effect there           Ctrl-C there                 SIGKILL leaves; the next command
 //	--------------------------  --------------------------  ---------------------------  --------------------------------

@@ -52,6 +52,7 @@ func (l *Lab) startPods(ctx context.Context, pods []*corev1.Pod, opts Options, s
 			report.Lock()
 			started(pod)
 			report.Unlock()
+			holdPoint(ctx, "update:pod-reported")
 		}()
 	}
 	wg.Wait()

@@ -67,9 +67,9 @@ func TestIntegrationInterruptedPodDeletionIsRecoverable(t *testing.T) {
 				t.Fatalf("%s: the next apply (exit %d):\n%s", interrupt, code, out)
 			}
 		case "kill -9 while waiting":
-			l.interruptWith("pod/slow terminating", syscall.SIGKILL, deletePod...)
+			l.interruptWith("pod/slow terminating", syscall.SIGKILL, nil, deletePod...)
 		case "Ctrl-C while waiting":
-			out, code := l.interruptWith("pod/slow terminating", syscall.SIGINT, deletePod...)
+			out, code := l.interruptWith("pod/slow terminating", syscall.SIGINT, nil, deletePod...)
 			if code != 130 || !strings.Contains(out, "still terminating") {
 				t.Errorf("%s: exit %d, want 130 and that the pod is still terminating:\n%s", interrupt, code, out)
 			}

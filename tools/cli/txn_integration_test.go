@@ -359,7 +359,9 @@ func TestIntegrationInterruptRollsBack(t *testing.T) {
 	if out, code := l.run(nil, "apply", "--lab", l.name, "-f", l.web(1)); code != 0 {
 		t.Fatalf("apply (exit %d):\n%s", code, out)
 	}
-	out, code = l.interruptWhen(" created on ", "apply", "--lab", l.name, "-f", l.web(6))
+	// The apply holds after its first pod's line until it is interrupted:
+	// the interrupt lands while it makes pods, whatever the machine's speed.
+	out, code = l.interruptWith(" created on ", syscall.SIGINT, []string{netns.HoldEnv + "=update:pod-reported"}, "apply", "--lab", l.name, "-f", l.web(6))
 	if code != 130 || !strings.Contains(out, "apply interrupted") || !strings.Contains(out, "rolled back: pod/") {
 		t.Errorf("apply interrupted (exit %d, want 130):\n%s", code, out)
 	}
@@ -378,13 +380,15 @@ func TestIntegrationInterruptRollsBack(t *testing.T) {
 // a line containing marker; it returns the whole output and the exit code.
 func (l *txnLab) interruptWhen(marker string, args ...string) (string, int) {
 	l.t.Helper()
-	return l.interruptWith(marker, syscall.SIGINT, args...)
+	return l.interruptWith(marker, syscall.SIGINT, nil, args...)
 }
 
-// interruptWith starts a command and sends it sig once it prints marker.
-func (l *txnLab) interruptWith(marker string, sig syscall.Signal, args ...string) (string, int) {
+// interruptWith starts a command, with env added to its environment, and
+// sends it sig once it prints marker.
+func (l *txnLab) interruptWith(marker string, sig syscall.Signal, env []string, args ...string) (string, int) {
 	l.t.Helper()
 	cmd := exec.Command(l.bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		l.t.Fatal(err)
