@@ -127,11 +127,6 @@ func SpecNode(store *labstore.Store, pod string) (node string, ok bool) {
 	return filepath.Base(filepath.Dir(matches[0])), true
 }
 
-// readSpecs are the specs of a node's pods, by pod name.
-func readSpecs(store *labstore.Store, node string) (map[string]Spec, error) {
-	return (&specCache{}).read(store, node)
-}
-
 // specCache keeps the specs a kubelet read, each with the identity of the
 // file it came from, so that a sync reads again only the files written
 // since: a sync per pod that read every spec of the node would make a
@@ -148,8 +143,8 @@ type cachedSpec struct {
 	spec      Spec
 }
 
-// read returns the node's specs as read returns them from the files,
-// reading only the files that are new or changed.
+// read returns the specs of the node's pods, by pod name, reading only
+// the files that are new or changed since the last read.
 func (c *specCache) read(store *labstore.Store, node string) (map[string]Spec, error) {
 	if errs := validation.IsDNS1123Subdomain(node); len(errs) > 0 {
 		return nil, fmt.Errorf("kubelet: node name %q: %s", node, strings.Join(errs, "; "))

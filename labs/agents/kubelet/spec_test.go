@@ -38,7 +38,7 @@ func TestSpecsRoundTrip(t *testing.T) {
 	if err := os.WriteFile(store.Path("kubelet", "node1", ".tmp-123"), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	specs, err := readSpecs(store, "node1")
+	specs, err := (&specCache{}).read(store, "node1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestSpecsRoundTrip(t *testing.T) {
 	if _, ok := SpecNode(store, "web-c"); ok {
 		t.Error("SpecNode found a pod with no spec")
 	}
-	if specs, err := readSpecs(store, "node2"); err != nil || len(specs) != 0 {
+	if specs, err := (&specCache{}).read(store, "node2"); err != nil || len(specs) != 0 {
 		t.Errorf("a node with no specs: %v, %v", specs, err)
 	}
 	if err := RemoveSpec(store, "node1", "web-a"); err != nil {
