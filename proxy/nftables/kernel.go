@@ -8,10 +8,21 @@ import (
 	"sigs.k8s.io/knftables"
 )
 
-// Open returns the knftables interface of family's kube-proxy table in the
-// network namespace of the calling thread (knftables runs the nft binary,
-// which must be 1.0.1 or later).
-func Open(family knftables.Family) (knftables.Interface, error) {
+// Open returns the interface of family's kube-proxy table in the network
+// namespace of the calling thread: partial syncs written over netlink
+// where NetlinkFirst knows them, everything else through knftables (the
+// nft binary, which must be 1.0.1 or later).
+func Open(family knftables.Family) (*NetlinkFirst, error) {
+	nft, err := OpenNFT(family)
+	if err != nil {
+		return nil, err
+	}
+	return NewNetlinkFirst(nft, family), nil
+}
+
+// OpenNFT returns the knftables interface of family's kube-proxy table in
+// the network namespace of the calling thread, nft for everything.
+func OpenNFT(family knftables.Family) (knftables.Interface, error) {
 	nft, err := knftables.New(family, TableName)
 	if err != nil {
 		return nil, fmt.Errorf("nftables (%s %s): %w", family, TableName, err)

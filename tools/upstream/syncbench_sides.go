@@ -145,13 +145,17 @@ func newSvclabIPTablesSide(counts *execCounts) (syncSide, error) {
 
 // newSvclabNFTablesSide is svclab's nftables mode as its backend runs it
 // (proxy/nftablesmode.go): the table created at start, then
-// nftables.Syncer through knftables (nft) in this namespace.
+// nftables.Syncer through NetlinkFirst in this namespace — partial syncs
+// as netlink batches (each batch's nf_tables messages counted as
+// "netlink"), the rest through knftables (nft, counted per exec).
 func newSvclabNFTablesSide(counts *execCounts) (syncSide, error) {
-	real, err := nftables.Open(knftables.IPv4Family)
+	real, err := nftables.OpenNFT(knftables.IPv4Family)
 	if err != nil {
 		return nil, err
 	}
-	nft := countingNFT{real, counts}
+	nl := nftables.NewNetlinkFirst(countingNFT{real, counts}, knftables.IPv4Family)
+	nl.Observe = func(messages int) { counts.add(netlinkCounted, messages) }
+	nft := nl
 	opts, err := SvclabNFTOptions(speedOptions)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,192 @@
+package nftables_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"sigs.k8s.io/knftables"
+
+	"github.com/svclab/svclab/internal/fixtures"
+	"github.com/svclab/svclab/internal/roottest"
+	"github.com/svclab/svclab/proxy/model"
+	"github.com/svclab/svclab/proxy/nftables"
+)
+
+// syncRoute is one of the two ways a sync reaches the kernel in
+// TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves: nft for everything, or
+// NetlinkFirst (batches counts its netlink batches).
+type syncRoute struct {
+	name    string
+	ns      string
+	syncer  *nftables.Syncer
+	batches int
+}
+
+// TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves syncs the same
+// snapshots into two network namespaces, one through nft alone and one
+// through NetlinkFirst, and after every sync compares what the kernel
+// holds — `nft list table` and `nft --debug=netlink list table` (every
+// rule's expressions, registers and data, every set's and anonymous map's
+// elements) — in IPv4 (Services with NodePorts: their external chains'
+// mark and goto rules too; one endpoint moved, a Service added, one
+// removed) and IPv6. Every partial sync must have gone over netlink.
+func TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves(t *testing.T) {
+	roottest.Require(t, "creates network namespaces and nftables rules in them")
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Fatalf("nft not installed (make deps installs nftables): %v", err)
+	}
+	v6 := func() []*corev1.Service {
+		return []*corev1.Service{fixtures.Service("default", "web6", "fd00:10:96::20", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)}, fixtures.SingleStackIPv6)}
+	}
+	v6Slice := func(addrs ...string) []*discoveryv1.EndpointSlice {
+		var eps []discoveryv1.Endpoint
+		for _, a := range addrs {
+			eps = append(eps, fixtures.Endpoint(a, nodeA))
+		}
+		return []*discoveryv1.EndpointSlice{ipv6Slice("web6", eps...)}
+	}
+	for _, c := range []struct {
+		family knftables.Family
+		opts   nftables.Options
+		snaps  []*model.Snapshot
+	}{
+		{knftables.IPv4Family, defaultOptions(), []*model.Snapshot{cluster(20, 3, 0), cluster(20, 3, 1), cluster(21, 3, 1), cluster(21, 3, 2), cluster(19, 3, 2)}},
+		{knftables.IPv6Family, ipv6Options(), []*model.Snapshot{
+			model.BuildFamily(corev1.IPv6Protocol, nil, nil, nodeA),
+			model.BuildFamily(corev1.IPv6Protocol, v6(), v6Slice("fd00:10:244::5", "fd00:10:244:1::6"), nodeA),
+			model.BuildFamily(corev1.IPv6Protocol, v6(), v6Slice("fd00:10:244::5", "fd00:10:244:1::7"), nodeA),
+		}},
+	} {
+		t.Run(string(c.family), func(t *testing.T) {
+			routes := []*syncRoute{{name: "nft", ns: roottest.Netns(t, "svclabnftA")}, {name: "netlink", ns: roottest.Netns(t, "svclabnftB")}}
+			for _, r := range routes {
+				roottest.InNetns(t, r.ns, func() error {
+					nft, err := nftables.OpenNFT(c.family)
+					if err != nil {
+						return err
+					}
+					var kernel knftables.Interface = nft
+					if r.name == "netlink" {
+						nl := nftables.NewNetlinkFirst(nft, c.family)
+						nl.Observe = func(int) { r.batches++ }
+						t.Cleanup(func() { nl.Close() })
+						kernel = nl
+					}
+					renderer, err := nftables.NewRenderer(c.opts)
+					r.syncer = &nftables.Syncer{NFT: kernel, Renderer: renderer}
+					return err
+				})
+			}
+			for i, snap := range c.snaps {
+				listings := map[string]string{}
+				for _, r := range routes {
+					before := r.batches
+					roottest.InNetns(t, r.ns, func() error {
+						res, err := r.syncer.Sync(context.Background(), snap)
+						if err != nil {
+							return fmt.Errorf("%s: sync %d: %w", r.name, i, err)
+						}
+						if r.name == "netlink" && !res.Full && res.Operations > 0 && r.batches != before+1 {
+							return fmt.Errorf("partial sync %d (%d operations) did not go over netlink", i, res.Operations)
+						}
+						listing, err := listTable(c.family)
+						listings[r.name] = listing
+						return err
+					})
+				}
+				if listings["nft"] != listings["netlink"] {
+					t.Fatalf("after sync %d the kernel holds different tables:\n--- through nft\n%s\n--- through netlink\n%s", i, listings["nft"], listings["netlink"])
+				}
+			}
+			if routes[1].batches == 0 {
+				t.Fatal("no sync went over netlink")
+			}
+		})
+	}
+}
+
+// listTable is the kube-proxy table of family as nft lists it, and with
+// every rule's expressions and every set's elements as the kernel holds
+// them (`--debug=netlink`, each set's elements sorted).
+func listTable(family knftables.Family) (string, error) {
+	var b strings.Builder
+	for _, args := range [][]string{{"list", "table"}, {"--debug=netlink", "list", "table"}} {
+		out, err := exec.Command("nft", append(args, string(family), nftables.TableName)...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("nft %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		b.WriteString(sortElementRuns(string(out)))
+	}
+	return b.String(), nil
+}
+
+// sortElementRuns sorts each run of `element` lines of a --debug=netlink
+// listing: the kernel dumps a hash set in the order of its hash, whose
+// seed is random per set.
+func sortElementRuns(listing string) string {
+	lines := strings.Split(listing, "\n")
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[j]), "element ") {
+			j++
+		}
+		slices.Sort(lines[i:j])
+		i = max(j, i+1)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestIntegrationNetlinkBatchRefusedWhole: a batch the kernel refuses
+// (a map element whose goto names no chain) leaves the table as it was —
+// the element added before it in the same batch is not there — and the
+// error names the refused line and the kernel's reason.
+func TestIntegrationNetlinkBatchRefusedWhole(t *testing.T) {
+	roottest.Require(t, "creates a network namespace and nftables rules in it")
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Fatalf("nft not installed (make deps installs nftables): %v", err)
+	}
+	ns := roottest.Netns(t, "svclabnftE")
+	roottest.InNetns(t, ns, func() error {
+		ctx := context.Background()
+		kernel, err := nftables.Open(knftables.IPv4Family)
+		if err != nil {
+			return err
+		}
+		defer kernel.Close()
+		batches := 0
+		kernel.Observe = func(int) { batches++ }
+		r, err := nftables.NewRenderer(defaultOptions())
+		if err != nil {
+			return err
+		}
+		if _, err := (&nftables.Syncer{NFT: kernel, Renderer: r}).Sync(ctx, cluster(3, 2, 0)); err != nil {
+			return err
+		}
+		tx := kernel.NewTransaction()
+		tx.Add(&knftables.Element{Set: "cluster-ips", Key: []string{"10.96.9.9"}})
+		tx.Add(&knftables.Element{Map: "service-ips", Key: []string{"10.96.9.9", "tcp", "80"}, Value: []string{"goto no-such-chain"}})
+		err = kernel.Run(ctx, tx)
+		if batches != 1 {
+			return fmt.Errorf("the transaction did not go over netlink (%d batches)", batches)
+		}
+		if err == nil || !strings.Contains(err.Error(), `"add element ip kube-proxy service-ips { 10.96.9.9 . tcp . 80 : goto no-such-chain }"`) || !strings.Contains(err.Error(), "no such file or directory") {
+			return fmt.Errorf("refused batch returned %v, want the map element's line and ENOENT", err)
+		}
+		elements, err := kernel.ListElements(ctx, "set", "cluster-ips")
+		if err != nil {
+			return err
+		}
+		for _, e := range elements {
+			if e.Key[0] == "10.96.9.9" {
+				return fmt.Errorf("cluster-ips holds 10.96.9.9 from the refused batch")
+			}
+		}
+		return nil
+	})
+}
