@@ -11,7 +11,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/svclab/svclab/proxy/iptables"
-	"github.com/svclab/svclab/proxy/nftables"
 )
 
 // The generated cluster's one service port (modeltest.ClusterObjects).
@@ -64,26 +63,6 @@ func (iptablesCheck) service(svc *corev1.Service) error {
 // servicePortName is upstream's ServicePortName.String().
 func servicePortName(namespace, name string) string {
 	return namespace + "/" + name + ":" + benchPortName
-}
-
-// nftablesCheck lists one service chain or gets one element of the
-// service-ips map (`nft list chain`, `nft get element`); an nft
-// transaction is atomic too.
-type nftablesCheck struct{}
-
-func (nftablesCheck) endpoint(sl *discoveryv1.EndpointSlice) error {
-	ip := sl.Endpoints[0].Addresses[0]
-	chain := "service-" + nftHashAndTruncate(fmt.Sprintf("%s/%s/%s/%s",
-		sl.Namespace, sl.Labels[discoveryv1.LabelServiceName], benchProtocol, benchPortName))
-	// Upstream jumps to a chain per endpoint, named "…__IP/PORT"; svclab
-	// may DNAT to "IP . PORT" in the service's chain itself.
-	return lookFor(exec.Command("nft", "list", "chain", "ip", nftables.TableName, chain),
-		ip+"/"+benchTargetPort, ip+" . "+benchTargetPort)
-}
-
-func (nftablesCheck) service(svc *corev1.Service) error {
-	elem := fmt.Sprintf("{ %s . %s . %d }", svc.Spec.ClusterIP, benchProtocol, svc.Spec.Ports[0].Port)
-	return lookFor(exec.Command("nft", "get", "element", "ip", nftables.TableName, "service-ips", elem), svc.Spec.ClusterIP)
 }
 
 // nftHashAndTruncate is upstream's nftables hashAndTruncate for the short
