@@ -12,8 +12,8 @@ import (
 // NetlinkFirst is a knftables.Interface whose Run writes a transaction
 // itself, as one nf_tables netlink batch (nlbatch), when it knows every
 // line of it — a partial sync's chains flushed and rewritten and its set
-// and map elements — and gives every other transaction (a full sync, the
-// stale chains' deletion, anything new) to nft as before. The batch is
+// and map elements, the stale chains' deletion — and gives every other
+// transaction (a full sync, anything new) to nft as before. The batch is
 // the messages nft sends for the same text, without nft's cache fill: at
 // 10,000 Services × 10 endpoints nft 1.0.6 reads every chain and set of
 // the table before it adds a rule. Everything but Run is nft's.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -20,12 +21,24 @@ import (
 
 // syncRoute is one of the two ways a sync reaches the kernel in
 // TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves: nft for everything, or
-// NetlinkFirst (batches counts its netlink batches).
+// NetlinkFirst (nftRuns counts what it still gave nft).
 type syncRoute struct {
 	name    string
 	ns      string
+	clock   *fakeClock
 	syncer  *nftables.Syncer
-	batches int
+	nftRuns int
+}
+
+// runCounter counts the transactions given to nft.
+type runCounter struct {
+	knftables.Interface
+	runs *int
+}
+
+func (c runCounter) Run(ctx context.Context, tx *knftables.Transaction) error {
+	*c.runs++
+	return c.Interface.Run(ctx, tx)
 }
 
 // TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves syncs the same
@@ -34,8 +47,9 @@ type syncRoute struct {
 // holds — `nft list table` and `nft --debug=netlink list table` (every
 // rule's expressions, registers and data, every set's and anonymous map's
 // elements) — in IPv4 (Services with NodePorts: their external chains'
-// mark and goto rules too; one endpoint moved, a Service added, one
-// removed) and IPv6. Every partial sync must have gone over netlink.
+// mark and goto rules too; one endpoint moved, a Service added, two
+// removed, and their chains deleted a sync later) and IPv6. After the
+// first (full) sync, NetlinkFirst gives nft nothing.
 func TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves(t *testing.T) {
 	roottest.Require(t, "creates network namespaces and nftables rules in them")
 	if _, err := exec.LookPath("nft"); err != nil {
@@ -56,7 +70,7 @@ func TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves(t *testing.T) {
 		opts   nftables.Options
 		snaps  []*model.Snapshot
 	}{
-		{knftables.IPv4Family, defaultOptions(), []*model.Snapshot{cluster(20, 3, 0), cluster(20, 3, 1), cluster(21, 3, 1), cluster(21, 3, 2), cluster(19, 3, 2)}},
+		{knftables.IPv4Family, defaultOptions(), []*model.Snapshot{cluster(20, 3, 0), cluster(20, 3, 1), cluster(21, 3, 1), cluster(21, 3, 2), cluster(19, 3, 2), cluster(19, 3, 2)}},
 		{knftables.IPv6Family, ipv6Options(), []*model.Snapshot{
 			model.BuildFamily(corev1.IPv6Protocol, nil, nil, nodeA),
 			model.BuildFamily(corev1.IPv6Protocol, v6(), v6Slice("fd00:10:244::5", "fd00:10:244:1::6"), nodeA),
@@ -73,27 +87,26 @@ func TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves(t *testing.T) {
 					}
 					var kernel knftables.Interface = nft
 					if r.name == "netlink" {
-						nl := nftables.NewNetlinkFirst(nft, c.family)
-						nl.Observe = func(int) { r.batches++ }
+						nl := nftables.NewNetlinkFirst(runCounter{nft, &r.nftRuns}, c.family)
 						t.Cleanup(func() { nl.Close() })
 						kernel = nl
 					}
 					renderer, err := nftables.NewRenderer(c.opts)
-					r.syncer = &nftables.Syncer{NFT: kernel, Renderer: renderer}
+					r.clock = newClock()
+					r.syncer = &nftables.Syncer{NFT: kernel, Renderer: renderer, Now: r.clock.now}
 					return err
 				})
 			}
 			for i, snap := range c.snaps {
 				listings := map[string]string{}
 				for _, r := range routes {
-					before := r.batches
+					r.clock.advance(2 * time.Second) // chains flushed a sync before are stale now
 					roottest.InNetns(t, r.ns, func() error {
-						res, err := r.syncer.Sync(context.Background(), snap)
-						if err != nil {
+						if _, err := r.syncer.Sync(context.Background(), snap); err != nil {
 							return fmt.Errorf("%s: sync %d: %w", r.name, i, err)
 						}
-						if r.name == "netlink" && !res.Full && res.Operations > 0 && r.batches != before+1 {
-							return fmt.Errorf("partial sync %d (%d operations) did not go over netlink", i, res.Operations)
+						if r.name == "netlink" && i > 0 && r.nftRuns != 1 {
+							return fmt.Errorf("sync %d: %d transactions went to nft, want only the first sync's", i, r.nftRuns)
 						}
 						listing, err := listTable(c.family)
 						listings[r.name] = listing
@@ -104,8 +117,8 @@ func TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves(t *testing.T) {
 					t.Fatalf("after sync %d the kernel holds different tables:\n--- through nft\n%s\n--- through netlink\n%s", i, listings["nft"], listings["netlink"])
 				}
 			}
-			if routes[1].batches == 0 {
-				t.Fatal("no sync went over netlink")
+			if stale := routes[1].syncer.StaleChains(); stale != 0 {
+				t.Errorf("%d chains still stale after the last sync, want them deleted", stale)
 			}
 		})
 	}

@@ -58,6 +58,7 @@ var families = map[string]uint8{"ip": unix.NFPROTO_IPV4, "ip6": unix.NFPROTO_IPV
 //
 //	add chain FAMILY TABLE CHAIN
 //	flush chain FAMILY TABLE CHAIN
+//	delete chain FAMILY TABLE CHAIN
 //	add rule FAMILY TABLE CHAIN meta l4proto P dnat FAMILY addr . port to numgen random mod N map { K : ADDR . PORT , … }
 //	add element FAMILY TABLE SET { KEY [: VERDICT] }
 //	delete element FAMILY TABLE SET { KEY [: VERDICT] }
@@ -97,6 +98,8 @@ func compileLine(b *Batch, family, table, line string, sets map[string]SetType) 
 		return addChain(b, table, rest, line)
 	case "flush chain":
 		return flushChain(b, table, rest, line)
+	case "delete chain":
+		return deleteChain(b, table, rest, line)
 	case "add rule":
 		return addRule(b, family, table, rest, line)
 	case "add element":
@@ -117,6 +120,19 @@ func addChain(b *Batch, table, chain, line string) bool {
 	a.str(unix.NFTA_CHAIN_TABLE, table)
 	a.str(unix.NFTA_CHAIN_NAME, chain)
 	b.add(message{typ: unix.NFT_MSG_NEWCHAIN, flags: unix.NLM_F_CREATE, attrs: a.b, line: line})
+	return true
+}
+
+// deleteChain is `delete chain … CHAIN`: NFT_MSG_DELCHAIN (the stale
+// chains of a Service or endpoint gone, flushed a sync before).
+func deleteChain(b *Batch, table, chain, line string) bool {
+	if !validName(chain) {
+		return false
+	}
+	var a attrs
+	a.str(unix.NFTA_CHAIN_TABLE, table)
+	a.str(unix.NFTA_CHAIN_NAME, chain)
+	b.add(message{typ: unix.NFT_MSG_DELCHAIN, attrs: a.b, line: line})
 	return true
 }
 

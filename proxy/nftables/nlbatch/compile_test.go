@@ -70,7 +70,6 @@ func TestCompileRefusesWhatItDoesNotKnow(t *testing.T) {
 	for _, line := range []string{
 		"add table ip kube-proxy",
 		"add chain ip kube-proxy nat-output { type nat hook output priority -100 ; }",
-		"delete chain ip kube-proxy " + service,
 		"flush set ip kube-proxy cluster-ips",
 		"add rule ip6 kube-proxy " + service + " goto x",                    // another family
 		"add rule ip other " + service + " goto x",                          // another table

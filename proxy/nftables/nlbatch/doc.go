@@ -6,7 +6,7 @@
 // one-endpoint sync); the kernel needs none of it for these operations.
 //
 // Compile takes a knftables transaction's text and returns a Batch only
-// when every line is one it knows — adding or flushing a regular chain, a
+// when every line is one it knows — adding, flushing or deleting a regular chain, a
 // Service's `dnat … to numgen random mod N map { … }` rule, and adding or
 // deleting elements of a named set or verdict map whose type it was told —
 // and refuses everything else, which the caller gives to nft as before.
