@@ -84,7 +84,15 @@ func nftablesOptions(cfg config.Config, family corev1.IPFamily, np nodePortSelec
 func (b *nftablesBackend) Mode() string { return string(config.ModeNFTables) }
 
 func (b *nftablesBackend) Describe() string {
-	return "nftables (table " + string(b.family) + " " + nftables.TableName + ", knftables)"
+	return "nftables (table " + string(b.family) + " " + nftables.TableName + ", knftables; partial syncs as netlink batches)"
+}
+
+// Close closes the netlink socket of the partial syncs, if one is open
+// (the run loop closes a backend that has Close).
+func (b *nftablesBackend) Close() {
+	if c, ok := b.syncer.NFT.(interface{ Close() error }); ok {
+		c.Close()
+	}
 }
 
 // ForceFullSync implements FullSyncer: the next sync reads the kernel's
