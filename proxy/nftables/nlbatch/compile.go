@@ -94,12 +94,12 @@ func compileLine(b *Batch, family, table, line string, sets map[string]SetType) 
 		return false
 	}
 	switch verb + " " + object {
-	case "add chain":
-		return addChain(b, table, rest, line)
-	case "flush chain":
-		return flushChain(b, table, rest, line)
-	case "delete chain":
-		return deleteChain(b, table, rest, line)
+	case "add chain": // NFT_MSG_NEWCHAIN, created unless it exists
+		return chainOperation(b, unix.NFT_MSG_NEWCHAIN, unix.NLM_F_CREATE, unix.NFTA_CHAIN_NAME, table, rest, line)
+	case "flush chain": // NFT_MSG_DELRULE of the whole chain
+		return chainOperation(b, unix.NFT_MSG_DELRULE, 0, unix.NFTA_RULE_CHAIN, table, rest, line)
+	case "delete chain": // NFT_MSG_DELCHAIN: the stale chains of what is gone, flushed a sync before
+		return chainOperation(b, unix.NFT_MSG_DELCHAIN, 0, unix.NFTA_CHAIN_NAME, table, rest, line)
 	case "add rule":
 		return addRule(b, family, table, rest, line)
 	case "add element":
@@ -110,41 +110,17 @@ func compileLine(b *Batch, family, table, line string, sets map[string]SetType) 
 	return false
 }
 
-// addChain is `add chain … CHAIN` of a regular chain: NFT_MSG_NEWCHAIN,
-// created unless it exists.
-func addChain(b *Batch, table, chain, line string) bool {
+// chainOperation appends the message of `add chain`, `flush chain` or
+// `delete chain` of a regular chain: the table and the chain's name (in
+// the attribute nameAttr of the message type) and nothing else.
+func chainOperation(b *Batch, typ, flags, nameAttr uint16, table, chain, line string) bool {
 	if !validName(chain) {
 		return false
 	}
 	var a attrs
-	a.str(unix.NFTA_CHAIN_TABLE, table)
-	a.str(unix.NFTA_CHAIN_NAME, chain)
-	b.add(message{typ: unix.NFT_MSG_NEWCHAIN, flags: unix.NLM_F_CREATE, attrs: a.b, line: line})
-	return true
-}
-
-// deleteChain is `delete chain … CHAIN`: NFT_MSG_DELCHAIN (the stale
-// chains of a Service or endpoint gone, flushed a sync before).
-func deleteChain(b *Batch, table, chain, line string) bool {
-	if !validName(chain) {
-		return false
-	}
-	var a attrs
-	a.str(unix.NFTA_CHAIN_TABLE, table)
-	a.str(unix.NFTA_CHAIN_NAME, chain)
-	b.add(message{typ: unix.NFT_MSG_DELCHAIN, attrs: a.b, line: line})
-	return true
-}
-
-// flushChain is `flush chain … CHAIN`: NFT_MSG_DELRULE of the chain.
-func flushChain(b *Batch, table, chain, line string) bool {
-	if !validName(chain) {
-		return false
-	}
-	var a attrs
-	a.str(unix.NFTA_RULE_TABLE, table)
-	a.str(unix.NFTA_RULE_CHAIN, chain)
-	b.add(message{typ: unix.NFT_MSG_DELRULE, attrs: a.b, line: line})
+	a.str(unix.NFTA_CHAIN_TABLE, table) // NFTA_RULE_TABLE too
+	a.str(nameAttr, chain)
+	b.add(message{typ: typ, flags: flags, attrs: a.b, line: line})
 	return true
 }
 
