@@ -59,7 +59,9 @@ var families = map[string]uint8{"ip": unix.NFPROTO_IPV4, "ip6": unix.NFPROTO_IPV
 //	add chain FAMILY TABLE CHAIN
 //	flush chain FAMILY TABLE CHAIN
 //	delete chain FAMILY TABLE CHAIN
-//	add rule FAMILY TABLE CHAIN meta l4proto P dnat FAMILY addr . port to numgen random mod N map { K : ADDR . PORT , … }
+//	add rule FAMILY TABLE CHAIN meta l4proto P dnat FAMILY addr . port to numgen random mod N map { K : ADDR . PORT , … } [comment "…"]
+//	add rule FAMILY TABLE CHAIN mark set mark or 0xHHHHHHHH [comment "…"]
+//	add rule FAMILY TABLE CHAIN goto|jump CHAIN [comment "…"]
 //	add element FAMILY TABLE SET { KEY [: VERDICT] }
 //	delete element FAMILY TABLE SET { KEY [: VERDICT] }
 //
