@@ -2,6 +2,7 @@ package nftables_test
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/knftables"
 
+	"github.com/svclab/svclab/internal/roottest"
 	"github.com/svclab/svclab/proxy/model"
 	"github.com/svclab/svclab/proxy/nftables"
 )
@@ -64,4 +66,14 @@ func lines(s, prefix string) int {
 		}
 	}
 	return n
+}
+
+// requireRootAndNFT skips a test that needs root (why says what for)
+// without it, and fails one whose machine has no nft.
+func requireRootAndNFT(t testing.TB, why string) {
+	t.Helper()
+	roottest.Require(t, why)
+	if _, err := exec.LookPath("nft"); err != nil {
+		t.Fatalf("nft not installed (make deps installs nftables): %v", err)
+	}
 }

@@ -22,10 +22,7 @@ import (
 // elements the same as a knftables.Fake given the same render holds; nft
 // lists the table with IPv6 matches, and no `ip kube-proxy` table exists.
 func TestIntegrationIPv6TableAgainstTheKernel(t *testing.T) {
-	roottest.Require(t, "creates a network namespace and nftables rules in it")
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Fatalf("nft not installed (make deps installs nftables): %v", err)
-	}
+	requireRootAndNFT(t, "creates a network namespace and nftables rules in it")
 	c := ipv6GoldenCases()[0]
 	opts := ipv6Options()
 	snap := model.BuildFamily(corev1.IPv6Protocol, c.services, c.slices, nodeA)

@@ -3,7 +3,6 @@ package nftables_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -27,10 +26,7 @@ var webServiceIP = []string{"10.96.0.20", "tcp", "80"}
 // partial sync and is back after the next full sync; a removed service's
 // chains are flushed, then deleted, without listing.
 func TestIntegrationCachedSyncsAgainstTheKernel(t *testing.T) {
-	roottest.Require(t, "creates a network namespace and nftables rules in it")
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Fatalf("nft not installed (make deps installs nftables): %v", err)
-	}
+	requireRootAndNFT(t, "creates a network namespace and nftables rules in it")
 	ns := roottest.Netns(t, "svclabnftc")
 	roottest.InNetns(t, ns, func() error {
 		ctx := context.Background()

@@ -3,7 +3,6 @@ package nftables_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -49,10 +48,7 @@ func (t *timedNFT) take() (int, time.Duration) {
 // itself, which reads every chain and set of the table into its cache
 // before it adds a rule, took twice that and more (README "Performance").
 func BenchmarkSyncInTheKernel(b *testing.B) {
-	roottest.Require(b, "creates a network namespace and an nftables table in it")
-	if _, err := exec.LookPath("nft"); err != nil {
-		b.Fatalf("nft not installed (make deps installs nftables): %v", err)
-	}
+	requireRootAndNFT(b, "creates a network namespace and an nftables table in it")
 	for _, size := range []struct{ services, endpoints int }{{100, 10}, {1000, 10}, {10000, 10}} {
 		base := cluster(size.services, size.endpoints, 0)
 		changed := []*model.Snapshot{cluster(size.services, size.endpoints, 1), cluster(size.services, size.endpoints, 2)}

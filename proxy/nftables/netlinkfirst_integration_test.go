@@ -51,10 +51,7 @@ func (c runCounter) Run(ctx context.Context, tx *knftables.Transaction) error {
 // removed, and their chains deleted a sync later) and IPv6. After the
 // first (full) sync, NetlinkFirst gives nft nothing.
 func TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves(t *testing.T) {
-	roottest.Require(t, "creates network namespaces and nftables rules in them")
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Fatalf("nft not installed (make deps installs nftables): %v", err)
-	}
+	requireRootAndNFT(t, "creates network namespaces and nftables rules in them")
 	v6 := func() []*corev1.Service {
 		return []*corev1.Service{fixtures.Service("default", "web6", "fd00:10:96::20", []corev1.ServicePort{fixtures.TCPServicePort("http", 80)}, fixtures.SingleStackIPv6)}
 	}
@@ -160,10 +157,7 @@ func sortElementRuns(listing string) string {
 // the element added before it in the same batch is not there — and the
 // error names the refused line and the kernel's reason.
 func TestIntegrationNetlinkBatchRefusedWhole(t *testing.T) {
-	roottest.Require(t, "creates a network namespace and nftables rules in it")
-	if _, err := exec.LookPath("nft"); err != nil {
-		t.Fatalf("nft not installed (make deps installs nftables): %v", err)
-	}
+	requireRootAndNFT(t, "creates a network namespace and nftables rules in it")
 	ns := roottest.Netns(t, "svclabnftE")
 	roottest.InNetns(t, ns, func() error {
 		ctx := context.Background()
