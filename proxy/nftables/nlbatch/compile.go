@@ -78,10 +78,17 @@ func compile(family, table, text string, sets map[string]SetType, firstSetID uin
 		return nil, false
 	}
 	b := &Batch{family: fam, sets: firstSetID - 1}
-	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+	// Line by line, so that a full sync's text (megabytes) is refused at
+	// its first line, not split first.
+	for rest := strings.TrimSuffix(text, "\n"); ; {
+		line, more, found := strings.Cut(rest, "\n")
 		if !compileLine(b, family, table, line, sets) || b.size > maxBatchBytes {
 			return nil, false
 		}
+		if !found {
+			break
+		}
+		rest = more
 	}
 	return b, len(b.messages) > 0
 }

@@ -7,7 +7,9 @@ import "strings"
 // it deleted (or all, if it deleted the table). A set with flags (dynamic,
 // timeout, interval) is not recorded: Compile leaves its elements to nft.
 func LearnSets(family, table, text string, sets map[string]SetType) {
-	for _, line := range strings.Split(text, "\n") {
+	for more := true; more; {
+		var line string
+		line, text, more = strings.Cut(text, "\n")
 		verb, rest, _ := strings.Cut(line, " ")
 		object, rest, _ := strings.Cut(rest, " ")
 		lineFamily, rest, _ := strings.Cut(rest, " ")
