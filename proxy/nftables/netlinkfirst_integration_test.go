@@ -48,8 +48,10 @@ func (c runCounter) Run(ctx context.Context, tx *knftables.Transaction) error {
 // rule's expressions, registers and data, every set's and anonymous map's
 // elements) — in IPv4 (Services with NodePorts: their external chains'
 // mark and goto rules too; one endpoint moved, a Service added, two
-// removed, and their chains deleted a sync later) and IPv6. After the
-// first (full) sync, NetlinkFirst gives nft nothing.
+// removed, and their chains deleted a sync later), a NodePort Service with
+// externalTrafficPolicy Local (its external chain's short-circuit and
+// local-traffic rules) and IPv6. After the first (full) sync, NetlinkFirst
+// gives nft nothing.
 func TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves(t *testing.T) {
 	requireRootAndNFT(t, "creates network namespaces and nftables rules in them")
 	v6 := func() []*corev1.Service {
@@ -62,19 +64,34 @@ func TestIntegrationNetlinkBatchesLeaveWhatNFTLeaves(t *testing.T) {
 		}
 		return []*discoveryv1.EndpointSlice{ipv6Slice("web6", eps...)}
 	}
+	// A NodePort Service with externalTrafficPolicy Local: its external
+	// chain's short-circuit and local-traffic rules, its local chain.
+	etpLocal := func(endpoints ...discoveryv1.Endpoint) *model.Snapshot {
+		svc := fixtures.Service("default", "web", "10.96.0.20", []corev1.ServicePort{fixtures.ServicePort("http", corev1.ProtocolTCP, 80, 30080)}, fixtures.NodePortType, fixtures.ExternalTrafficPolicyLocal)
+		sl := fixtures.EndpointSlice("default", "web", []discoveryv1.EndpointPort{fixtures.TCPEndpointPort("http", 8080)}, endpoints...)
+		return model.Build([]*corev1.Service{svc}, []*discoveryv1.EndpointSlice{sl}, nodeA)
+	}
 	for _, c := range []struct {
+		name   string
 		family knftables.Family
 		opts   nftables.Options
 		snaps  []*model.Snapshot
 	}{
-		{knftables.IPv4Family, defaultOptions(), []*model.Snapshot{cluster(20, 3, 0), cluster(20, 3, 1), cluster(21, 3, 1), cluster(21, 3, 2), cluster(19, 3, 2), cluster(19, 3, 2)}},
-		{knftables.IPv6Family, ipv6Options(), []*model.Snapshot{
+		{"ip", knftables.IPv4Family, defaultOptions(), []*model.Snapshot{cluster(20, 3, 0), cluster(20, 3, 1), cluster(21, 3, 1), cluster(21, 3, 2), cluster(19, 3, 2), cluster(19, 3, 2)}},
+		{"ip-etp-local", knftables.IPv4Family, defaultOptions(), []*model.Snapshot{
+			etpLocal(fixtures.Endpoint("10.244.2.1", nodeB)),
+			etpLocal(fixtures.Endpoint("10.244.2.1", nodeB), fixtures.Endpoint("10.244.1.1", nodeA)),
+			etpLocal(fixtures.Endpoint("10.244.2.1", nodeB), fixtures.Endpoint("10.244.1.2", nodeA)),
+			etpLocal(fixtures.Endpoint("10.244.2.2", nodeB)),
+			etpLocal(fixtures.Endpoint("10.244.2.2", nodeB)), // the local chain, gone stale, deleted
+		}},
+		{"ip6", knftables.IPv6Family, ipv6Options(), []*model.Snapshot{
 			model.BuildFamily(corev1.IPv6Protocol, nil, nil, nodeA),
 			model.BuildFamily(corev1.IPv6Protocol, v6(), v6Slice("fd00:10:244::5", "fd00:10:244:1::6"), nodeA),
 			model.BuildFamily(corev1.IPv6Protocol, v6(), v6Slice("fd00:10:244::5", "fd00:10:244:1::7"), nodeA),
 		}},
 	} {
-		t.Run(string(c.family), func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			routes := []*syncRoute{{name: "nft", ns: roottest.Netns(t, "svclabnftA")}, {name: "netlink", ns: roottest.Netns(t, "svclabnftB")}}
 			for _, r := range routes {
 				roottest.InNetns(t, r.ns, func() error {

@@ -60,9 +60,10 @@ var families = map[string]uint8{"ip": unix.NFPROTO_IPV4, "ip6": unix.NFPROTO_IPV
 //	flush chain FAMILY TABLE CHAIN
 //	delete chain FAMILY TABLE CHAIN
 //	add rule FAMILY TABLE CHAIN meta l4proto P dnat FAMILY addr . port to numgen random mod N map { K : ADDR . PORT , … } [comment "…"]
-//	add rule FAMILY TABLE CHAIN mark set mark or 0xHHHHHHHH [comment "…"]
-//	add rule FAMILY TABLE CHAIN goto|jump CHAIN [comment "…"]
-//	add element FAMILY TABLE SET { KEY [: VERDICT] }
+//	add rule FAMILY TABLE CHAIN [MATCH] mark set mark or 0xHHHHHHHH [comment "…"]
+//	add rule FAMILY TABLE CHAIN [MATCH] goto|jump CHAIN [comment "…"]
+//	  (MATCH: FAMILY saddr|daddr ADDRESS[/BITS], or fib saddr type local)
+//	add element FAMILY TABLE SET { KEY [comment "…"] [: VERDICT] }
 //	delete element FAMILY TABLE SET { KEY [: VERDICT] }
 //
 // and the whole batch fits maxBatchBytes. The caller runs nft otherwise.
@@ -144,12 +145,16 @@ func element(b *Batch, table, rest, line string, sets map[string]SetType, add bo
 		return false
 	}
 	body = strings.TrimSuffix(strings.TrimPrefix(body, "{ "), " }")
+	body, comment, ok := cutElementComment(body)
+	if !ok || (comment != "" && !add) {
+		return false
+	}
 	keyText, verdictText, hasVerdict := strings.Cut(body, " : ")
 	if (hasVerdict != t.verdict && (add || hasVerdict)) || strings.Contains(body, ",") {
 		return false
 	}
 	key, ok := t.encodeKey(keyText)
-	if !ok {
+	if !ok || strings.Contains(body, `"`) {
 		return false
 	}
 	var v verdict
@@ -167,6 +172,9 @@ func element(b *Batch, table, rest, line string, sets map[string]SetType, add bo
 			if add && hasVerdict {
 				v.put(e)
 			}
+			if comment != "" {
+				e.put(unix.NFTA_SET_ELEM_USERDATA, userdataComment(comment))
+			}
 		})
 	})
 	m := message{typ: unix.NFT_MSG_DELSETELEM, attrs: a.b, line: line}
@@ -175,4 +183,20 @@ func element(b *Batch, table, rest, line string, sets map[string]SetType, add bo
 	}
 	b.add(m)
 	return true
+}
+
+// cutElementComment takes `comment "TEXT"` out of an element's body
+// (`KEY comment "TEXT" : VERDICT`, as knftables writes it); ok is false
+// for a comment nft would not take back as written.
+func cutElementComment(body string) (rest, comment string, ok bool) {
+	i := strings.Index(body, ` comment "`)
+	if i < 0 {
+		return body, "", true
+	}
+	quoted := body[i+len(` comment "`):]
+	end := strings.IndexByte(quoted, '"')
+	if end <= 0 || end > maxCommentLen || strings.ContainsAny(quoted[:end], "\\\n") {
+		return "", "", false
+	}
+	return body[:i] + quoted[end+1:], quoted[:end], true
 }

@@ -71,25 +71,34 @@ func TestCompileRefusesWhatItDoesNotKnow(t *testing.T) {
 		"add table ip kube-proxy",
 		"add chain ip kube-proxy nat-output { type nat hook output priority -100 ; }",
 		"flush set ip kube-proxy cluster-ips",
-		"add rule ip6 kube-proxy " + service + " goto x",                    // another family
-		"add rule ip other " + service + " goto x",                          // another table
-		strings.Replace(good, "mod 2", "mod 0", 1),                          // no modulus
-		strings.Replace(good, "mod 2", "mod 02", 1),                         // not as nft prints it
-		strings.Replace(good, "10.244.2.9", "fd00::9", 1),                   // IPv6 address in ip
-		strings.Replace(good, "1 : 10.244.2.9", "0 : 10.244.2.9", 1),        // duplicate key
-		strings.Replace(good, " . 8080 }", " . 65536 }", 1),                 // no such port
-		strings.Replace(good, "tcp dnat", "icmp dnat", 1),                   // protocol nft would name otherwise
-		strings.Replace(good, "dnat ip addr", "snat ip addr", 1),            // another statement
-		good + ` comment "a "quoted" word"`,                                 // quote in a comment
-		good + ` counter`,                                                   // anything after
-		"add rule ip kube-proxy " + service + " mark set mark or 0x4000",    // not eight digits
-		"add rule ip kube-proxy " + service + " ip saddr 10.0.0.0/8 goto x", // a match it does not know
-		"add rule ip kube-proxy " + service + " drop",                       // a verdict without a chain
-		"add element ip kube-proxy nodeport-ips { 10.0.0.1 }",               // not learned
-		"add element ip kube-proxy affinity-X { 10.0.0.1 }",                 // zero type
-		"add element ip kube-proxy cluster-ips { 10.0.0.1 , 10.0.0.2 }",     // two at once
-		"add element ip kube-proxy cluster-ips { 10.0.0.1 : drop }",         // data for a set
-		"add element ip kube-proxy service-ips { 10.96.0.1 . tcp . 80 }",    // a map's element added without its verdict
+		"add rule ip6 kube-proxy " + service + " goto x",                                       // another family
+		"add rule ip other " + service + " goto x",                                             // another table
+		strings.Replace(good, "mod 2", "mod 0", 1),                                             // no modulus
+		strings.Replace(good, "mod 2", "mod 02", 1),                                            // not as nft prints it
+		strings.Replace(good, "10.244.2.9", "fd00::9", 1),                                      // IPv6 address in ip
+		strings.Replace(good, "1 : 10.244.2.9", "0 : 10.244.2.9", 1),                           // duplicate key
+		strings.Replace(good, " . 8080 }", " . 65536 }", 1),                                    // no such port
+		strings.Replace(good, "tcp dnat", "icmp dnat", 1),                                      // protocol nft would name otherwise
+		strings.Replace(good, "dnat ip addr", "snat ip addr", 1),                               // another statement
+		good + ` comment "a "quoted" word"`,                                                    // quote in a comment
+		good + ` counter`,                                                                      // anything after
+		"add rule ip kube-proxy " + service + " mark set mark or 0x4000",                       // not eight digits
+		"add rule ip kube-proxy " + service + " ip saddr != 10.0.0.0/8 goto x",                 // a negated match
+		"add rule ip kube-proxy " + service + " ip saddr 10.0.0.1/8 goto x",                    // a prefix with host bits
+		"add rule ip kube-proxy " + service + " ip saddr 0.0.0.0/0 goto x",                     // no prefix at all
+		"add rule ip kube-proxy " + service + " ip6 saddr fd00::/8 goto x",                     // another family's match
+		"add rule ip kube-proxy " + service + " ip saddr 10.0.0.0/8 drop",                      // a verdict without a chain
+		"add rule ip kube-proxy " + service + " fib daddr type local goto x",                   // a fib match it does not know
+		"add rule ip kube-proxy " + service + " ip saddr @cluster-ips goto x",                  // a set lookup
+		"add rule ip kube-proxy " + service + " drop",                                          // a verdict without a chain
+		"add element ip kube-proxy nodeport-ips { 10.0.0.1 }",                                  // not learned
+		"add element ip kube-proxy affinity-X { 10.0.0.1 }",                                    // zero type
+		`delete element ip kube-proxy no-endpoint-nodeports { tcp . 30080 comment "x" }`,       // a comment to delete
+		`add element ip kube-proxy no-endpoint-nodeports { tcp . 30080 comment "a"b" : drop }`, // a quote in a comment
+		`add element ip kube-proxy no-endpoint-nodeports { tcp . 30080 comment "" : drop }`,    // an empty comment
+		"add element ip kube-proxy cluster-ips { 10.0.0.1 , 10.0.0.2 }",                        // two at once
+		"add element ip kube-proxy cluster-ips { 10.0.0.1 : drop }",                            // data for a set
+		"add element ip kube-proxy service-ips { 10.96.0.1 . tcp . 80 }",                       // a map's element added without its verdict
 		"add element ip kube-proxy service-ips { 10.96.0.1 . tcp . 80 : continue }",
 		"add element ip kube-proxy service-ips { 10.96.0.1 . 6 . 80 : drop }", // protocol by number
 		"add element ip kube-proxy service-ips { 10.96.0.1%eth0 . tcp . 80 : drop }",

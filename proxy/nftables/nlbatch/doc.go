@@ -8,10 +8,12 @@
 // Compile takes a knftables transaction's text and returns a Batch only
 // when every line is one it knows — adding, flushing or deleting a regular
 // chain; a Service chain's `dnat … to numgen random mod N map { … }` rule
-// and an external chain's `mark set mark or …` and `goto` rules; adding or
-// deleting elements of a named set or verdict map whose type it was told
-// (LearnSets) — and refuses everything else, which the caller gives to nft
-// as before.
+// and an external chain's `mark set mark or …` and `goto` rules, after an
+// address or `fib saddr type local` match (externalTrafficPolicy Local);
+// adding or deleting elements, with their comments, of a named set or
+// verdict map whose type it was told (LearnSets) — and refuses everything
+// else (session affinity's sets, source ranges' anonymous sets, a full
+// sync), which the caller gives to nft as before.
 // Conn is the kernel boundary: a NETLINK_NETFILTER socket of the dialing
 // thread's network namespace, kept open; its Send is one sendmsg of the
 // batch, as nft does, and the kernel's error for the first refused

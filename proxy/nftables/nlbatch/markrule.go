@@ -28,10 +28,11 @@ func cutComment(text string) (rule, comment string, ok bool) {
 	return rule, comment, true
 }
 
-// ruleComment is a rule's userdata holding its comment, as nft writes it:
-// one nftnl TLV of the NUL-terminated text.
-func ruleComment(comment string) []byte {
-	u := []byte{udataRuleComment, byte(len(comment) + 1)}
+// userdataComment is a rule's or a set element's userdata holding its
+// comment, as nft writes it: one nftnl TLV (NFTNL_UDATA_RULE_COMMENT,
+// NFTNL_UDATA_SET_ELEM_COMMENT: both type 0) of the NUL-terminated text.
+func userdataComment(comment string) []byte {
+	u := []byte{udataComment, byte(len(comment) + 1)}
 	return append(append(u, comment...), 0)
 }
 
@@ -64,8 +65,8 @@ func (m markOr) expressions(l *attrs) {
 		d.u32(unix.NFTA_BITWISE_DREG, unix.NFT_REG_1)
 		d.u32(nftaBitwiseOp, nftBitwiseBool)
 		d.u32(unix.NFTA_BITWISE_LEN, 4)
-		d.nest(unix.NFTA_BITWISE_MASK, func(v *attrs) { v.put(unix.NFTA_DATA_VALUE, binary.NativeEndian.AppendUint32(nil, ^m.value)) })
-		d.nest(unix.NFTA_BITWISE_XOR, func(v *attrs) { v.put(unix.NFTA_DATA_VALUE, binary.NativeEndian.AppendUint32(nil, m.value)) })
+		d.nest(unix.NFTA_BITWISE_MASK, func(v *attrs) { v.put(unix.NFTA_DATA_VALUE, nativeUint32(^m.value)) })
+		d.nest(unix.NFTA_BITWISE_XOR, func(v *attrs) { v.put(unix.NFTA_DATA_VALUE, nativeUint32(m.value)) })
 	})
 	expression(l, "meta", func(d *attrs) {
 		d.u32(unix.NFTA_META_KEY, unix.NFT_META_MARK)
@@ -74,7 +75,8 @@ func (m markOr) expressions(l *attrs) {
 }
 
 // The bitwise expression's operation (NFTA_BITWISE_OP, NFT_BITWISE_BOOL:
-// mask and xor), which nft sends explicitly.
+// mask and xor), which nft 1.0.6 sends for a mark's `or` (not for a
+// prefix's mask, parseAddressMatch).
 const (
 	nftaBitwiseOp  = 6
 	nftBitwiseBool = 0
@@ -93,3 +95,6 @@ func (v verdict) expressions(l *attrs) {
 		})
 	})
 }
+
+// nativeUint32 is v in host byte order, as nft holds marks and route types.
+func nativeUint32(v uint32) []byte { return binary.NativeEndian.AppendUint32(nil, v) }

@@ -26,11 +26,12 @@ const (
 	concatTypeBits   = 6 // nft's concatenated type: each part's type shifted by 6 bits
 	byteorderHost    = 1 // nft's BYTEORDER_HOST_ENDIAN
 
-	// nftnl's userdata types (NFTNL_UDATA_SET_*, NFTNL_UDATA_RULE_COMMENT).
+	// nftnl's userdata types (NFTNL_UDATA_SET_*; a rule's or an element's
+	// comment, NFTNL_UDATA_RULE_COMMENT and NFTNL_UDATA_SET_ELEM_COMMENT).
 	udataSetKeyByteorder  = 0
 	udataSetDataByteorder = 1
 	udataSetDataInterval  = 6
-	udataRuleComment      = 0
+	udataComment          = 0
 )
 
 // dnatTarget is one element of the rule's map: numgen's value, and the
@@ -108,10 +109,8 @@ func addRule(b *Batch, family, table, rest, line string) bool {
 	var exprs func(*attrs)
 	if r, ok := parseDNATMapRule(family, text); ok {
 		exprs = r.expressions(b.addAnonymousMap(family, table, r, line), family)
-	} else if m, ok := parseMarkOr(text); ok {
-		exprs = m.expressions
-	} else if v, ok := parseVerdict(text); ok && v.chain != "" {
-		exprs = v.expressions
+	} else if e, ok := parseMatchAction(family, text); ok {
+		exprs = e
 	} else {
 		return false
 	}
@@ -120,7 +119,7 @@ func addRule(b *Batch, family, table, rest, line string) bool {
 	rule.str(unix.NFTA_RULE_CHAIN, chain)
 	rule.nest(unix.NFTA_RULE_EXPRESSIONS, exprs)
 	if comment != "" {
-		rule.put(unix.NFTA_RULE_USERDATA, ruleComment(comment))
+		rule.put(unix.NFTA_RULE_USERDATA, userdataComment(comment))
 	}
 	b.add(message{typ: unix.NFT_MSG_NEWRULE, flags: unix.NLM_F_CREATE | unix.NLM_F_APPEND, attrs: rule.b, line: line})
 	return true
