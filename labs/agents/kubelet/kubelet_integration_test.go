@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/svclab/svclab/internal/labstore"
 	"github.com/svclab/svclab/internal/netnsdial"
 	"github.com/svclab/svclab/internal/roottest"
@@ -218,10 +220,8 @@ func TestIntegrationKubeletRestartBringsPodsBack(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for end := time.Now().Add(time.Minute); process.Alive(first); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("the killed kubelet is still alive")
-		}
+	if !process.WaitGone([]int{first}, time.Minute) {
+		t.Fatal("the killed kubelet is still alive")
 	}
 	if _, err := f.get(f.podA, "8080", "/hostname"); err == nil {
 		t.Error("web-a answers with its kubelet killed")
@@ -242,11 +242,28 @@ func TestIntegrationKubeletRestartBringsPodsBack(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// waitStatus waits until the pod's status satisfies ok (the kubelet writes
-// it on every change of the process) and returns it.
+// waitStatus waits until the pod's status satisfies ok and returns it: it
+// reads the status again whenever a file in the store's pods directory
+// changes (the kubelet writes it on every change of the process).
 func (f *kubeletFixture) waitStatus(pod string, ok func(labstore.PodStatus) bool) labstore.PodStatus {
 	f.t.Helper()
-	for end := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer w.Close()
+	dir, err := f.store.Confine("pods")
+	if err == nil {
+		err = os.MkdirAll(dir, 0o700)
+	}
+	if err == nil {
+		err = w.Add(dir) // before the first read: no write goes unseen
+	}
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	timeout := time.After(time.Minute)
+	for {
 		st, found, err := f.store.PodStatus(pod)
 		if err != nil {
 			f.t.Fatal(err)
@@ -254,8 +271,11 @@ func (f *kubeletFixture) waitStatus(pod string, ok func(labstore.PodStatus) bool
 		if found && ok(st) {
 			return st
 		}
-		if time.Now().After(end) {
-			f.t.Fatalf("%s's status never got there; last: %+v", pod, st)
+		select {
+		case <-w.Events:
+		case <-w.Errors: // an overflow: read again
+		case <-timeout:
+			f.t.Fatalf("%s's status never got there in a minute; last: %+v", pod, st)
 		}
 	}
 }
@@ -312,10 +332,8 @@ func TestIntegrationKubeletRunsProcessPods(t *testing.T) {
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for end := time.Now().Add(time.Minute); process.Alive(first); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("the killed kubelet is still alive")
-		}
+	if !process.WaitGone([]int{first}, time.Minute) {
+		t.Fatal("the killed kubelet is still alive")
 	}
 	if !process.Alive(orphan) {
 		t.Fatal("the process died with its kubelet")

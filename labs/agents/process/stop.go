@@ -111,18 +111,15 @@ func stopAll(pids []int, grace time.Duration) {
 	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) && anyAlive(pids) {
-		time.Sleep(10 * time.Millisecond)
+	if WaitGone(pids, grace) {
+		return
 	}
 	for _, pid := range pids {
 		if Alive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end) && anyAlive(pids); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	WaitGone(pids, 2*time.Second)
 }
 
 // StopPID ends one process the same way.
@@ -131,10 +128,7 @@ func StopPID(pid int, grace time.Duration) {
 		return
 	}
 	syscall.Kill(pid, syscall.SIGTERM)
-	for end := time.Now().Add(grace); time.Now().Before(end) && Alive(pid); {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if Alive(pid) {
+	if !WaitGone([]int{pid}, grace) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }

@@ -229,7 +229,7 @@ func termination(err error, logFile string) *labstore.Termination {
 		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			// As a container runtime reports it: 128 + the signal.
 			t.ExitCode = 128 + int(ws.Signal())
-			t.Signal = unix(ws.Signal())
+			t.Signal = signalName(ws.Signal())
 		}
 	default:
 		t.Reason, t.ExitCode = labstore.ReasonError, 128
@@ -241,8 +241,8 @@ func termination(err error, logFile string) *labstore.Termination {
 	return t
 }
 
-// unix names a signal as kill -l does ("SIGKILL").
-func unix(s syscall.Signal) string {
+// signalName names a signal as kill -l does ("SIGKILL").
+func signalName(s syscall.Signal) string {
 	switch s {
 	case syscall.SIGKILL:
 		return "SIGKILL"
