@@ -56,10 +56,7 @@ func parseMarkOr(text string) (markOr, bool) {
 // expressions puts the rule's three expressions; the mark is a host-endian
 // number, so are its mask and xor.
 func (m markOr) expressions(l *attrs) {
-	expression(l, "meta", func(d *attrs) {
-		d.u32(unix.NFTA_META_KEY, unix.NFT_META_MARK)
-		d.u32(unix.NFTA_META_DREG, unix.NFT_REG_1)
-	})
+	metaLoad(l, unix.NFT_META_MARK)
 	expression(l, "bitwise", func(d *attrs) {
 		d.u32(unix.NFTA_BITWISE_SREG, unix.NFT_REG_1)
 		d.u32(unix.NFTA_BITWISE_DREG, unix.NFT_REG_1)

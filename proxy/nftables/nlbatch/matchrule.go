@@ -99,11 +99,7 @@ func parseAddressMatch(family, text string) (func(*attrs), string, bool) {
 				d.nest(unix.NFTA_BITWISE_XOR, func(v *attrs) { v.put(unix.NFTA_DATA_VALUE, make([]byte, len(loaded))) })
 			})
 		}
-		expression(l, "cmp", func(d *attrs) {
-			d.u32(unix.NFTA_CMP_SREG, unix.NFT_REG_1)
-			d.u32(unix.NFTA_CMP_OP, unix.NFT_CMP_EQ)
-			d.nest(unix.NFTA_CMP_DATA, func(v *attrs) { v.put(unix.NFTA_DATA_VALUE, loaded) })
-		})
+		cmpEq(l, loaded)
 	}, rest, true
 }
 
@@ -129,9 +125,5 @@ func fibSaddrLocal(l *attrs) {
 		d.u32(unix.NFTA_FIB_RESULT, unix.NFT_FIB_RESULT_ADDRTYPE)
 		d.u32(unix.NFTA_FIB_DREG, unix.NFT_REG_1)
 	})
-	expression(l, "cmp", func(d *attrs) {
-		d.u32(unix.NFTA_CMP_SREG, unix.NFT_REG_1)
-		d.u32(unix.NFTA_CMP_OP, unix.NFT_CMP_EQ)
-		d.nest(unix.NFTA_CMP_DATA, func(v *attrs) { v.put(unix.NFTA_DATA_VALUE, nativeUint32(unix.RTN_LOCAL)) })
-	})
+	cmpEq(l, nativeUint32(unix.RTN_LOCAL))
 }

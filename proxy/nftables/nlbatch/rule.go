@@ -177,15 +177,8 @@ func (r dnatMapRule) expressions(id uint32, family string) func(*attrs) {
 		natFamily, protoReg = unix.NFPROTO_IPV6, unix.NFT_REG_2
 	}
 	return func(l *attrs) {
-		expression(l, "meta", func(d *attrs) {
-			d.u32(unix.NFTA_META_KEY, unix.NFT_META_L4PROTO)
-			d.u32(unix.NFTA_META_DREG, unix.NFT_REG_1)
-		})
-		expression(l, "cmp", func(d *attrs) {
-			d.u32(unix.NFTA_CMP_SREG, unix.NFT_REG_1)
-			d.u32(unix.NFTA_CMP_OP, unix.NFT_CMP_EQ)
-			d.nest(unix.NFTA_CMP_DATA, func(v *attrs) { v.put(unix.NFTA_DATA_VALUE, []byte{r.proto}) })
-		})
+		metaLoad(l, unix.NFT_META_L4PROTO)
+		cmpEq(l, []byte{r.proto})
 		expression(l, "numgen", func(d *attrs) {
 			d.u32(unix.NFTA_NG_DREG, unix.NFT_REG_1)
 			d.u32(unix.NFTA_NG_MODULUS, r.modulus)
@@ -212,6 +205,23 @@ func expression(l *attrs, name string, data func(*attrs)) {
 	l.nest(unix.NFTA_LIST_ELEM, func(e *attrs) {
 		e.str(unix.NFTA_EXPR_NAME, name)
 		e.nest(unix.NFTA_EXPR_DATA, data)
+	})
+}
+
+// metaLoad puts [ meta load KEY => reg 1 ].
+func metaLoad(l *attrs, key uint32) {
+	expression(l, "meta", func(d *attrs) {
+		d.u32(unix.NFTA_META_KEY, key)
+		d.u32(unix.NFTA_META_DREG, unix.NFT_REG_1)
+	})
+}
+
+// cmpEq puts [ cmp eq reg 1 VALUE ].
+func cmpEq(l *attrs, value []byte) {
+	expression(l, "cmp", func(d *attrs) {
+		d.u32(unix.NFTA_CMP_SREG, unix.NFT_REG_1)
+		d.u32(unix.NFTA_CMP_OP, unix.NFT_CMP_EQ)
+		d.nest(unix.NFTA_CMP_DATA, func(v *attrs) { v.put(unix.NFTA_DATA_VALUE, value) })
 	})
 }
 
